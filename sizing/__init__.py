@@ -1,0 +1,13 @@
+"""transformer-sizing: exact parameters, FLOPs, training cost and memory of transformer LLMs.
+
+Pure Python (no torch): `from sizing import estimate, ModelConfig, get_preset`.
+"""
+
+from .config import ConfigError, ModelConfig, llama_ffn_dim
+from .estimate import Estimate, estimate
+from .flops import flop_breakdown
+from .params import active_params, param_components, total_params
+from .presets import PRESETS, get_preset
+
+__all__ = ["ConfigError", "Estimate", "ModelConfig", "PRESETS", "active_params", "estimate", "flop_breakdown",
+           "get_preset", "llama_ffn_dim", "param_components", "total_params"]

@@ -1,0 +1,268 @@
+"""The architecture config: one frozen, validated dataclass for every family.
+
+Field names follow llama/torchtitan (`d_model`, `n_layers`, `n_heads`, `n_kv_heads`, ...);
+the README glossary maps them to paper symbols and Hugging Face `config.json` names.
+
+Optional fields that default from others (`n_kv_heads`, `head_dim`, `norm_bias`,
+`expert_d_ff`) stay `None` in the dataclass so that an override of `n_heads` or `d_model`
+re-derives them; read the resolved values through the properties (`kv_heads`, `d_head`,
+`has_norm_bias`, `expert_ff`).
+
+This module holds the architecture only: sequence length, batch, tokens, GPUs and dtypes
+live in the workload objects, so a parameter count never depends on how a model is trained.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, fields
+from typing import Any
+
+# MLP kind -> (number of d x d_ff matrices, activation). Gated kinds (GLU family) have an
+# extra "gate" matrix: SwiGLU = down(silu(gate(x)) * up(x)), Shazeer 2020.
+MLP_KINDS: dict[str, tuple[int, str]] = {
+    "gelu": (2, "gelu"),
+    "relu": (2, "relu"),
+    "swiglu": (3, "silu"),
+    "geglu": (3, "gelu"),
+}
+NORM_KINDS = ("layernorm", "rmsnorm")
+NORM_PLACEMENTS = ("pre", "post")
+POSITION_KINDS = ("learned", "rope", "none")
+
+
+class ConfigError(ValueError):
+    """A config field has a value that cannot describe a real model. The message names
+    the field, the value and what would be valid."""
+
+
+def llama_ffn_dim(d_model: int, multiple_of: int, ffn_dim_multiplier: float | None = None) -> int:
+    """Llama's SwiGLU hidden size (meta-llama/llama `model.py`, FeedForward):
+    2/3 of 4d keeps the parameter count of a 4d GELU MLP with three matrices instead of two,
+    optionally scaled, then rounded *up* to a multiple of `multiple_of`.
+    llama-7b: int(2 * 16384 / 3) = 10922 -> 11008 (multiple_of 256)."""
+    hidden = int(2 * (4 * d_model) / 3)
+    if ffn_dim_multiplier is not None:
+        hidden = int(ffn_dim_multiplier * hidden)
+    return multiple_of * ((hidden + multiple_of - 1) // multiple_of)
+
+
+def padded_vocab_size(vocab_size: int, multiple: int) -> int:
+    """Vocab rounded up to a multiple (nanoGPT pads 50257 -> 50304 for faster matmuls).
+    The embedding and lm_head have this many rows."""
+    return multiple * ((vocab_size + multiple - 1) // multiple)
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    vocab_size: int
+    d_model: int
+    n_layers: int
+    n_heads: int
+    d_ff: int  # dense MLP hidden width (the per-expert width comes from expert_d_ff)
+    n_kv_heads: int | None = None  # None: = n_heads (MHA); 1: multi-query
+    head_dim: int | None = None  # None: = d_model // n_heads (Gemma sets 256 != d/h)
+    mlp: str = "gelu"
+    norm: str = "layernorm"
+    norm_bias: bool | None = None  # None: True for layernorm, False for rmsnorm
+    norm_placement: str = "pre"
+    final_norm: bool = True
+    parallel_block: bool = False  # x + attn(n(x)) + mlp(n'(x)) (GPT-J, NeoX, Phi-2, Falcon)
+    shared_block_norm: bool = False  # parallel block whose attn and MLP read one norm
+    position: str = "learned"
+    max_positions: int = 0  # rows of the learned position table (OPT keeps 2 extra)
+    rotary_fraction: float = 1.0  # share of head_dim that RoPE rotates (NeoX 0.25, Phi-2 0.4)
+    rope_theta: float = 10000.0
+    qkv_bias: bool = False
+    attn_out_bias: bool = False
+    mlp_bias: bool = False
+    lm_head_bias: bool = False
+    tied_embeddings: bool = False
+    n_experts: int = 0  # 0: dense MLP; >= 2: mixture of experts in every layer
+    top_k: int = 0  # experts per token
+    expert_d_ff: int | None = None  # None: = d_ff
+    router_bias: bool = False
+    sliding_window: int | None = None  # keys per query at most (Mistral 4096)
+    vocab_pad_multiple: int = 1
+    norm_eps: float = 1e-5
+
+    def __post_init__(self) -> None:
+        for name in ("vocab_size", "d_model", "n_layers", "n_heads", "d_ff", "vocab_pad_multiple"):
+            _require_positive_int(name, getattr(self, name))
+        for name in ("n_kv_heads", "head_dim", "expert_d_ff", "sliding_window"):
+            if getattr(self, name) is not None:
+                _require_positive_int(name, getattr(self, name))
+        for name in ("max_positions", "n_experts", "top_k"):
+            _require_int(name, getattr(self, name), minimum=0)
+        _require_choice("mlp", self.mlp, tuple(MLP_KINDS))
+        _require_choice("norm", self.norm, NORM_KINDS)
+        _require_choice("norm_placement", self.norm_placement, NORM_PLACEMENTS)
+        _require_choice("position", self.position, POSITION_KINDS)
+
+        if self.head_dim is None and self.d_model % self.n_heads:
+            raise ConfigError(
+                f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads}), "
+                "or set head_dim explicitly"
+            )
+        if self.n_heads % self.kv_heads:
+            raise ConfigError(
+                f"n_heads ({self.n_heads}) must be divisible by n_kv_heads ({self.kv_heads})"
+            )
+        if self.norm == "rmsnorm" and self.norm_bias:
+            raise ConfigError("norm_bias (True) must be False when norm is 'rmsnorm' (RMSNorm has no bias)")
+        if self.position == "learned" and self.max_positions <= 0:
+            raise ConfigError(
+                f"max_positions ({self.max_positions}) must be a positive row count when position is 'learned'"
+            )
+        if not (isinstance(self.rotary_fraction, (int, float)) and 0 < self.rotary_fraction <= 1):
+            raise ConfigError(f"rotary_fraction ({self.rotary_fraction!r}) must be in (0, 1]")
+        if self.position == "rope" and (self.rotary_dim == 0 or self.rotary_dim % 2):
+            raise ConfigError(
+                f"rotary_fraction ({self.rotary_fraction}) x head_dim ({self.d_head}) must give a "
+                f"positive even number of rotated dims, got {self.rotary_dim}"
+            )
+        if self.parallel_block and self.norm_placement != "pre":
+            raise ConfigError("parallel_block (True) needs norm_placement 'pre' (no real model is post-LN and parallel)")
+        if self.shared_block_norm and not self.parallel_block:
+            raise ConfigError("shared_block_norm (True) needs parallel_block True")
+        if self.n_experts == 1:
+            raise ConfigError("n_experts (1) must be 0 (dense MLP) or at least 2")
+        if self.n_experts and not 1 <= self.top_k <= self.n_experts:
+            raise ConfigError(f"top_k ({self.top_k}) must be between 1 and n_experts ({self.n_experts})")
+        if not self.n_experts and (self.top_k or self.expert_d_ff is not None or self.router_bias):
+            raise ConfigError(
+                f"top_k ({self.top_k}), expert_d_ff and router_bias need n_experts >= 2 (got n_experts 0)"
+            )
+        if not (isinstance(self.norm_eps, (int, float)) and self.norm_eps > 0):
+            raise ConfigError(f"norm_eps ({self.norm_eps!r}) must be a positive number")
+        if not (isinstance(self.rope_theta, (int, float)) and self.rope_theta > 0):
+            raise ConfigError(f"rope_theta ({self.rope_theta!r}) must be a positive number")
+
+    # ---- resolved sizes (used by sizing and by reference_model alike) ----
+    @property
+    def kv_heads(self) -> int:
+        return self.n_heads if self.n_kv_heads is None else self.n_kv_heads
+
+    @property
+    def d_head(self) -> int:
+        return self.d_model // self.n_heads if self.head_dim is None else self.head_dim
+
+    @property
+    def q_width(self) -> int:
+        """Width of the concatenated query heads, h * d_h (= d_model unless head_dim is set)."""
+        return self.n_heads * self.d_head
+
+    @property
+    def kv_width(self) -> int:
+        """Width of K (and of V): kv heads * d_h. GQA/MQA shrink it, not the query side."""
+        return self.kv_heads * self.d_head
+
+    @property
+    def has_norm_bias(self) -> bool:
+        return (self.norm == "layernorm") if self.norm_bias is None else self.norm_bias
+
+    @property
+    def is_moe(self) -> bool:
+        return self.n_experts > 0
+
+    @property
+    def expert_ff(self) -> int:
+        return self.d_ff if self.expert_d_ff is None else self.expert_d_ff
+
+    @property
+    def mlp_matrices(self) -> int:
+        return MLP_KINDS[self.mlp][0]
+
+    @property
+    def gated_mlp(self) -> bool:
+        return self.mlp_matrices == 3
+
+    @property
+    def activation(self) -> str:
+        return MLP_KINDS[self.mlp][1]
+
+    @property
+    def rotary_dim(self) -> int:
+        """Rotated dims per head, int(d_h * fraction) as in HF GPT-NeoX/Phi."""
+        return int(self.d_head * self.rotary_fraction)
+
+    @property
+    def padded_vocab(self) -> int:
+        return padded_vocab_size(self.vocab_size, self.vocab_pad_multiple)
+
+    @property
+    def norms_per_block(self) -> int:
+        return 1 if self.shared_block_norm else 2
+
+    # ---- conversions ----
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "ModelConfig":
+        unknown = sorted(set(data) - set(cls.field_names()))
+        if unknown:
+            raise ConfigError(f"unknown config field(s) {', '.join(unknown)}; valid fields: {', '.join(cls.field_names())}")
+        missing = [f.name for f in fields(cls) if f.default is dataclasses.MISSING and f.name not in data]
+        if missing:
+            raise ConfigError(f"config lacks required field(s): {', '.join(missing)}")
+        return cls(**data)
+
+    def with_overrides(self, overrides: dict[str, Any]) -> "ModelConfig":
+        """A new config with fields replaced (validated again). Values may be strings as typed
+        on the command line; they are parsed by the field's type."""
+        types = {f.name: f.type for f in fields(self)}
+        parsed = {}
+        for name, value in overrides.items():
+            if name not in types:
+                raise ConfigError(f"unknown config field '{name}'; valid fields: {', '.join(self.field_names())}")
+            parsed[name] = parse_field_value(name, types[name], value) if isinstance(value, str) else value
+        return dataclasses.replace(self, **parsed)
+
+
+def parse_field_value(name: str, type_name: str, text: str) -> Any:
+    """Parse a command-line string for a config field, by the field's annotation."""
+    lowered = text.strip().lower()
+    optional = "None" in type_name
+    if optional and lowered in ("none", "null", ""):
+        return None
+    if type_name.startswith("bool"):
+        if lowered in ("true", "1", "yes", "on"):
+            return True
+        if lowered in ("false", "0", "no", "off"):
+            return False
+        raise ConfigError(f"{name} ({text!r}) must be true or false")
+    if type_name.startswith("int"):
+        try:
+            value = float(lowered.replace("_", ""))
+        except ValueError:
+            value = math.nan
+        if not value.is_integer():
+            raise ConfigError(f"{name} ({text!r}) must be an integer")
+        return int(value)
+    if type_name.startswith("float"):
+        try:
+            return float(lowered.replace("_", ""))
+        except ValueError:
+            raise ConfigError(f"{name} ({text!r}) must be a number") from None
+    return text.strip()
+
+
+def _require_int(name: str, value: Any, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        what = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+        raise ConfigError(f"{name} ({value!r}) must be {what}")
+
+
+def _require_positive_int(name: str, value: Any) -> None:
+    _require_int(name, value, minimum=1)
+
+
+def _require_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise ConfigError(f"{name} ({value!r}) must be one of: {', '.join(choices)}")

@@ -1,0 +1,108 @@
+"""Render an Estimate as a table, markdown, JSON or CSV (the CLI prints what this returns)."""
+
+from __future__ import annotations
+
+import json
+
+from .estimate import Estimate
+from .render import csv_text, heading, table
+from .units import format_float, format_int, format_si
+
+
+def _num(value) -> str:
+    return format_int(value) if isinstance(value, int) else format_float(value)
+
+
+def param_rows(est: Estimate) -> list[list]:
+    rows = [[c.key, c.label, c.formula, format_int(c.per_layer) if c.per_layer is not None else "",
+             format_int(c.count)] for c in est.params.components]
+    p = est.params
+    rows.append(["total", "", "sum of the above", "", format_int(p.total)])
+    rows.append(["non_embedding", "", "total - lookup tables", "", format_int(p.non_embedding)])
+    if p.active != p.total:
+        rows.append(["active", "", "total - (E-k) experts", "", format_int(p.active)])
+    return rows
+
+
+def flop_rows(est: Estimate) -> list[list]:
+    fl = est.flops
+    rows = [[c.key, c.formula, _num(fl.per_token(c.forward)), format_si(fl.per_token(c.forward))]
+            for c in fl.components]
+    rows.append(["forward", "sum of the above", _num(fl.per_token(fl.forward)), format_si(fl.per_token(fl.forward))])
+    rows.append(["backward", "2 x forward", _num(fl.per_token(fl.backward)), format_si(fl.per_token(fl.backward))])
+    if fl.recompute != "none":
+        rows.append([f"recompute ({fl.recompute})", "re-run forward", _num(fl.per_token(fl.recompute_flops)),
+                     format_si(fl.per_token(fl.recompute_flops))])
+    rows.append(["training", "forward + backward" + (" + recompute" if fl.recompute != "none" else ""),
+                 _num(fl.per_token(fl.training)), format_si(fl.per_token(fl.training))])
+    six_n = est.kaplan_6n_per_token
+    exact = fl.per_token(fl.forward + fl.backward)
+    rows.append(["6N (approximation)", f"6 x {format_si(est.params.active)} params; {(six_n / exact - 1) * 100:+.1f}% "
+                 "vs exact fwd+bwd", _num(six_n), format_si(six_n)])
+    return rows
+
+
+def training_rows(est: Estimate) -> list[list]:
+    t = est.training
+    rows = [
+        ["tokens", format_si(t.run.tokens)],
+        ["GPU", f"{t.gpu.name} ({t.gpu.key}), {t.dtype} dense peak {t.peak_flops_per_second / 1e12:g} TFLOP/s"],
+        ["MFU", f"{t.run.mfu:g}"],
+        ["training FLOPs (exact, fwd+bwd)", f"{t.flops:.4e}"],
+        ["training FLOPs (6N approximation)", f"{t.flops_6n:.4e}"],
+        ["GPU-hours (exact)", f"{t.gpu_hours:,.0f}"],
+        ["GPU-hours (6N)", f"{t.gpu_hours_6n:,.0f}"],
+        [f"wall-clock days on {t.run.num_gpus} GPU(s)", f"{t.wall_clock_days:,.1f}"],
+    ]
+    if t.hardware_flops != t.flops:
+        rows.insert(5, ["hardware FLOPs (with recompute)", f"{t.hardware_flops:.4e}"])
+    if t.cost_usd is not None:
+        rows.append([f"cost at ${t.run.price_per_gpu_hour:g}/GPU-hour", f"${t.cost_usd:,.0f}"])
+    return rows
+
+
+def render_estimate(est: Estimate, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(est.to_dict(), indent=2)
+    if fmt == "csv":
+        return _render_csv(est)
+    fl = est.flops
+    parts = [heading(f"{est.name}", fmt, 1)]
+    if est.source:
+        parts.append(f"source: {est.source}")
+    parts += ["", heading("Parameters", fmt),
+              table(["component", "name", "formula", "per layer", "count"], param_rows(est), fmt)]
+    parts += ["", heading(f"FLOPs per token: T = {fl.seq_len}, attention = {fl.attention}, recompute = "
+                          f"{fl.recompute} (2 FLOPs per multiply-add, matmuls only)", fmt),
+              table(["component", "formula (forward)", "FLOPs/token", "SI"], flop_rows(est), fmt)]
+    if est.training:
+        parts += ["", heading("Training cost (GPU-hours = model FLOPs / (peak x MFU))", fmt),
+                  table(["quantity", "value"], training_rows(est), fmt)]
+    else:
+        parts += ["", "Training cost: no published token count for this model; pass --tokens (e.g. --tokens 2T)."]
+    if est.memory is not None:
+        parts += ["", est.memory.render(fmt)]
+    return "\n".join(parts) + "\n"
+
+
+def _render_csv(est: Estimate) -> str:
+    rows = []
+    for c in est.params.components:
+        rows.append(["params", c.key, c.formula, c.count])
+    p = est.params
+    rows += [["params", "total", "", p.total], ["params", "non_embedding", "", p.non_embedding],
+             ["params", "active", "", p.active]]
+    fl = est.flops
+    for c in fl.components:
+        rows.append(["flops_per_token", c.key, c.formula, fl.per_token(c.forward)])
+    rows += [["flops_per_token", "forward", f"T={fl.seq_len} attention={fl.attention}", fl.per_token(fl.forward)],
+             ["flops_per_token", "backward", "2 x forward", fl.per_token(fl.backward)],
+             ["flops_per_token", "training", f"recompute={fl.recompute}", fl.per_token(fl.training)],
+             ["flops_per_token", "kaplan_6n", "approximation", est.kaplan_6n_per_token]]
+    if est.training:
+        for key, value in est.to_dict()["training"].items():
+            rows.append(["training", key, "", value])
+    if est.memory is not None:
+        for key, value in est.memory.flat_items():
+            rows.append(["memory", key, "", value])
+    return csv_text(["section", "key", "formula", "value"], rows)
