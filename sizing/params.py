@@ -155,3 +155,26 @@ def active_params(cfg: ModelConfig) -> int:
 
 def layer_params(cfg: ModelConfig) -> int:
     return sum(c.per_layer for c in param_components(cfg) if c.per_layer is not None)
+
+
+# The seed's worked-example view (000_56565e6abcdabd53.txt): components grouped the way a
+# person adds them up by hand. Every key lands in exactly one group.
+PARAM_GROUPS: dict[str, tuple[str, ...]] = {
+    "attention": ("attn.q", "attn.k", "attn.v", "attn.o"),
+    "mlp": ("mlp.up", "mlp.gate", "mlp.down", "moe.router", "moe.experts"),
+    "norms": ("attn_norm", "mlp_norm", "norm_f"),
+    "embeddings": ("tok_emb", "pos_emb", "lm_head"),
+}
+
+
+def param_groups(cfg: ModelConfig) -> dict[str, dict[str, int | None]]:
+    """{group: {"per_layer": int | None, "count": int}}; the counts sum to the total."""
+    out = {}
+    for group, keys in PARAM_GROUPS.items():
+        rows = [c for c in param_components(cfg) if c.key in keys]
+        per_layer = [c.per_layer for c in rows if c.per_layer is not None]
+        out[group] = {
+            "per_layer": sum(per_layer) if per_layer and len(per_layer) == len(rows) else None,
+            "count": sum(c.count for c in rows),
+        }
+    return out
