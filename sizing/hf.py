@@ -1,0 +1,335 @@
+"""Hugging Face `config.json` (or this tool's own JSON) -> ModelConfig. Reads JSON only:
+nothing is imported from the model repository and no code is executed.
+
+One converter per `model_type`, each a few lines over shared lookups. Where a field is
+absent the converter uses the default of that family's transformers config class, so a
+config.json gives the model transformers would build (checked against transformers 5.24.0
+counts in tests/fixtures/hf_counts.json). Both spellings are read:
+
+* transformers 4.x: `rope_theta`, `rope_scaling`, `rotary_pct`, `rotary_emb_base` at top level;
+* transformers 5.x: `rope_parameters: {rope_theta, partial_rotary_factor, ...}`;
+* GPT-2's `n_embd/n_layer/n_head/n_inner/n_positions` or `hidden_size/...`;
+* Falcon's older `n_embed/n_head/n_layer/n_head_kv`.
+
+The sizes that decide the parameter count (vocab, width, depth, heads, MLP width) are
+required: a config.json without them is an error, not a silent default.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+from .config import ConfigError, ModelConfig
+
+_REQUIRED = object()
+
+# kind -> (test, description). A trailing "?" on a kind also accepts JSON null.
+_KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "int": (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
+    "num": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), "a number"),
+    "bool": (lambda v: isinstance(v, bool), "true or false"),
+    "str": (lambda v: isinstance(v, str), "a string"),
+}
+
+_SILU = ("silu", "swish")
+_GELU = ("gelu", "gelu_new", "gelu_pytorch_tanh", "gelu_fast", "gelu_accurate", "gelu_python")
+_RELU = ("relu",)
+
+
+def _who(d: dict) -> str:
+    return f"Hugging Face config (model_type '{d.get('model_type')}')"
+
+
+def _get(d: dict, *names: str, default: Any = _REQUIRED, kind: str = "int") -> Any:
+    """The value of the first of `names` that is set (a later spelling is used when an
+    earlier one is absent or null). Absent everywhere: `default`, or an error naming the
+    field when there is none. The value must be of `kind` ("int", "num", "bool", "str";
+    "int?" etc. also allow null)."""
+    present = [n for n in names if n in d]
+    if not present:
+        if default is _REQUIRED:
+            also = f" (or {', '.join(repr(n) for n in names[1:])})" if len(names) > 1 else ""
+            raise ConfigError(f"{_who(d)} lacks required field '{names[0]}'{also}")
+        return default
+    name = next((n for n in present if d[n] is not None), present[0])
+    value = d[name]
+    if value is None and kind.endswith("?"):
+        return None
+    test, what = _KINDS[kind.rstrip("?")]
+    if not test(value):
+        raise ConfigError(f"{_who(d)}: field '{name}' ({value!r}) must be {what}")
+    return value
+
+
+def _rope(d: dict, key: str, *older: str, default: Any) -> Any:
+    """A RoPE setting: inside `rope_parameters` (5.x) or `rope_scaling` (4.x) first, as
+    transformers 5.x gives those priority, then top-level `key`, then its `older` spellings."""
+    for nest in ("rope_parameters", "rope_scaling"):
+        sub = d.get(nest)
+        if isinstance(sub, dict) and sub.get(key) is not None:
+            if not _KINDS["num"][0](sub[key]):
+                raise ConfigError(f"{_who(d)}: field '{nest}.{key}' ({sub[key]!r}) must be a number")
+            return sub[key]
+    return _get(d, key, *older, default=default, kind="num")
+
+
+def _mlp(d: dict, *names: str, default: str, gated: bool) -> str:
+    """HF activation name -> our MLP kind. Gated families (Llama, Gemma, ...) put the
+    activation on the gate branch: silu -> swiglu, gelu -> geglu."""
+    act = _get(d, *names, default=default, kind="str")
+    name = next((n for n in names if d.get(n) is not None), names[0])
+    low = act.lower()
+    if low in _SILU and gated:
+        return "swiglu"
+    if low in _GELU:
+        return "geglu" if gated else "gelu"
+    if low in _RELU and not gated:
+        return "relu"
+    ok = _SILU + _GELU if gated else _GELU + _RELU
+    raise ConfigError(f"{_who(d)}: activation {act!r} in '{name}' is not supported for "
+                      f"{'a gated' if gated else 'this'} MLP (supported: {', '.join(ok)})")
+
+
+def _unsupported(d: dict, field: str, value: Any, why: str) -> ConfigError:
+    return ConfigError(f"{_who(d)}: {field} = {json.dumps(value)} is not supported: {why}")
+
+
+def _heads(d: dict, d_model: int, n_heads: int, kv_default: int | None, head_dim_default: int | None) -> dict:
+    """n_kv_heads and head_dim, left None where they equal the derived value (MHA; d/h)."""
+    kv = _get(d, "num_key_value_heads", default=kv_default, kind="int?")
+    hd = _get(d, "head_dim", default=head_dim_default, kind="int?")
+    if hd is not None and n_heads * hd == d_model:
+        hd = None
+    return {"n_kv_heads": None if kv == n_heads else kv, "head_dim": hd}
+
+
+def _common(d: dict, *, width=("hidden_size",), layers=("num_hidden_layers",), heads=("num_attention_heads",)) -> dict:
+    return {"vocab_size": _get(d, "vocab_size"), "d_model": _get(d, *width),
+            "n_layers": _get(d, *layers), "n_heads": _get(d, *heads)}
+
+
+def _tied(d: dict, default: bool) -> bool:
+    return _get(d, "tie_word_embeddings", default=default, kind="bool")
+
+
+# ---- the Llama-style families: RMSNorm, RoPE, gated MLP, pre-norm ----
+def _rope_decoder(d: dict, *, tie: bool, eps: float = 1e-6, theta: float = 10000.0, kv: int | None = None,
+                  head_dim: int | None = None, act: tuple = ("hidden_act",), act_default: str = "silu") -> dict:
+    base = _common(d)
+    return dict(base, **_heads(d, base["d_model"], base["n_heads"], kv, head_dim),
+                d_ff=_get(d, "intermediate_size"), mlp=_mlp(d, *act, default=act_default, gated=True),
+                norm="rmsnorm", position="rope", rope_theta=_rope(d, "rope_theta", default=theta),
+                rotary_fraction=_rope(d, "partial_rotary_factor", default=1.0),
+                tied_embeddings=_tied(d, tie), norm_eps=_get(d, "rms_norm_eps", default=eps, kind="num"))
+
+
+def _llama(d: dict) -> dict:
+    bias = _get(d, "attention_bias", default=False, kind="bool")  # q, k, v and o alike
+    return dict(_rope_decoder(d, tie=False), qkv_bias=bias, attn_out_bias=bias,
+                mlp_bias=_get(d, "mlp_bias", default=False, kind="bool"))
+
+
+def _mistral(d: dict) -> dict:
+    return dict(_rope_decoder(d, tie=False, kv=8),
+                sliding_window=_get(d, "sliding_window", default=4096, kind="int?"))
+
+
+def _mixtral(d: dict) -> dict:
+    # Router: Linear(d, E) without bias; each expert is a SwiGLU MLP of width intermediate_size
+    # (expert_d_ff stays None, i.e. = d_ff, so `--set d_ff=...` resizes the experts).
+    return dict(_rope_decoder(d, tie=False, eps=1e-5, theta=1e6, kv=8),
+                sliding_window=_get(d, "sliding_window", default=None, kind="int?"),
+                n_experts=_get(d, "num_local_experts", "num_experts", default=8),
+                top_k=_get(d, "num_experts_per_tok", default=2))
+
+
+def _qwen2(d: dict) -> dict:
+    return dict(_rope_decoder(d, tie=False, kv=32), qkv_bias=True, sliding_window=_qwen2_window(d))
+
+
+def _qwen2_window(d: dict) -> int | None:
+    """Qwen2 slides only with use_sliding_window, and then only in layers >= max_window_layers
+    (or those `layer_types` marks); our sliding_window is all layers or none."""
+    if not _get(d, "use_sliding_window", default=False, kind="bool"):
+        return None
+    window = _get(d, "sliding_window", default=4096, kind="int?")
+    if window is None:
+        return None
+    first = _get(d, "max_window_layers", default=28)
+    types = d.get("layer_types") or [
+        "sliding_attention" if i >= first else "full_attention" for i in range(_get(d, "num_hidden_layers"))]
+    sliding = sum(t == "sliding_attention" for t in types)
+    if sliding == 0:
+        return None
+    if sliding == len(types):
+        return window
+    raise _unsupported(d, "use_sliding_window", True,
+                       f"{sliding} of {len(types)} layers slide (max_window_layers / layer_types) and the "
+                       "calculator's sliding_window covers all layers or none; set use_sliding_window to "
+                       "false to size it with full attention")
+
+
+def _gemma(d: dict) -> dict:
+    bias = _get(d, "attention_bias", default=False, kind="bool")
+    return dict(_rope_decoder(d, tie=True, kv=16, head_dim=256, act=("hidden_activation", "hidden_act"),
+                              act_default="gelu_pytorch_tanh"), qkv_bias=bias, attn_out_bias=bias)
+
+
+# ---- LayerNorm families ----
+def _gpt2(d: dict) -> dict:
+    if _get(d, "add_cross_attention", default=False, kind="bool"):
+        raise _unsupported(d, "add_cross_attention", True, "cross-attention layers are not modelled")
+    base = _common(d, width=("n_embd", "hidden_size"), layers=("n_layer", "num_hidden_layers"),
+                   heads=("n_head", "num_attention_heads"))
+    d_ff = _get(d, "n_inner", default=None, kind="int?") or 4 * base["d_model"]
+    return dict(base, d_ff=d_ff, mlp=_mlp(d, "activation_function", default="gelu_new", gated=False),
+                position="learned", max_positions=_get(d, "n_positions", "max_position_embeddings"),
+                qkv_bias=True, attn_out_bias=True, mlp_bias=True, tied_embeddings=_tied(d, True),
+                norm_eps=_get(d, "layer_norm_epsilon", default=1e-5, kind="num"))
+
+
+def _opt(d: dict) -> dict:
+    base = _common(d)
+    proj = _get(d, "word_embed_proj_dim", default=None, kind="int?")
+    if proj is not None and proj != base["d_model"]:
+        raise _unsupported(d, "word_embed_proj_dim", proj,
+                           f"it differs from hidden_size ({base['d_model']}), so OPT adds project_in/project_out "
+                           "matrices (opt-350m), which are not modelled")
+    if not _get(d, "layer_norm_elementwise_affine", default=True, kind="bool"):
+        raise _unsupported(d, "layer_norm_elementwise_affine", False, "norms without parameters are not modelled")
+    pre = _get(d, "do_layer_norm_before", default=True, kind="bool")
+    bias = _get(d, "enable_bias", default=True, kind="bool")
+    return dict(base, d_ff=_get(d, "ffn_dim"), mlp=_mlp(d, "activation_function", default="relu", gated=False),
+                norm_placement="pre" if pre else "post",
+                # OPTDecoder builds final_layer_norm only for pre-LN, and not with _remove_final_layer_norm
+                final_norm=pre and not _get(d, "_remove_final_layer_norm", default=False, kind="bool"),
+                position="learned", max_positions=_get(d, "max_position_embeddings") + 2,  # OPT's offset of 2
+                qkv_bias=bias, attn_out_bias=bias, mlp_bias=bias, tied_embeddings=_tied(d, True))
+
+
+def _gpt_neox(d: dict) -> dict:
+    bias = _get(d, "attention_bias", default=True, kind="bool")  # query_key_value and dense
+    return dict(_common(d), d_ff=_get(d, "intermediate_size"), mlp=_mlp(d, "hidden_act", default="gelu", gated=False),
+                position="rope", rotary_fraction=_rope(d, "partial_rotary_factor", "rotary_pct", default=0.25),
+                rope_theta=_rope(d, "rope_theta", "rotary_emb_base", default=10000.0),
+                # two norms either way; use_parallel_residual False is the sequential pre-LN block
+                parallel_block=_get(d, "use_parallel_residual", default=True, kind="bool"),
+                qkv_bias=bias, attn_out_bias=bias, mlp_bias=True, tied_embeddings=_tied(d, False),
+                norm_eps=_get(d, "layer_norm_eps", default=1e-5, kind="num"))
+
+
+def _phi(d: dict) -> dict:
+    if _get(d, "qk_layernorm", default=False, kind="bool"):
+        raise _unsupported(d, "qk_layernorm", True, "the per-head q/k LayerNorms are not modelled")
+    base = _common(d)
+    return dict(base, **_heads(d, base["d_model"], base["n_heads"], None, None),
+                d_ff=_get(d, "intermediate_size"), mlp=_mlp(d, "hidden_act", default="gelu_new", gated=False),
+                position="rope", rotary_fraction=_rope(d, "partial_rotary_factor", default=0.5),
+                rope_theta=_rope(d, "rope_theta", default=10000.0),
+                parallel_block=True, shared_block_norm=True,  # one input_layernorm feeds attn and MLP
+                qkv_bias=True, attn_out_bias=True, mlp_bias=True, lm_head_bias=True, tied_embeddings=_tied(d, False),
+                norm_eps=_get(d, "layer_norm_eps", default=1e-5, kind="num"))
+
+
+def _falcon(d: dict) -> dict:
+    base = _common(d, width=("hidden_size", "n_embed"), layers=("num_hidden_layers", "n_layer"),
+                   heads=("num_attention_heads", "n_head"))
+    new_arch = _get(d, "new_decoder_architecture", default=False, kind="bool")
+    parallel = _get(d, "parallel_attn", default=True, kind="bool")
+    if new_arch:  # fused qkv of (2 * num_kv_heads + heads) * head_dim
+        kv = _get(d, "num_kv_heads", "n_head_kv", default=None, kind="int?")
+    elif _get(d, "multi_query", default=True, kind="bool"):
+        kv = 1
+    else:  # the old architecture without multi_query is MHA whatever num_kv_heads says
+        kv = None
+    n_ln = _get(d, "num_ln_in_parallel_attn", default=None, kind="int?") or (2 if new_arch else 1)
+    bias = _get(d, "bias", default=False, kind="bool")
+    alibi = _get(d, "alibi", default=False, kind="bool")
+    return dict(base, n_kv_heads=None if kv == base["n_heads"] else kv,
+                d_ff=_get(d, "ffn_hidden_size", default=None, kind="int?") or 4 * base["d_model"],
+                mlp=_mlp(d, "activation", default="gelu", gated=False),
+                position="none" if alibi else "rope", rope_theta=_rope(d, "rope_theta", default=10000.0),
+                parallel_block=parallel or new_arch, shared_block_norm=parallel and n_ln == 1,
+                qkv_bias=bias, attn_out_bias=bias, mlp_bias=bias, tied_embeddings=_tied(d, True),
+                norm_eps=_get(d, "layer_norm_epsilon", default=1e-5, kind="num"))
+
+
+_CONVERTERS: dict[str, Callable[[dict], dict]] = {
+    "llama": _llama, "mistral": _mistral, "mixtral": _mixtral, "qwen2": _qwen2, "gemma": _gemma,
+    "gpt2": _gpt2, "opt": _opt, "gpt_neox": _gpt_neox, "phi": _phi, "falcon": _falcon,
+}
+SUPPORTED_MODEL_TYPES = tuple(_CONVERTERS)
+
+
+def from_hf_config(d: dict) -> ModelConfig:
+    """A Hugging Face config dict (config.json as loaded) -> ModelConfig."""
+    if not isinstance(d, dict):
+        raise ConfigError(f"a Hugging Face config must be a JSON object, got {type(d).__name__}")
+    model_type = d.get("model_type")
+    convert = _CONVERTERS.get(model_type)
+    if convert is None:
+        raise ConfigError(f"model_type {model_type!r} is not supported; supported: {', '.join(SUPPORTED_MODEL_TYPES)}")
+    fields = convert(d)
+    try:
+        return ModelConfig(**fields)
+    except ConfigError as exc:
+        raise ConfigError(f"{_who(d)}: {exc}") from None
+
+
+def load_config_file(path: str) -> ModelConfig:
+    """A Hugging Face config.json (has `model_type`), or this tool's JSON: a dict of
+    ModelConfig fields, or the output of `sizing estimate --format json` (under model.config).
+    A directory is read as its config.json."""
+    data = _read_json_object(path)
+    try:
+        if "model_type" in data:
+            return from_hf_config(data)
+        model = data.get("model")
+        if isinstance(model, dict) and isinstance(model.get("config"), dict):
+            data = model["config"]
+        elif not set(data) & set(ModelConfig.field_names()) and set(data) & {
+                "architectures", "hidden_size", "n_embd", "num_hidden_layers", "n_layer"}:
+            raise ConfigError("looks like a Hugging Face config but has no 'model_type' "
+                              f"(supported: {', '.join(SUPPORTED_MODEL_TYPES)})")
+        return ModelConfig.from_dict(data)
+    except ConfigError as exc:
+        raise ConfigError(f"config file '{path}': {exc}") from None
+
+
+def _read_json_object(path: str) -> dict:
+    p = Path(path)
+    if p.is_dir():
+        if not (p / "config.json").is_file():
+            raise ConfigError(f"config file '{path}' is a directory without a config.json")
+        p = p / "config.json"
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError(f"config file '{path}' not found") from None
+    except OSError as exc:
+        raise ConfigError(f"config file '{path}' cannot be read: {exc.strerror or exc}") from None
+    not_json = (f"config file '{path}' is not JSON: give a config.json (model code, YAML and "
+                "weight files are not read)")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ConfigError(not_json) from None
+    stripped = text.lstrip()
+    if not stripped:
+        raise ConfigError(f"config file '{path}' is empty")
+
+    def bad_constant(name: str) -> Any:
+        raise ConfigError(f"config file '{path}' has {name}, which is not a JSON number")
+
+    try:
+        data = json.loads(text, parse_constant=bad_constant)
+    except json.JSONDecodeError as exc:
+        if stripped[0] not in "{[":
+            raise ConfigError(not_json) from None
+        raise ConfigError(f"config file '{path}' is not valid JSON: {exc.msg} at line {exc.lineno}, "
+                          f"column {exc.colno}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file '{path}' must hold a JSON object, not a JSON {type(data).__name__}")
+    return data
