@@ -1,0 +1,53 @@
+"""`sizing report`: generated markdown reports and plots (pandas, tabulate, matplotlib are
+imported inside the command only)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .cli_common import UserError
+
+
+@click.command()
+@click.option("--out", "out_dir", default="reports", show_default=True, type=click.Path(file_okay=False),
+              help="Folder to write (or, with --check, to check).")
+@click.option("--check", is_flag=True,
+              help="Regenerate into a temporary folder; exit 1 listing the stale files of --out.")
+@click.option("--with-verification", is_flag=True,
+              help="Also write verification.md from the PyTorch reference model (needs torch).")
+def report(out_dir, check, with_verification):
+    """Write the reports: an index with every preset, one sheet per preset, published runs
+    vs predictions, counting conventions and plots. Output is deterministic.
+
+    \b
+    Example:
+      sizing report                 # regenerate reports/
+      sizing report --check         # exit 1 if reports/ is stale
+    """
+    missing = [name for name in ("pandas", "tabulate", "matplotlib") if not _importable(name)]
+    if missing:
+        raise UserError(f"sizing report needs {', '.join(missing)}: pip install 'transformer-sizing[report]'")
+    from .report import check_reports, write_reports
+
+    def echo(line):
+        click.echo(line, err=True)
+
+    if check:
+        stale = check_reports(out_dir, with_verification, echo=echo)
+        if stale:
+            click.echo(f"{out_dir}/ is stale ({len(stale)} file(s)); regenerate with `sizing report`:")
+            for line in stale:
+                click.echo(f"  {line}")
+            sys.exit(1)
+        click.echo(f"{out_dir}/ is fresh")
+        return
+    written = write_reports(out_dir, with_verification, echo=echo)
+    click.echo(f"wrote {len(written)} files to {out_dir}/")
+
+
+def _importable(name: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(name) is not None

@@ -1,0 +1,91 @@
+"""Writing report files atomically and telling which committed files are stale.
+
+Every file is written to a temporary file in its own directory and moved into place with
+os.replace, so an interrupted run leaves either the old file or the new one, never half of
+one. Standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import tempfile
+import zlib
+from pathlib import Path
+from typing import BinaryIO, Callable
+
+
+def write_atomic(path: Path, writer: Callable[[BinaryIO], None]) -> None:
+    """Call writer(file) on a temporary file beside `path`, then rename it over `path`.
+    If the writer raises, the temporary file is removed and `path` is left as it was."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            writer(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp_name, 0o644)
+        os.replace(tmp_name, path)
+    except BaseException:
+        try:
+            os.unlink(tmp_name)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    write_atomic(path, lambda handle: handle.write(data))
+
+
+def png_text(data: bytes) -> dict[str, str]:
+    """The tEXt chunks of a PNG (matplotlib writes savefig's `metadata` there)."""
+    out: dict[str, str] = {}
+    if not data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return out
+    pos = 8
+    while pos + 8 <= len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"tEXt" and b"\0" in body:
+            key, _, value = body.partition(b"\0")
+            out[key.decode("latin-1")] = value.decode("latin-1")
+        elif kind == b"zTXt" and b"\0" in body:
+            key, _, rest = body.partition(b"\0")
+            out[key.decode("latin-1")] = zlib.decompress(rest[1:]).decode("latin-1")
+        if kind == b"IEND":
+            break
+        pos += 12 + length
+    return out
+
+
+def stale_files(expected: dict[str, bytes], out_dir: Path, managed_dirs: tuple[str, ...],
+                png_equivalent: Callable[[bytes, bytes], str | None]) -> list[str]:
+    """Lines naming every file of `out_dir` that differs from `expected` (relative path ->
+    bytes): missing, different, or left over in a generated folder (`managed_dirs`).
+    Markdown is compared byte for byte; PNGs through `png_equivalent(committed, fresh)`, which
+    returns None when they match and a reason otherwise."""
+    out_dir = Path(out_dir)
+    problems = []
+    for rel, data in sorted(expected.items()):
+        path = out_dir / rel
+        if not path.is_file():
+            problems.append(f"{rel}: missing")
+            continue
+        current = path.read_bytes()
+        if current == data:
+            continue
+        if rel.endswith(".png"):
+            reason = png_equivalent(current, data)
+            if reason:
+                problems.append(f"{rel}: {reason}")
+        else:
+            problems.append(f"{rel}: differs from a fresh run")
+    for folder in managed_dirs:
+        for path in sorted((out_dir / folder).glob("*")):
+            rel = path.relative_to(out_dir).as_posix()
+            if path.is_file() and rel not in expected and not path.name.startswith("."):
+                problems.append(f"{rel}: no longer generated")
+    return problems

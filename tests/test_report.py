@@ -1,0 +1,178 @@
+"""`sizing report`: the committed reports/ is fresh, published runs cite sources, writes are
+atomic, and importing the CLI stays light. The reports are generated once per module."""
+
+import struct
+import subprocess
+import sys
+import types
+import zlib
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+pytest.importorskip("pandas")
+pytest.importorskip("tabulate")
+pytest.importorskip("matplotlib")
+
+from sizing import published as pub  # noqa: E402
+from sizing import report  # noqa: E402
+from sizing.cli import main  # noqa: E402
+from sizing.presets import PRESETS  # noqa: E402
+from sizing.report_io import png_text, stale_files, write_atomic, write_bytes_atomic  # noqa: E402
+
+REPORTS = Path(__file__).resolve().parents[1] / "reports"
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory):
+    """{relative path: bytes} of a fresh run, written to a temporary folder like `sizing report`."""
+    out = tmp_path_factory.mktemp("reports")
+    written = report.write_reports(out, existing_dir=REPORTS, echo=lambda _line: None)
+    return {rel: (out / rel).read_bytes() for rel in written}
+
+
+def test_committed_reports_are_fresh(fresh):
+    stale = stale_files(fresh, REPORTS, report.MANAGED_DIRS, report.png_equivalent)
+    assert not stale, "reports/ is stale; regenerate with `sizing report` and commit:\n" + "\n".join(stale)
+
+
+def test_every_file_is_generated(fresh):
+    assert {"README.md", "conventions.md", "published-runs.md"} <= set(fresh)
+    assert {f"presets/{name}.md" for name in PRESETS} <= set(fresh)
+    assert {"plots/attention-share.png", "plots/gpu-hours.png"} <= set(fresh)
+    readme = fresh["README.md"].decode()
+    for name in PRESETS:
+        assert f"(presets/{name}.md)" in readme
+    assert "full attention" in readme and "MFU 0.4" in readme
+
+
+def test_check_lists_stale_files(fresh, tmp_path, monkeypatch):
+    for rel, data in fresh.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(data)
+    monkeypatch.setattr(report, "build_reports", lambda *args, **kwargs: dict(fresh))  # no second generation
+    runner = CliRunner()
+    result = runner.invoke(main, ["report", "--check", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+
+    (tmp_path / "conventions.md").write_text("hand-edited\n")
+    (tmp_path / "plots" / "gpu-hours.png").unlink()
+    (tmp_path / "presets" / "old-model.md").write_text("# gone\n")
+    result = runner.invoke(main, ["report", "--check", "--out", str(tmp_path)])
+    assert result.exit_code == 1
+    for line in ("conventions.md: differs", "plots/gpu-hours.png: missing",
+                 "presets/old-model.md: no longer generated"):
+        assert line in result.output
+
+
+def _table_rows(markdown: str) -> list[dict]:
+    """Rows of every pipe table, as {header: cell}."""
+    rows, lines = [], markdown.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("|") and i + 1 < len(lines) and set(lines[i + 1]) <= set("|:- "):
+            headers = [h.strip() for h in line.strip("|").split("|")]
+            for body in lines[i + 2:]:
+                if not body.startswith("|"):
+                    break
+                rows.append(dict(zip(headers, [c.strip() for c in body.strip("|").split("|")])))
+    return rows
+
+
+def test_published_runs_cite_a_source_and_a_difference(fresh):
+    rows = _table_rows(fresh["published-runs.md"].decode())
+    assert len(rows) >= len(pub.GPT3_TABLE_D1) + len(pub.LLAMA_GPU_HOURS) + len(pub.OTHER_RUNS)
+    for row in rows:
+        assert row["source"], row
+        assert row["difference"].rstrip().endswith("%") or "%" in row["difference"], row
+    named = {row.get("model") or row.get("run") for row in rows}
+    assert {"GPT-3 175B", "LLaMA-65B", "Llama-2-70B", "Chinchilla-70B", "PaLM-540B", "OPT-175B", "BLOOM-176B"} <= named
+
+
+def test_bloom_count_is_reproduced():
+    from sizing.params import total_params
+
+    assert total_params(pub.BLOOM_176B) + pub.BLOOM_EMBEDDING_NORM_PARAMS == pub.BLOOM_PUBLISHED_PARAMS
+
+
+def test_published_figures_match_reference(reference_figures):
+    runs = {r["model"]: r for r in reference_figures["training_runs"]}
+    for ours in pub.GPT3_TABLE_D1 + pub.LLAMA_GPU_HOURS + pub.OTHER_RUNS:
+        ref = runs[ours["model"]]
+        assert ours["tokens"] == ref["tokens"], ours["model"]
+        for key in ("flops", "gpu_hours"):
+            if key in ours:
+                assert ours[key] == ref[key], (ours["model"], key)
+        assert ours["source"].split(" - ")[0].split(";")[0] in ref["source"], ours["model"]
+        if "reported_mfu" in ours:
+            assert f"{ours['reported_mfu'] * 100:.1f}%" in ref["reported_mfu"]
+        if "reported_tflops_per_gpu" in ours:
+            assert str(ours["reported_tflops_per_gpu"]) in ref["reported_mfu"]
+    table = {row["name"]: row for row in reference_figures["gpt3_table"]}
+    for ours in pub.GPT3_TABLE_D1:
+        ref = table[ours["model"]]
+        assert (ours["params_millions"], ours["pf_days"], ours["flops"]) == (
+            ref["d1_params_millions"], ref["d1_total_compute_pf_days"], ref["d1_total_compute_flops"])
+
+
+def test_atomic_write_leaves_no_partial_file(tmp_path):
+    target = tmp_path / "sheet.md"
+    target.write_text("old\n")
+
+    def failing_writer(handle):
+        handle.write(b"half of the new")
+        raise RuntimeError("interrupted")
+
+    with pytest.raises(RuntimeError):
+        write_atomic(target, failing_writer)
+    assert target.read_text() == "old\n"
+    with pytest.raises(RuntimeError):
+        write_atomic(tmp_path / "new.md", failing_writer)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sheet.md"]  # no temp file, no new.md
+    write_bytes_atomic(target, b"new\n")
+    assert target.read_text() == "new\n" and sorted(p.name for p in tmp_path.iterdir()) == ["sheet.md"]
+
+
+def _png(**text) -> bytes:
+    def chunk(kind, body):
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+    body = b"".join(chunk(b"tEXt", f"{k}\0{v}".encode("latin-1")) for k, v in text.items())
+    return b"\x89PNG\r\n\x1a\n" + body + chunk(b"IEND", b"")
+
+
+def test_png_comparison():
+    a = _png(Description="data sha256 1", Source="matplotlib 3.9")
+    assert png_text(a) == {"Description": "data sha256 1", "Source": "matplotlib 3.9"}
+    assert report.png_equivalent(a, _png(Description="data sha256 1", Source="matplotlib 3.10")) is None
+    changed = _png(Description="data sha256 2", Source="matplotlib 3.10")
+    assert report.png_equivalent(a, changed) == "plotted data changed"
+    assert report.png_equivalent(a, _png(Description="data sha256 1", Source="matplotlib 3.9") + b"x")
+
+
+def test_index_links_verification_only_when_present():
+    from sizing.report_index import render_index
+
+    assert "verification.md" not in render_index([], has_verification=False)
+    assert "[verification.md](verification.md)" in render_index([], has_verification=True)
+
+
+def test_verification_hook(monkeypatch):
+    notes = []
+    verify = types.ModuleType("reference_model.verify")
+    package = types.ModuleType("reference_model")
+    package.verify = verify
+    monkeypatch.setitem(sys.modules, "torch", types.ModuleType("torch"))
+    monkeypatch.setitem(sys.modules, "reference_model", package)
+    monkeypatch.setitem(sys.modules, "reference_model.verify", verify)
+    assert report.verification_markdown(notes.append) is None
+    assert "verification_report_markdown" in notes[0]
+    verify.verification_report_markdown = lambda: "# Verification\n\nall good"
+    text = report.verification_markdown(notes.append)
+    assert "`sizing report --with-verification`" in text and text.endswith("all good\n")
+
+
+def test_import_sizing_cli_stays_light():
+    code = ("import sys, sizing.cli; print([m for m in ('pandas', 'numpy', 'matplotlib', 'tabulate') "
+            "if m in sys.modules])")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "[]"
