@@ -1,0 +1,476 @@
+"""Measure the bytes the reference model holds, on CPU, and compare them with sizing.memory.
+
+* Activations: every tensor autograd saves for backward during one training forward
+  (torch.autograd.graph.saved_tensors_hooks), each storage counted once at its full size,
+  parameters and buffers left out. A storage is attributed to block i when block i saves it
+  (or it is the input a checkpointed block i keeps), to "outside" when it is saved outside
+  the blocks or by several blocks (the RoPE tables every layer multiplies by).
+* KV cache: the K and V tensors of the cache generate() preallocates (model.last_kv_cache).
+* Model states: parameters, .grad after one backward, and torch.optim state after one step.
+
+Attention on CPU: torch's SDPA picks its CPU flash kernel (ScaledDotProductFlashAttentionForCpu)
+for these shapes; it saves q, k, v, the output and the fp32 logsumexp, no T x T tensor, so
+the reference model's `sdpa` path is checked against sizing's `flash` formula. Two things
+the reference model's sdpa path does that a fused kernel with native GQA and windows does
+not, added as named corrections (REFERENCE_SDPA_EXTRAS):
+  - it repeats K and V to h heads before the kernel (repeat_interleave), so the kernel
+    saves b.T.h.d_h.a for each instead of b.T.h_kv.d_h.a (formula called with kv_heads_saved=h);
+  - with a sliding window shorter than T it passes a boolean (T, T) mask, which the kernel
+    converts to an additive mask in the compute dtype and saves: T.T.a per layer.
+Nothing in the GPU-only path (max_memory_allocated) runs here without CUDA.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import time
+from dataclasses import dataclass, field
+
+import torch
+
+from sizing import memory as M
+from sizing.config import ModelConfig
+from sizing.params import total_params
+
+from .model import build
+
+TOLERANCE = 0.02  # measured vs formula, relative; the formulas are term-by-term and land exact in fp32
+_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
+
+
+def _one_thread(func):
+    """Toy tensors run fastest on one intra-op thread (and do not fight other processes for
+    cores); the caller's setting is restored afterwards."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            return func(*args, **kwargs)
+        finally:
+            torch.set_num_threads(threads)
+
+    return wrapper
+
+
+# ---------------------------------------------------------------- small configs
+def small_config(cfg: ModelConfig, seq_len: int = 32) -> ModelConfig:
+    """`cfg` at toy size with its switches kept: 2 layers, head width 16, 4 query heads with
+    the same kind of attention (MHA stays MHA, GQA becomes 4 query / 2 kv heads, MQA 4 / 1),
+    an explicit head_dim where the preset's d_head is not d_model / h, the MLP width ratio, up
+    to 4 experts, a window of T/2 so that it bites, vocab 96, enough learned positions."""
+    h, d_head = 4, 16
+    kv = None if cfg.kv_heads == cfg.n_heads else 1 if cfg.kv_heads == 1 else 2
+    explicit_head = cfg.head_dim is not None and cfg.head_dim * cfg.n_heads != cfg.d_model
+    d = 48 if explicit_head else h * d_head
+    ratio = lambda width: max(8, round(width / cfg.d_model * d))  # noqa: E731
+    experts = min(cfg.n_experts, 4)
+    return dataclasses.replace(
+        cfg, vocab_size=96, d_model=d, n_layers=2, n_heads=h, n_kv_heads=kv,
+        head_dim=d_head if explicit_head else None, d_ff=ratio(cfg.d_ff),
+        expert_d_ff=ratio(cfg.expert_d_ff) if cfg.expert_d_ff is not None else None,
+        n_experts=experts, top_k=min(cfg.top_k, experts),
+        sliding_window=seq_len // 2 if cfg.sliding_window is not None else None,
+        max_positions=2 * seq_len + 2 if cfg.position == "learned" else cfg.max_positions,
+    )
+
+
+# ---------------------------------------------------------------- activations
+@dataclass
+class SavedStorage:
+    nbytes: int
+    shape: tuple
+    dtype: str
+    where: str  # "blocks.i" or "outside"
+
+
+@dataclass
+class ActivationMeasurement:
+    per_layer: list[int]  # bytes attributed to each block
+    outside: int
+    items: list[SavedStorage] = field(repr=False)
+
+    @property
+    def total(self) -> int:
+        return sum(self.per_layer) + self.outside
+
+
+def _storage(t: torch.Tensor):
+    st = t.untyped_storage()
+    return (t.device, st.data_ptr()), st.nbytes()
+
+
+def measure_saved_activations(model, idx: torch.Tensor, targets: torch.Tensor) -> ActivationMeasurement:
+    """Bytes saved for backward by one forward of `model(idx, targets)` (loss included)."""
+    exclude = {_storage(t)[0] for t in list(model.parameters()) + list(model.buffers())}
+    state = {"layer": None}
+    block_inputs: dict = {}
+    keep_alive = []  # hold block inputs so their addresses cannot be reused during the forward
+    seen: dict = {}
+
+    def pre_hook(i):
+        def hook(_module, args):
+            state["layer"] = i
+            key, _ = _storage(args[0])
+            block_inputs.setdefault(key, i)
+            keep_alive.append(args[0])
+        return hook
+
+    def post_hook(_module, _args, _out):
+        state["layer"] = None
+
+    def pack(t):
+        key, nbytes = _storage(t)
+        if key not in exclude:
+            entry = seen.setdefault(key, [nbytes, tuple(t.shape), str(t.dtype).replace("torch.", ""), set()])
+            entry[3].add(state["layer"])
+        return t
+
+    handles = []
+    for i, block in enumerate(model.blocks):
+        handles.append(block.register_forward_pre_hook(pre_hook(i)))
+        handles.append(block.register_forward_hook(post_hook))
+    try:
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            _, loss = model(idx, targets)
+    finally:
+        for handle in handles:
+            handle.remove()
+    del loss
+    per_layer = [0] * len(model.blocks)
+    outside, items = 0, []
+    for key, (nbytes, shape, dtype, layers) in seen.items():
+        inside = [i for i in layers if i is not None]
+        if len(layers) == 1 and inside:
+            layer = inside[0]
+        elif layers == {None} and key in block_inputs:  # kept by a checkpointed block
+            layer = block_inputs[key]
+        else:
+            layer = None
+        if layer is None:
+            outside += nbytes
+        else:
+            per_layer[layer] += nbytes
+        items.append(SavedStorage(nbytes, shape, dtype, "outside" if layer is None else f"blocks.{layer}"))
+    return ActivationMeasurement(per_layer, outside, items)
+
+
+@dataclass(frozen=True)
+class Remainder:
+    """A named difference between the model's saved bytes and sizing's formula."""
+
+    what: str
+    per_layer: int  # bytes per block
+    outside: int  # bytes outside the blocks
+
+
+def reference_sdpa_extras(cfg: ModelConfig, seq_len: int, batch: int, activation_bytes: int) -> list[Remainder]:
+    """What the reference model's sdpa path saves beyond a fused kernel (sizing's `flash`):
+    these are properties of reference_model/model.py, not of attention, so they are not in
+    the formula; the check adds them to it before the 2% comparison."""
+    b, T, a, h, dh = batch, seq_len, activation_bytes, cfg.n_heads, cfg.d_head
+    extras = []
+    if cfg.kv_heads != h:
+        extras.append(Remainder(f"K and V repeated from h_kv = {cfg.kv_heads} to h = {h} heads before the kernel "
+                                "(repeat_interleave): 2.b.T.(h - h_kv).d_h.a",
+                                2 * b * T * (h - cfg.kv_heads) * dh * a, 0))
+    if cfg.sliding_window is not None and cfg.sliding_window < T:
+        extras.append(Remainder("the boolean window mask, converted by the kernel to an additive T.T.a mask",
+                                T * T * a, 0))
+    if cfg.position == "rope" and cfg.rotary_dim < cfg.d_head:
+        extras.append(Remainder("partial rotary: torch.cat leaves q (b, h, T, d_h)-contiguous, the kernel's output "
+                                "follows, so out.transpose(1, 2).reshape copies it for the o input: b.T.h.d_h.a",
+                                b * T * h * dh * a, 0))
+    return extras
+
+
+def cpu_remainders(cfg: ModelConfig, seq_len: int, batch: int, activation_bytes: int,
+                   recompute: str) -> list[Remainder]:
+    """Where the CPU kernels save in another dtype than the formula (which follows CUDA)."""
+    if cfg.norm != "layernorm" or activation_bytes == M.FP32_BYTES:
+        return []
+    per_norm = -2 * batch * seq_len * (M.FP32_BYTES - activation_bytes)
+    in_blocks = 0 if recompute == "full" else cfg.norms_per_block * per_norm
+    return [Remainder("LayerNorm mean/rstd: the CPU kernel keeps them in the input dtype (fp32 on CUDA, as the "
+                      "formula counts): -2.b.T.(4 - a) per LayerNorm", in_blocks, per_norm if cfg.final_norm else 0)]
+
+
+@dataclass
+class ActivationCheck:
+    label: str  # e.g. "math", "sdpa", "sdpa + recompute full (bf16)"
+    impl: str
+    recompute: str
+    dtype: str
+    formula_per_layer: int  # sizing.memory.activation_terms for the path
+    formula_outside: int
+    extras: list[Remainder]  # the reference path's own saves, added to the formula before comparing
+    cpu: list[Remainder]  # CPU-kernel dtype differences: the explained remainder
+    measured: ActivationMeasurement
+
+    @property
+    def n_layers(self) -> int:
+        return len(self.measured.per_layer)
+
+    @property
+    def formula_total(self) -> int:
+        return self.n_layers * self.formula_per_layer + self.formula_outside
+
+    @property
+    def expected_per_layer(self) -> int:
+        return self.formula_per_layer + sum(r.per_layer for r in self.extras)
+
+    @property
+    def expected_total(self) -> int:
+        return self.formula_total + sum(self.n_layers * r.per_layer + r.outside for r in self.extras)
+
+    @property
+    def relative_error(self) -> float:
+        return self.measured.total / self.expected_total - 1
+
+    @property
+    def worst_layer_error(self) -> float:
+        return max(abs(m / self.expected_per_layer - 1) for m in self.measured.per_layer)
+
+    @property
+    def unexplained(self) -> int:
+        """measured - expected - the CPU remainders: 0 when every byte is accounted for."""
+        cpu = sum(self.n_layers * r.per_layer + r.outside for r in self.cpu)
+        return self.measured.total - self.expected_total - cpu
+
+    @property
+    def ok(self) -> bool:
+        return abs(self.relative_error) <= TOLERANCE and self.worst_layer_error <= TOLERANCE
+
+    def notes(self) -> list[str]:
+        out = [f"{self.label}: reference path adds {r.per_layer:,} bytes per layer: {r.what}" for r in self.extras]
+        out += [f"{self.label}: remainder {r.per_layer:,} bytes per layer, {r.outside:,} outside: {r.what}"
+                for r in self.cpu]
+        if self.unexplained:
+            out.append(f"{self.label}: {self.unexplained:,} bytes not accounted for by any named term")
+        return out
+
+
+@_one_thread
+def check_activations(cfg: ModelConfig, impl: str = "math", recompute: str = "none", seq_len: int = 32,
+                      batch: int = 2, dtype: str = "fp32", seed: int = 0) -> ActivationCheck:
+    """Measured saved activations of the reference model vs sizing.memory.activation_terms.
+    impl is the reference model's ("math" -> sizing's math, "sdpa" -> sizing's flash);
+    recompute "none" | "full" (the model's own per-block checkpointing)."""
+    if recompute not in ("none", "full"):
+        raise ValueError(f"recompute ({recompute!r}): the reference model checkpoints whole blocks (full) or nothing")
+    a = torch.tensor([], dtype=_DTYPES[dtype]).element_size()
+    torch.manual_seed(seed)
+    model = build(cfg, "cpu", attn_impl=impl, dtype=_DTYPES[dtype], seed=seed, checkpoint=recompute == "full")
+    model.train()
+    generator = torch.Generator().manual_seed(seed)
+    idx = torch.randint(0, cfg.vocab_size, (batch, seq_len), generator=generator)
+    targets = torch.randint(0, cfg.vocab_size, (batch, seq_len), generator=generator)
+    measured = measure_saved_activations(model, idx, targets)
+    terms = M.activation_terms(cfg, seq_len, batch, "flash" if impl == "sdpa" else "math", recompute, a)
+    extras = reference_sdpa_extras(cfg, seq_len, batch, a) if impl == "sdpa" and recompute != "full" else []
+    label = impl + (" + recompute full" if recompute == "full" else "") + (f" ({dtype})" if dtype != "fp32" else "")
+    return ActivationCheck(label, impl, recompute, dtype, sum(t.bytes for t in terms if t.per_layer),
+                           sum(t.bytes for t in terms if not t.per_layer), extras,
+                           cpu_remainders(cfg, seq_len, batch, a, recompute), measured)
+
+
+# ---------------------------------------------------------------- KV cache
+@dataclass
+class KVCheck:
+    prompt: int
+    new_tokens: int
+    batch: int
+    dtype: str
+    formula: int
+    measured: int
+
+    @property
+    def ok(self) -> bool:
+        return self.formula == self.measured
+
+
+@_one_thread
+def check_kv_cache(cfg: ModelConfig, prompt: int = 8, new_tokens: int = 24, batch: int = 2, dtype: str = "fp32",
+                   seed: int = 0) -> KVCheck:
+    """Bytes of the K and V tensors generate() preallocates vs kv_cache_bytes(context = prompt +
+    new tokens): exact. With a window shorter than that, the cache is a ring of W slots."""
+    model = build(cfg, "cpu", dtype=_DTYPES[dtype], seed=seed).eval()
+    idx = torch.randint(0, cfg.vocab_size, (batch, prompt), generator=torch.Generator().manual_seed(seed))
+    model.generate(idx, new_tokens, temperature=0)
+    cache = model.last_kv_cache
+    storages = {}
+    for t in cache.tensors():
+        key, nbytes = _storage(t)
+        storages[key] = nbytes
+    return KVCheck(prompt, new_tokens, batch, dtype, M.kv_cache_bytes(cfg, prompt + new_tokens, batch, dtype),
+                   sum(storages.values()))
+
+
+# ---------------------------------------------------------------- weights, gradients, optimizer
+@dataclass
+class StatesCheck:
+    precision: str  # sizing's policy the model's dtype matches: fp32 or bf16 (pure)
+    optimizer: str
+    rows: list[tuple[str, int, int]]  # (quantity, formula, measured)
+    step_bytes: int  # torch's per-tensor `step` counters (4 bytes each), not in the formula
+    param_tensors: int
+
+    @property
+    def ok(self) -> bool:
+        return all(formula == measured for _, formula, measured in self.rows)
+
+
+@_one_thread
+def check_model_states(cfg: ModelConfig, dtype: str = "fp32", optimizer: str = "adamw", seq_len: int = 16,
+                       batch: int = 2, seed: int = 0) -> StatesCheck:
+    """Parameters, gradients after one backward and optimizer state after one step vs
+    weights_bytes / gradients_bytes / optimizer_state_bytes for the pure policy of `dtype`."""
+    precision = {"fp32": "fp32", "bf16": "bf16"}[dtype]
+    torch.manual_seed(seed)
+    model = build(cfg, "cpu", dtype=_DTYPES[dtype], seed=seed)
+    model.train()
+    generator = torch.Generator().manual_seed(seed)
+    idx = torch.randint(0, cfg.vocab_size, (batch, seq_len), generator=generator)
+    targets = torch.randint(0, cfg.vocab_size, (batch, seq_len), generator=generator)
+    params = list(model.parameters())
+    if optimizer == "adamw":
+        opt = torch.optim.AdamW(params, lr=1e-3, foreach=False)
+    elif optimizer == "sgd":
+        opt = torch.optim.SGD(params, lr=1e-3, momentum=0.9, foreach=False)
+    else:
+        raise ValueError(f"optimizer ({optimizer!r}) must be adamw or sgd for the probe")
+    _, loss = model(idx, targets)
+    loss.backward()
+    opt.step()
+
+    def nbytes(tensors) -> int:
+        storages = {}
+        for t in tensors:
+            key, n = _storage(t)
+            storages[key] = n
+        return sum(storages.values())
+
+    missing = [n for n, p in model.named_parameters() if p.grad is None]
+    if missing:
+        raise RuntimeError(f"parameters without a gradient after backward (an expert no token reached?): {missing}")
+    state_tensors, step_tensors = [], []
+    for p in params:
+        for key, value in opt.state[p].items():
+            if torch.is_tensor(value):
+                (step_tensors if key == "step" else state_tensors).append(value)
+    n = total_params(cfg)
+    rows = [
+        ("weights", M.weights_bytes(n, precision), nbytes(params)),
+        ("gradients", M.gradients_bytes(n, precision), nbytes(p.grad for p in params)),
+        (f"{optimizer} state", M.optimizer_state_bytes(n, precision, optimizer), nbytes(state_tensors)),
+    ]
+    return StatesCheck(precision, optimizer, rows, nbytes(step_tensors), len(params))
+
+
+# ---------------------------------------------------------------- GPU (only where CUDA is present)
+@dataclass
+class CudaCheck:
+    formula_forward: int  # saved activations (formula + reference extras) + the returned bf16 logits
+    measured_forward: int  # memory_allocated() growth over one training forward
+    formula_peak: int  # weights are outside both; gradients + activations + transient
+    measured_peak: int  # max_memory_allocated() growth over forward + backward
+
+    @property
+    def relative_error(self) -> float:
+        return self.measured_forward / self.formula_forward - 1
+
+    @property
+    def ok(self) -> bool:
+        return abs(self.relative_error) <= TOLERANCE
+
+
+def check_cuda_memory(cfg: ModelConfig, seq_len: int = 256, batch: int = 4, impl: str = "sdpa",
+                      seed: int = 0) -> CudaCheck:
+    """bf16 training step on the GPU: the caching allocator's growth over the forward (saved
+    tensors + logits) vs the formula, and the peak of forward + backward beside the formula's
+    gradients + activations + transient. A warm-up step first, so that cuBLAS workspaces and
+    kernels' one-off buffers are in the baseline. Needs CUDA."""
+    device = torch.device("cuda")
+    model = build(cfg, device, attn_impl=impl, dtype=torch.bfloat16, seed=seed)
+    model.train()
+    generator = torch.Generator().manual_seed(seed)
+    idx = torch.randint(0, cfg.vocab_size, (batch, seq_len), generator=generator).to(device)
+    targets = torch.randint(0, cfg.vocab_size, (batch, seq_len), generator=generator).to(device)
+    model(idx, targets)[1].backward()  # warm-up
+    for p in model.parameters():
+        p.grad = None
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    base = torch.cuda.memory_allocated()
+    logits, loss = model(idx, targets)
+    torch.cuda.synchronize()
+    forward = torch.cuda.memory_allocated() - base
+    loss.backward()
+    torch.cuda.synchronize()
+    peak = torch.cuda.max_memory_allocated() - base
+    a, sizing_impl = 2, "flash" if impl == "sdpa" else "math"
+    extras = reference_sdpa_extras(cfg, seq_len, batch, a) if impl == "sdpa" else []
+    saved = (M.activations_bytes(cfg, seq_len, batch, sizing_impl, "none", a)
+             + cfg.n_layers * sum(r.per_layer for r in extras))
+    logits_bytes = batch * seq_len * cfg.padded_vocab * a
+    peak_formula = (M.gradients_bytes(total_params(cfg), "bf16") + saved
+                    + M.transient_bytes(cfg, seq_len, batch, sizing_impl, "none", a))
+    del logits, loss
+    return CudaCheck(saved + logits_bytes, forward, peak_formula, peak)
+
+
+# ---------------------------------------------------------------- sizing verify --memory
+ACTIVATION_CASES = (("math", "none"), ("sdpa", "none"), ("sdpa", "full"), ("math", "full"))
+
+
+def verify_memory(name: str, cfg: ModelConfig, seq_len: int = 32, batch: int = 2, **_options):
+    """The `memory` check of `sizing verify`: on small_config(cfg) (same switches, toy size),
+    activations for math / sdpa / full recompute, the KV cache of generate(), and weights,
+    gradients and AdamW state after one step."""
+    from .verify import CheckResult
+
+    start = time.perf_counter()
+    small = small_config(cfg, seq_len)
+    rows, notes, ok = [], [], True
+    for impl, recompute in ACTIVATION_CASES:
+        check = check_activations(small, impl, recompute, seq_len, batch)
+        ok &= check.ok
+        layer = check.measured.per_layer[0]
+        rows.append([f"activations {check.label}", check.expected_total, check.measured.total,
+                     check.measured.total - check.expected_total, f"{check.relative_error * 100:+.2f}%"])
+        rows.append([f"  per layer {check.label}", check.expected_per_layer, layer, layer - check.expected_per_layer,
+                     f"{(layer / check.expected_per_layer - 1) * 100:+.2f}%"])
+        notes += check.notes()
+    kv = check_kv_cache(small, prompt=seq_len // 4, new_tokens=seq_len - seq_len // 4, batch=batch)
+    ok &= kv.ok
+    rows.append([f"KV cache (generate, context {kv.prompt + kv.new_tokens})", kv.formula, kv.measured,
+                 kv.measured - kv.formula, "exact" if kv.ok else "MISMATCH"])
+    states = check_model_states(small)
+    ok &= states.ok
+    for quantity, formula, measured in states.rows:
+        rows.append([quantity, formula, measured, measured - formula, "exact" if formula == measured else "MISMATCH"])
+    if torch.cuda.is_available():
+        cuda = check_cuda_memory(small)
+        ok &= cuda.ok
+        rows.append(["GPU forward: saved + logits (bf16)", cuda.formula_forward, cuda.measured_forward,
+                     cuda.measured_forward - cuda.formula_forward, f"{cuda.relative_error * 100:+.2f}%"])
+        rows.append(["GPU peak fwd+bwd over weights", cuda.formula_peak, cuda.measured_peak,
+                     cuda.measured_peak - cuda.formula_peak, "reported"])
+    else:
+        notes.append("no CUDA device: the GPU max_memory_allocated check was skipped")
+    notes.append(f"{name} at toy size: d_model {small.d_model}, {small.n_layers} layers, {small.n_heads} heads / "
+                 f"{small.kv_heads} kv, T {seq_len}, batch {batch}, fp32 on CPU; tolerance {TOLERANCE:.0%} for "
+                 "activations, exact for the rest")
+    notes.append(f"AdamW also keeps {states.param_tensors} 4-byte `step` tensors ({states.step_bytes} bytes), "
+                 "bookkeeping outside the per-parameter formula")
+    return CheckResult("memory", name, ["quantity", "formula", "measured", "difference", "relative"], rows, ok,
+                       time.perf_counter() - start, notes)
+
+
+def register() -> None:
+    """Add the memory check to reference_model.verify.CHECKS (the `sizing verify` registry)."""
+    from . import verify
+
+    verify.CHECKS.setdefault("memory", verify_memory)
