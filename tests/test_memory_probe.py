@@ -129,3 +129,10 @@ def test_cuda_allocated_bytes_match_the_formula():
 
     check = check_cuda_memory(small_config(get_preset("llama2-7b").config, 256), seq_len=256, batch=4)
     assert check.ok, (check.formula_forward, check.measured_forward)
+
+
+@pytest.mark.parametrize("impl", ["math", "sdpa"])
+def test_activations_at_another_length_and_batch(impl):
+    cfg = small_config(get_preset("llama2-70b").config, 96)  # T x T terms grow 9x, batch 3
+    check = check_activations(cfg, impl, "none", 96, 3)
+    assert check.ok and check.unexplained == 0, check.notes()
