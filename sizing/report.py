@@ -67,7 +67,7 @@ def build_reports(with_verification: bool = False, existing_dir: Path | None = N
         if plot.png is not None:
             files[plot.path] = plot.png
         else:
-            echo(f"note: {plot.path} skipped: {plot.note}")
+            echo(f"note: {plot.path}: {plot.note}")
     if with_verification:
         text = verification_markdown(echo)
         if text is not None:
