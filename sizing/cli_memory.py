@@ -113,8 +113,9 @@ def memory(preset, config_path, overrides, seq_len, micro_batch, precision, opti
     from .memory import inference_memory, training_memory
 
     model = resolve_model(preset, config_path, overrides)
-    if seq_len is None and model.preset is None and (context is None or not inference):
-        raise UserError("--seq-len is needed for a model that is not a preset (e.g. --seq-len 4096)")
+    if model.preset is None and seq_len is None and (context is None or not inference):
+        needed = "--context" if inference else "--seq-len"
+        raise UserError(f"{needed} is needed for a model that is not a preset (e.g. {needed} 4096)")
     try:
         gpu_key = get_gpu(gpu).key
     except KeyError as exc:

@@ -274,7 +274,14 @@ def test_bad_input_is_one_line_exit_2(args):
     assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
 
 
-def test_no_model_or_seq_len_is_a_user_error():
+def test_no_model_or_seq_len_is_a_user_error(tmp_path):
     assert _memory().exit_code == 2
     result = _memory("--config", "nope.json")
     assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
+    path = tmp_path / "llama2-7b.json"
+    path.write_text(json.dumps(LLAMA2_7B.to_dict()))
+    for args, needed in ((), "--seq-len"), (("--inference",), "--context"):
+        result = _memory("--config", str(path), *args)
+        assert result.exit_code == 2 and f"{needed} is needed" in result.output
+    result = _memory("--config", str(path), "--inference", "--context", "4096", "--format", "json")
+    assert result.exit_code == 0 and json.loads(result.output)["kv_cache_bytes"] == 2 * 32 * 32 * 128 * 2 * 4096
