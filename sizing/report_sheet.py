@@ -9,6 +9,7 @@ from . import report_memory
 from .estimate import estimate
 from .hardware import get_gpu
 from .presets import Preset
+from .units import format_si
 
 MFU = 0.4  # the utilisation every GPU-hour figure of the reports assumes
 SHEET_GPUS = ("a100-80gb", "h100-sxm", "h200", "b200", "mi300x")
@@ -114,7 +115,7 @@ def _published_note(preset: Preset) -> str:
         verdict = "matches exactly" if gap == 0 else f"differs by {gap:+,}"
         return f"Published count: {fmt.count(preset.published_params)}: {verdict}."
     if preset.published_params_rounded:
-        return (f"Published count (rounded): {fmt.si(preset.published_params_rounded)}; ours "
+        return (f"Published count (rounded): {format_si(preset.published_params_rounded, 4)}; ours "
                 f"{fmt.diff(total, preset.published_params_rounded)} from it.")
     return "No published parameter count."
 
