@@ -1,0 +1,15 @@
+"""The PyTorch reference GPT built from `sizing.ModelConfig` (needs torch).
+
+`reference_model.build(cfg, device=...)` is loaded lazily, so importing the package alone
+does not import torch.
+"""
+
+_MODEL_NAMES = ("build", "GPT", "KVCache")
+
+
+def __getattr__(name):
+    if name in _MODEL_NAMES:
+        from . import model
+
+        return getattr(model, name)
+    raise AttributeError(f"module 'reference_model' has no attribute {name!r}")

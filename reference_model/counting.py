@@ -1,0 +1,52 @@
+"""Count the reference model's parameters by component, keyed like
+`sizing.params.param_components`, and compare with the formulas."""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+import torch.nn as nn
+
+from sizing.config import ModelConfig
+from sizing.params import param_components
+
+_LAYER = re.compile(r"^blocks\.\d+\.")
+_EXPERT = re.compile(r"^moe\.experts\.\d+\.(up|gate|down)$")
+_SUFFIX = re.compile(r"\.(weight|bias)$")
+
+
+def component_key(param_name: str) -> str:
+    """'blocks.3.attn.q.weight' -> 'attn.q'; 'blocks.0.moe.experts.5.gate.bias' -> 'moe.experts'."""
+    key = _SUFFIX.sub("", _LAYER.sub("", param_name))
+    return "moe.experts" if _EXPERT.match(key) else key
+
+
+def count_params_by_component(model: nn.Module) -> dict[str, int]:
+    """{component: parameters}. named_parameters() yields a shared tensor once, and a tied
+    lm_head does not register the embedding weight at all: tied weights count once.
+    Works on meta tensors (numel only)."""
+    counts: dict[str, int] = {}
+    for name, p in model.named_parameters():
+        key = component_key(name)
+        counts[key] = counts.get(key, 0) + p.numel()
+    return counts
+
+
+class ParamRow(NamedTuple):
+    component: str
+    formula: int  # sizing's count
+    counted: int  # the built model's numel
+    difference: int  # counted - formula
+
+
+def compare_params(cfg: ModelConfig) -> list[ParamRow]:
+    """Build `cfg` on the meta device and compare component by component. Components on
+    either side only (a key the formulas lack, or a part the model lacks) show up with 0 on
+    the other side. Order: the formulas' order, then any extra keys of the model."""
+    from .model import build
+
+    counted = count_params_by_component(build(cfg, device="meta"))
+    formula = {c.key: c.count for c in param_components(cfg)}
+    keys = list(formula) + [k for k in counted if k not in formula]
+    return [ParamRow(k, formula.get(k, 0), counted.get(k, 0), counted.get(k, 0) - formula.get(k, 0)) for k in keys]

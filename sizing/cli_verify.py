@@ -1,0 +1,130 @@
+"""`sizing verify`: check the analytic formulas against the PyTorch reference model.
+
+The command parses options and renders; the checks live in reference_model/verify.py.
+torch is imported only inside the command body, so `sizing --help` and every other
+command work without it.
+"""
+
+from __future__ import annotations
+
+import click
+
+from .cli_common import FORMATS, UserError, resolve_model
+from .presets import PRESETS
+from .render import csv_text, heading, table
+from .units import format_int
+
+INSTALL_HINT = "sizing verify needs torch: pip install 'transformer-sizing[verify]'"
+
+# ---- checks hook -------------------------------------------------------------------------
+# One boolean flag per check, in run order: (name, help). With no flag, every check listed
+# here runs. To add one (e.g. ("flops", "..."), ("memory", "...")): append it here and
+# register a function of the same name in reference_model.verify.CHECKS; check-specific
+# options (say --seq-len) are passed on to that function as keyword arguments via
+# `check_options` below.
+CHECK_FLAGS: tuple[tuple[str, str], ...] = (
+    ("params", "Parameters by component: formula vs numel() of the model built on the meta device."),
+)
+
+
+def _check_flag_options(func):
+    for name, help_text in reversed(CHECK_FLAGS):
+        func = click.option(f"--{name}", f"check_{name}", is_flag=True, default=False, help=help_text)(func)
+    return func
+
+
+# --preset is repeatable here, which the shared `cli_common.model_options` (one --preset)
+# cannot express, so its three options are spelled out with the same names and help;
+# each model still goes through `resolve_model`.
+@click.command()
+@_check_flag_options
+@click.option("--preset", "-p", "presets", metavar="NAME", multiple=True,
+              help="A preset name (see `sizing presets`); repeatable.")
+@click.option("--all", "all_presets", is_flag=True, help="Every preset.")
+@click.option("--config", "config_path", metavar="PATH",
+              help="A Hugging Face config.json or this tool's JSON config. Never executes code.")
+@click.option("--set", "overrides", metavar="FIELD=VALUE", multiple=True,
+              help="Override a config field, e.g. --set n_layers=48 (repeatable; applies to every model).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+def verify(presets, all_presets, config_path, overrides, fmt, **flags):
+    """Check the formulas against the PyTorch reference model (needs torch).
+
+    Prints component | formula | counted | difference for each model and exits 1 on any
+    difference. With no check flag, every available check runs.
+
+    \b
+    Example:
+      sizing verify --params --preset gpt2 --preset mixtral-8x7b
+      sizing verify --all --format markdown
+      sizing verify --params --config config.json --set n_layers=4
+    """
+    models = _models(presets, all_presets, config_path, overrides)
+    checks = [name for name, _ in CHECK_FLAGS if flags.get(f"check_{name}")] or [name for name, _ in CHECK_FLAGS]
+    check_options: dict = {}  # options of future checks (e.g. seq_len for flops) go here
+
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        raise UserError(INSTALL_HINT) from None
+    from reference_model.verify import run_checks
+
+    results = run_checks(models, checks, **check_options)
+    click.echo(_render(results, fmt), nl=False)
+    if not all(r.ok for r in results):
+        raise SystemExit(1)
+
+
+def _models(presets, all_presets, config_path, overrides):
+    if all_presets and (presets or config_path):
+        raise UserError("give --all alone, or --preset NAME ... / --config PATH")
+    if config_path and presets:
+        raise UserError("give either --preset or --config, not both")
+    names = list(PRESETS) if all_presets else list(presets)
+    if config_path:
+        choice = resolve_model(None, config_path, overrides)
+        return [(choice.name, choice.config)]
+    if not names:
+        raise UserError("no model given: use --preset NAME (repeatable), --all, or --config PATH")
+    out = []
+    for name in names:
+        choice = resolve_model(name, None, overrides)
+        out.append((choice.name, choice.config))
+    return out
+
+
+def _cell(value, fmt):
+    if isinstance(value, bool) or not isinstance(value, int):
+        return value
+    if fmt in ("table", "markdown"):
+        return format_int(value)
+    return value
+
+
+def _render(results, fmt) -> str:
+    if fmt == "json":
+        import json
+
+        return json.dumps({"ok": all(r.ok for r in results), "results": [r.to_dict() for r in results]},
+                          indent=2) + "\n"
+    if fmt == "csv":
+        blocks, last = [], None
+        for r in results:
+            headers = ["model", "check"] + r.headers
+            text = csv_text(headers, [[r.model, r.check] + row for row in r.rows])
+            blocks.append(text if headers != last else text.split("\n", 1)[1])
+            last = headers
+        return "".join(blocks)
+    parts = []
+    for r in results:
+        status = "OK" if r.ok else "MISMATCH"
+        parts.append(heading(f"{r.model}: {r.check} {status}", fmt, level=2))
+        if fmt == "markdown":
+            parts.append("")
+        parts.append(table(r.headers, [[_cell(c, fmt) for c in row] for row in r.rows], fmt))
+        parts.extend(r.notes)
+        parts.append("")
+    bad = [f"{r.model} ({r.check})" for r in results if not r.ok]
+    models = len({r.model for r in results})
+    parts.append(f"{len(bad)} mismatch(es): {', '.join(bad)}" if bad
+                 else f"all {len(results)} check(s) on {models} model(s) match")
+    return "\n".join(parts) + "\n"
