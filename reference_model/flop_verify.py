@@ -1,0 +1,133 @@
+"""FLOP verification: the formulas of `sizing.flops` against the counted FLOPs of the reference
+model, component by component, forward and training (forward + backward), with both counters.
+
+- Full-size presets run on the meta device with FlopCounterMode (no memory, no arithmetic).
+- fvcore needs real tensors (it traces), so it runs a scaled-down config with the same
+  architecture switches (`small.small_config`) on CPU, as does the torch counter for that config.
+- Exact equality is required: any difference, any matmul a counter did not count, or any
+  FLOPs a counter could not attribute to a component fails the check.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from sizing.config import ModelConfig
+from sizing.flops import BACKWARD_PER_FORWARD, flop_breakdown
+
+from .flop_count import count_fvcore, count_torch
+from .model import build
+from .small import small_config
+
+COUNTERS = ("torch", "fvcore", "both")
+
+
+@dataclass
+class FlopRow:
+    component: str
+    formula: str
+    expected: int
+    torch: int | None = None
+    fvcore: int | None = None
+
+    def differences(self) -> list[int]:
+        return [c - self.expected for c in (self.torch, self.fvcore) if c is not None]
+
+
+@dataclass
+class FlopCheck:
+    """One model at one sequence length: forward and training rows per component."""
+
+    name: str
+    device: str
+    batch: int
+    seq_len: int
+    counters: tuple[str, ...]
+    forward: list[FlopRow]
+    training: list[FlopRow]
+    recompute: list[FlopRow] = field(default_factory=list)
+    skipped: dict[str, dict[str, int]] = field(default_factory=dict)  # counter -> op -> calls
+    uncounted_matmuls: dict[str, dict[str, int]] = field(default_factory=dict)
+    extra_terms: dict[str, dict[str, int]] = field(default_factory=dict)  # e.g. fvcore's LayerNorm FLOPs
+    flop_counter_mode_total: int | None = None
+    component_total: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        rows = self.forward + self.training + self.recompute
+        return (all(d == 0 for r in rows for d in r.differences())
+                and not any(self.uncounted_matmuls.values())
+                and self.flop_counter_mode_total == self.component_total)
+
+
+def _rows(expected: dict[str, int], formulas: dict[str, str], counted: dict[str, dict[str, int]]) -> list[FlopRow]:
+    keys = list(expected) + sorted(k for c in counted.values() for k in c if k not in expected)
+    rows = []
+    for key in dict.fromkeys(keys):
+        row = FlopRow(key, formulas.get(key, "(not in the formula)"), expected.get(key, 0))
+        for counter, values in counted.items():
+            setattr(row, counter, values.get(key, 0))
+        rows.append(row)
+    return rows
+
+
+def check_flops(cfg: ModelConfig, name: str, seq_len: int, device: str = "cpu", counters: str = "both",
+                batch: int = 2, recompute: bool = False, seed: int = 0, attn_impl: str = "math") -> FlopCheck:
+    """Count forward and forward+backward of `cfg` on `device` and compare with the formula.
+    On "meta" only the torch counter can run (fvcore needs values to trace). attn_impl "math"
+    is what the counters can see; "sdpa" is there to show a fused kernel going uncounted."""
+    if counters not in COUNTERS:
+        raise ValueError(f"counter ({counters!r}) must be one of: {', '.join(COUNTERS)}")
+    use_torch = counters in ("torch", "both")
+    use_fvcore = counters in ("fvcore", "both") and device != "meta"
+    model = build(cfg, device=device, seed=seed if device != "meta" else None)
+    generator = torch.Generator().manual_seed(seed)
+    idx = torch.randint(0, cfg.vocab_size, (batch, seq_len), generator=generator).to(device)
+
+    breakdown = flop_breakdown(cfg, seq_len, "full")
+    formulas = {c.key: c.formula for c in breakdown.components}
+    fwd = {c.key: c.forward * batch for c in breakdown.components}
+    train = {k: v * (1 + BACKWARD_PER_FORWARD) for k, v in fwd.items()}
+    check = FlopCheck(name, device, batch, seq_len, tuple(c for c, on in (("torch", use_torch), ("fvcore", use_fvcore))
+                                                          if on), [], [])
+    counted_fwd, counted_train = {}, {}
+    if use_torch:
+        tc = count_torch(model, idx, backward=True, attn_impl=attn_impl)
+        counted_fwd["torch"] = tc.forward
+        counted_train["torch"] = {k: tc.forward.get(k, 0) + tc.backward.get(k, 0)
+                                  for k in set(tc.forward) | set(tc.backward)}
+        check.skipped["torch"] = dict(tc.skipped_ops)
+        check.uncounted_matmuls["torch"] = dict(tc.uncounted_matmuls)
+        check.flop_counter_mode_total, check.component_total = tc.flop_counter_mode_total, tc.total
+    if use_fvcore:
+        fc = count_fvcore(model, idx, attn_impl=attn_impl)
+        counted_fwd["fvcore"] = {**fc.forward, **fc.other}
+        check.skipped["fvcore"] = dict(fc.skipped_ops)
+        check.uncounted_matmuls["fvcore"] = dict(fc.uncounted_matmuls)
+        check.extra_terms["fvcore (norms, not in the matmul formula)"] = fc.norm_flops
+    check.forward = _rows(fwd, formulas, counted_fwd)
+    check.training = _rows(train, formulas, counted_train)
+    if recompute and use_torch:
+        check.recompute = _recompute_rows(model, idx, fwd, formulas)
+    if not use_torch:
+        check.flop_counter_mode_total = check.component_total = None
+    return check
+
+
+def _recompute_rows(model, idx, fwd, formulas) -> list[FlopRow]:
+    """A checkpointed model re-runs exactly one forward of the blocks (not the lm_head).
+    torch stops a non-reentrant recomputation early once every saved tensor is rebuilt, which
+    skips each block's last matmul (its output is not saved); that saving is real but
+    implementation-specific, so the count disables early stop to see the whole re-run."""
+    from torch.utils.checkpoint import set_checkpoint_early_stop
+
+    model.set_checkpointing(True)
+    try:
+        with set_checkpoint_early_stop(False):
+            tc = count_torch(model, idx, backward=True)
+    finally:
+        model.set_checkpointing(False)
+    expected = {k: v for k, v in fwd.items() if k != "lm_head"}
+    return _rows(expected, formulas, {"torch": tc.recompute})
