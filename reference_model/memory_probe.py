@@ -451,9 +451,3 @@ def verify_memory(name: str, cfg: ModelConfig, seq_len: int = 32, batch: int = 2
     return CheckResult("memory", name, ["quantity", "formula", "measured", "difference", "relative"], rows, ok,
                        time.perf_counter() - start, notes)
 
-
-def register() -> None:
-    """Add the memory check to reference_model.verify.CHECKS (the `sizing verify` registry)."""
-    from . import verify
-
-    verify.CHECKS.setdefault("memory", verify_memory)

@@ -24,6 +24,10 @@ INSTALL_HINT = "sizing verify needs torch: pip install 'transformer-sizing[verif
 # `check_options` below.
 CHECK_FLAGS: tuple[tuple[str, str], ...] = (
     ("params", "Parameters by component: formula vs numel() of the model built on the meta device."),
+    ("flops", "Matmul FLOPs by component, forward and forward+backward: full size on meta (FlopCounterMode) "
+              "and toy size on CPU (FlopCounterMode and fvcore, plus a checkpointed re-run)."),
+    ("memory", "Memory on a toy-size copy (same switches): saved activations (math, sdpa, full recompute), "
+               "KV cache of generate(), weights/grads/AdamW state vs sizing.memory."),
 )
 
 
@@ -45,8 +49,12 @@ def _check_flag_options(func):
               help="A Hugging Face config.json or this tool's JSON config. Never executes code.")
 @click.option("--set", "overrides", metavar="FIELD=VALUE", multiple=True,
               help="Override a config field, e.g. --set n_layers=48 (repeatable; applies to every model).")
+@click.option("--seq-len", "-T", type=int, help="FLOP check: tokens per sequence at full size "
+              "(default: the preset's training context, else 2048).")
+@click.option("--counter", type=click.Choice(("fvcore", "torch", "both")), default="both", show_default=True,
+              help="FLOP check: which counter(s) to run (fvcore runs only at toy size, on CPU).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
-def verify(presets, all_presets, config_path, overrides, fmt, **flags):
+def verify(presets, all_presets, config_path, overrides, seq_len, counter, fmt, **flags):
     """Check the formulas against the PyTorch reference model (needs torch).
 
     Prints component | formula | counted | difference for each model and exits 1 on any
@@ -60,7 +68,9 @@ def verify(presets, all_presets, config_path, overrides, fmt, **flags):
     """
     models = _models(presets, all_presets, config_path, overrides)
     checks = [name for name, _ in CHECK_FLAGS if flags.get(f"check_{name}")] or [name for name, _ in CHECK_FLAGS]
-    check_options: dict = {}  # options of future checks (e.g. seq_len for flops) go here
+    if seq_len is not None and seq_len <= 0:
+        raise UserError(f"--seq-len ({seq_len}) must be a positive integer")
+    check_options: dict = {"seq_len": seq_len, "counter": counter}
 
     try:
         import torch  # noqa: F401

@@ -46,7 +46,8 @@ def test_no_flag_runs_every_check_and_json_parses():
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert data["ok"] is True
-    (entry,) = data["results"]
+    assert [r["check"] for r in data["results"]] == ["params", "flops", "memory"]
+    entry = next(r for r in data["results"] if r["check"] == "params")
     assert entry["check"] == "params" and entry["model"] == "gpt2 (n_layers=2)"
     rows = {r["component"]: r for r in entry["rows"]}
     assert rows["attn.q"]["formula"] == rows["attn.q"]["counted"] == 2 * (768 * 768 + 768)
