@@ -20,3 +20,14 @@ def reference_figures():
     if not path.is_file():
         pytest.skip("../shared/reference-figures.json not present")
     return json.loads(path.read_text())
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """Tiny models: one intra-op thread is as fast, and far faster on a busy 2-core runner
+    (spinning OpenMP workers); restored afterwards so other test modules are unaffected."""
+    torch = pytest.importorskip("torch")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

@@ -11,14 +11,7 @@ from reference_model import ln_experiment, train_demo  # noqa: E402
 from sizing.params import total_params  # noqa: E402
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    """Tiny models: one intra-op thread is as fast, and far faster on a busy 2-core runner
-    (spinning OpenMP workers); restored afterwards so other test modules are unaffected."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_train_demo_loss_falls_well_below_ln_v(capsys):

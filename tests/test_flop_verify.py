@@ -11,6 +11,8 @@ from reference_model.causal_count import blocked_causal_attention, count_attenti
 from reference_model.flop_verify import check_flops
 from reference_model.small import small_config
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 FAMILIES = ["gpt2", "opt-125m", "pythia-160m", "llama2-7b", "llama2-70b", "mistral-7b", "mixtral-8x7b",
             "qwen2-7b", "gemma-2b", "gemma-7b", "phi-2", "falcon-7b"]
 

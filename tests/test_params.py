@@ -2,7 +2,6 @@
 
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from sizing import ModelConfig, get_preset, llama_ffn_dim
 from sizing.params import (
@@ -14,6 +13,7 @@ from sizing.params import (
     total_params,
 )
 from sizing.presets import PRESETS
+from strategies import configs
 
 
 def test_seed_llama2_7b_worked_example():
@@ -117,34 +117,6 @@ def test_padded_vocab():
     cfg = get_preset("gpt2").config.with_overrides({"vocab_pad_multiple": "64"})
     assert cfg.padded_vocab == 50304
     assert total_params(cfg) - total_params(get_preset("gpt2").config) == (50304 - 50257) * 768
-
-
-@st.composite
-def configs(draw):
-    kv = draw(st.sampled_from([1, 2, 4]))
-    heads = kv * draw(st.integers(1, 4))
-    head_dim = draw(st.sampled_from([4, 8, 16]))
-    explicit = draw(st.booleans())
-    d_model = draw(st.integers(2, 64)) if explicit else heads * head_dim
-    moe = draw(st.booleans())
-    experts = draw(st.integers(2, 6)) if moe else 0
-    parallel = draw(st.booleans())
-    norm = draw(st.sampled_from(["layernorm", "rmsnorm"]))
-    position = draw(st.sampled_from(["learned", "rope", "none"]))
-    return ModelConfig(
-        vocab_size=draw(st.integers(1, 500)), d_model=d_model, n_layers=draw(st.integers(1, 4)), n_heads=heads,
-        n_kv_heads=kv, head_dim=head_dim if explicit else None, d_ff=draw(st.integers(1, 128)),
-        mlp=draw(st.sampled_from(["gelu", "relu", "swiglu", "geglu"])), norm=norm,
-        norm_bias=draw(st.booleans()) if norm == "layernorm" else None,
-        norm_placement="pre" if parallel else draw(st.sampled_from(["pre", "post"])),
-        final_norm=draw(st.booleans()), parallel_block=parallel,
-        shared_block_norm=parallel and draw(st.booleans()), position=position,
-        max_positions=draw(st.integers(1, 64)) if position == "learned" else 0,
-        qkv_bias=draw(st.booleans()), attn_out_bias=draw(st.booleans()), mlp_bias=draw(st.booleans()),
-        lm_head_bias=draw(st.booleans()), tied_embeddings=draw(st.booleans()), n_experts=experts,
-        top_k=draw(st.integers(1, experts)) if moe else 0, router_bias=moe and draw(st.booleans()),
-        expert_d_ff=draw(st.integers(1, 64)) if moe else None, vocab_pad_multiple=draw(st.sampled_from([1, 8, 64])),
-    )
 
 
 @settings(max_examples=200, deadline=None)

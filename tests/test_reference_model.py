@@ -11,17 +11,10 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 
 from reference_model.model import ATTN_IMPLS, KVCache, allowed_keys, build  # noqa: E402
 from sizing import ModelConfig  # noqa: E402
-from test_reference_params import configs  # noqa: E402  (the shared config strategy)
+from strategies import configs  # noqa: E402
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    """Tiny models: one intra-op thread is as fast, and far faster on a busy 2-core runner
-    (spinning OpenMP workers); restored afterwards so other test modules are unaffected."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 BASE = dict(vocab_size=61, d_model=32, n_layers=2, n_heads=4, d_ff=48)
