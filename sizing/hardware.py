@@ -7,8 +7,9 @@ units (nvidia-smi shows 81,920 MiB for an A100 80GB), so `memory_gib` is GiB.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
+
+from .names import lookup
 
 DTYPES = ("bf16", "fp16", "fp8", "tf32", "fp32")
 
@@ -80,12 +81,7 @@ GPU_ALIASES = {"a100": "a100-80gb", "h100": "h100-sxm", "v100-sxm": "v100", "409
 
 def get_gpu(name: str) -> GPU:
     key = name.strip().lower().replace("_", "-").replace(" ", "-")
-    key = GPU_ALIASES.get(key, key)
-    if key in GPUS:
-        return GPUS[key]
-    close = difflib.get_close_matches(key, list(GPUS) + list(GPU_ALIASES), n=3, cutoff=0.5)
-    hint = f"; did you mean {', '.join(close)}?" if close else ""
-    raise KeyError(f"unknown gpu '{name}'{hint} (valid: {', '.join(GPUS)})")
+    return lookup(key, GPUS, GPU_ALIASES, "gpu", f"valid: {', '.join(GPUS)}", cutoff=0.5)
 
 
 def gpu_for_device_name(device_name: str) -> GPU | None:

@@ -7,10 +7,10 @@ training context length and `training_tokens` the published pre-training tokens.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 
 from .config import ModelConfig, llama_ffn_dim
+from .names import lookup
 
 
 @dataclass(frozen=True)
@@ -200,10 +200,4 @@ ALIASES = {"llama-30b": "llama-33b", "llama2-7b-hf": "llama2-7b", "llama3.1-8b":
 
 
 def get_preset(name: str) -> Preset:
-    key = name.strip().lower()
-    key = ALIASES.get(key, key)
-    if key in PRESETS:
-        return PRESETS[key]
-    close = difflib.get_close_matches(key, list(PRESETS) + list(ALIASES), n=3, cutoff=0.6)
-    hint = f"; did you mean {', '.join(close)}?" if close else ""
-    raise KeyError(f"unknown preset '{name}'{hint} (see `sizing presets`)")
+    return lookup(name, PRESETS, ALIASES, "preset", "see `sizing presets`")

@@ -1,0 +1,17 @@
+"""Looking a name up in a table of presets or GPUs, with aliases and close-match hints."""
+
+from __future__ import annotations
+
+import difflib
+
+
+def lookup(name: str, table: dict, aliases: dict, what: str, listing: str, cutoff: float = 0.6):
+    """table[name] after normalising and resolving aliases; else KeyError naming the value
+    and the closest valid names (`unknown gpu 'a200'; did you mean a100?`)."""
+    key = name.strip().lower()
+    key = aliases.get(key, key)
+    if key in table:
+        return table[key]
+    close = difflib.get_close_matches(key, list(table) + list(aliases), n=3, cutoff=cutoff)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    raise KeyError(f"unknown {what} '{name}'{hint} ({listing})")
