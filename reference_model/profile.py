@@ -350,8 +350,16 @@ class ProfileResult:
         environment_rows += [["torch", env["torch"], ""], ["python", env["python"], ""], ["date (UTC)", self.date, ""]]
 
         tokens = self.tokens_per_step
+        c = self.config
+        shape = (f"L {c.n_layers}, d {c.d_model}, h {c.n_heads} (kv {c.kv_heads}) x d_h {c.d_head}, "
+                 f"d_ff {c.d_ff}" + (f", {c.n_experts} experts top-{c.top_k}" if c.is_moe else "")
+                 + f", V {c.padded_vocab}")
+        kinds = f"{c.mlp}, {c.norm} ({c.norm_placement}), {c.position} positions" + (
+            ", tied embeddings" if c.tied_embeddings else "") + (
+            f", window {c.sliding_window}" if c.sliding_window else "")
         settings = [
             ["model", self.model, ""],
+            ["config", shape, kinds],
             ["parameters", format_int(self.params), ""],
             ["sequence length T", format_int(self.seq_len), ""],
             ["micro-batch b", format_int(self.micro_batch), f"{format_int(tokens)} tokens per step"],
