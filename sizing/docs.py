@@ -20,10 +20,12 @@ def cli_reference_markdown() -> str:
     from .cli import main
 
     parts = ["## CLI reference", "", "Generated from `sizing <command> --help` by `python -m sizing.docs`.", ""]
-    root = click.Context(main, info_name="sizing", terminal_width=WIDTH, max_content_width=WIDTH)
+    # main's context_settings (-h as well as --help) reach every command, as when it runs
+    settings = dict(main.context_settings, terminal_width=WIDTH, max_content_width=WIDTH)
+    root = click.Context(main, info_name="sizing", **settings)
     for name in sorted(main.commands):
         command = main.commands[name]
-        ctx = click.Context(command, info_name=name, parent=root, terminal_width=WIDTH, max_content_width=WIDTH)
+        ctx = click.Context(command, info_name=name, parent=root, **settings)
         parts += [f"### `sizing {name}`", "", "```text", command.get_help(ctx).rstrip(), "```", ""]
     return "\n".join(parts).rstrip() + "\n"
 

@@ -23,6 +23,7 @@ from .report_io import png_text, stale_files, write_bytes_atomic
 MANAGED_DIRS = ("presets", "plots")  # folders whose every file is generated (leftovers are removed)
 VERIFICATION_FILE = "verification.md"
 VERIFICATION_COMMAND = "sizing report --with-verification"
+GPU_PROFILE_FILE = "gpu-profile.md"  # written by `sizing profile --plan-report` (reference_model/profile.py)
 
 
 def verification_markdown(echo: Callable[[str], None] = print) -> str | None:
@@ -74,7 +75,8 @@ def build_reports(with_verification: bool = False, existing_dir: Path | None = N
             files[VERIFICATION_FILE] = text
     has_verification = VERIFICATION_FILE in files or (
         existing_dir is not None and (Path(existing_dir) / VERIFICATION_FILE).is_file())
-    files["README.md"] = render_index(plots, has_verification)
+    has_gpu_profile = existing_dir is not None and (Path(existing_dir) / GPU_PROFILE_FILE).is_file()
+    files["README.md"] = render_index(plots, has_verification, has_gpu_profile)
     return {path: data.encode("utf-8") if isinstance(data, str) else data for path, data in sorted(files.items())}
 
 

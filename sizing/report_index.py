@@ -51,7 +51,7 @@ def _share_table() -> str:
     return fmt.markdown_table(rows)
 
 
-def render_index(plots: list[Plot], has_verification: bool) -> str:
+def render_index(plots: list[Plot], has_verification: bool, has_gpu_profile: bool = False) -> str:
     rows, with_memory = summary_rows()
     files = [
         "- [conventions.md](conventions.md): how we count, beside 6N, PaLM, Megatron, Chinchilla and Kaplan, "
@@ -62,6 +62,9 @@ def render_index(plots: list[Plot], has_verification: bool) -> str:
     if has_verification:
         files.append("- [verification.md](verification.md): formulas checked against the PyTorch reference model "
                      "(produced by `sizing report --with-verification`, needs torch)")
+    if has_gpu_profile:
+        files.append("- [gpu-profile.md](gpu-profile.md): the reference model's training step timed on a GPU "
+                     "against the predictions (produced by `sizing profile --plan-report`, needs torch)")
     files.append("- `presets/<name>.md`: one sheet per preset (linked from the table below)")
     memory_note = ("Inference memory: bf16 weights + KV cache, batch 1, at the preset's training context "
                    "(sizing.memory)." if with_memory else
