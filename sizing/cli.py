@@ -3,6 +3,7 @@ pandas, fvcore) are imported only inside the commands that need them."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 import click
@@ -69,7 +70,8 @@ def estimate(preset, config_path, overrides, seq_len, attention, recompute, toke
             gpu_entry.peak_flops_per_second(dtype)
     except KeyError as exc:
         raise UserError(exc.args[0]) from None
-    target = model.preset if model.preset and not overrides else model.config
+    # A preset with --set overrides keeps its context, published tokens and source as defaults.
+    target = dataclasses.replace(model.preset, config=model.config) if model.preset else model.config
     est = run_estimate(target, seq_len=seq_len or model.preset.context, attention=attention, recompute=recompute,
                        tokens=n_tokens, gpu=gpu_entry.key, dtype=dtype, mfu=mfu, num_gpus=num_gpus,
                        price_per_gpu_hour=price, name=model.name)
@@ -85,8 +87,6 @@ def _with_memory(est, gpu_key):
         from .memory import summary_for_estimate
     except ImportError:  # memory model not present in this build
         return est
-    import dataclasses
-
     return dataclasses.replace(est, memory=summary_for_estimate(est.config, est.flops.seq_len, gpu_key))
 
 

@@ -142,3 +142,9 @@ def test_python_dash_m_and_no_heavy_imports():
     result = subprocess.run([sys.executable, "-m", "sizing", "estimate", "-p", "gpt2", "--format", "json"],
                             capture_output=True, text=True)
     assert result.returncode == 0 and json.loads(result.stdout)["params"]["total"] == 124_439_808
+
+
+def test_set_on_a_preset_keeps_its_context_and_tokens():
+    data = json.loads(run("estimate", "-p", "llama2-7b", "--set", "n_layers=48", "--format", "json").output)
+    assert data["flops"]["seq_len"] == 4096 and data["training"]["tokens"] == 2 * 10**12
+    assert data["model"]["name"] == "llama2-7b (n_layers=48)"
