@@ -64,6 +64,11 @@ class Estimate:
     training: TrainingCost | None
     memory: Any = None  # filled by sizing.memory when asked for
 
+    @property
+    def decode_per_token(self) -> int:
+        """Inference: forward FLOPs of one new token with a KV cache holding seq_len positions."""
+        return F.decode_flops_per_token(self.config, self.flops.seq_len)
+
     def to_dict(self) -> dict[str, Any]:
         fl = self.flops
         out: dict[str, Any] = {
@@ -86,6 +91,7 @@ class Estimate:
                 "recompute_per_token": fl.per_token(fl.recompute_flops),
                 "training_per_token": fl.per_token(fl.training),
                 "kaplan_6n_per_token": self.kaplan_6n_per_token,
+                "decode_per_token": self.decode_per_token,
                 "components": {c.key: fl.per_token(c.forward) for c in fl.components},
                 "formulas": {c.key: c.formula for c in fl.components},
             },

@@ -24,6 +24,16 @@ def param_rows(est: Estimate) -> list[list]:
     return rows
 
 
+def group_rows(est: Estimate) -> list[list]:
+    """The seed's worked-example view: attention, MLP, norms, embeddings (per layer and total)."""
+    from .params import PARAM_GROUPS, param_groups
+
+    groups, present = param_groups(est.config), {c.key for c in est.params.components}
+    return [[name, " + ".join(k for k in PARAM_GROUPS[name] if k in present),
+             format_int(g["per_layer"]) if g["per_layer"] is not None else "", format_int(g["count"])]
+            for name, g in groups.items() if g["count"]]
+
+
 def flop_rows(est: Estimate) -> list[list]:
     fl = est.flops
     rows = [[c.key, c.formula, _num(fl.per_token(c.forward)), format_si(fl.per_token(c.forward))]
@@ -37,6 +47,9 @@ def flop_rows(est: Estimate) -> list[list]:
                  _num(fl.per_token(fl.training)), format_si(fl.per_token(fl.training))])
     six_n = est.kaplan_6n_per_token
     exact = fl.per_token(fl.forward + fl.backward)
+    decode = est.decode_per_token
+    rows.append(["decode (inference)", f"1 new token, {fl.seq_len} cached keys (KV cache)", _num(decode),
+                 format_si(decode)])
     rows.append(["6N (approximation)", f"6 x {format_si(est.params.active)} params; {(six_n / exact - 1) * 100:+.1f}% "
                  "vs exact fwd+bwd", _num(six_n), format_si(six_n)])
     return rows
@@ -71,7 +84,8 @@ def render_estimate(est: Estimate, fmt: str) -> str:
     if est.source:
         parts.append(f"source: {est.source}")
     parts += ["", heading("Parameters", fmt),
-              table(["component", "name", "formula", "per layer", "count"], param_rows(est), fmt)]
+              table(["component", "name", "formula", "per layer", "count"], param_rows(est), fmt),
+              "", table(["group", "components", "per layer", "count"], group_rows(est), fmt)]
     parts += ["", heading(f"FLOPs per token: T = {fl.seq_len}, attention = {fl.attention}, recompute = "
                           f"{fl.recompute} (2 FLOPs per multiply-add, matmuls only)", fmt),
               table(["component", "formula (forward)", "FLOPs/token", "SI"], flop_rows(est), fmt)]
@@ -98,6 +112,7 @@ def _render_csv(est: Estimate) -> str:
     rows += [["flops_per_token", "forward", f"T={fl.seq_len} attention={fl.attention}", fl.per_token(fl.forward)],
              ["flops_per_token", "backward", "2 x forward", fl.per_token(fl.backward)],
              ["flops_per_token", "training", f"recompute={fl.recompute}", fl.per_token(fl.training)],
+             ["flops_per_token", "decode", f"KV cache of {fl.seq_len}", est.decode_per_token],
              ["flops_per_token", "kaplan_6n", "approximation", est.kaplan_6n_per_token]]
     if est.training:
         for key, value in est.to_dict()["training"].items():

@@ -21,6 +21,8 @@ def test_estimate_table_has_the_seed_numbers():
     assert result.exit_code == 0, result.output
     out = result.output
     assert "6,738,415,616" in out and "16,777,216" in out and "45,088,768" in out
+    for seed_figure in ("67,108,864", "135,266,304", "266,240", "262,144,000"):  # the seed's grouped table
+        assert seed_figure in out
     assert "attention = full" in out and "6N (approximation)" in out
     assert "GPU-hours (6N)" in out and "179,979" in out
 
@@ -36,6 +38,7 @@ def test_estimate_json_contract():
     for key in ("forward_per_token", "backward_per_token", "training_per_token", "kaplan_6n_per_token", "components"):
         assert key in f
     assert f["forward_per_token"] == 15_361_638_400
+    assert f["decode_per_token"] == f["forward_per_token"]  # one token attending to 4096 cached keys
     assert sum(f["components"].values()) == f["forward_per_token"]
     for key in ("tokens", "flops", "gpu", "peak_flops_per_second", "mfu", "gpu_hours", "num_gpus",
                 "wall_clock_days", "cost_usd"):
