@@ -36,6 +36,10 @@ MATMUL_LIKE = re.compile(r"(^|[._:])(mm|bmm|addmm|baddbmm|addbmm|matmul|linear|e
                          r"_grouped_mm|_scaled_mm|\w*attention\w*|tensordot)($|[._])")
 
 
+# Norm modules (layer index removed): no matmul; fvcore's own FLOPs for them are kept apart.
+NORM_MODULES = ("emb_norm", "attn_norm", "mlp_norm", "norm_f")
+
+
 def component_key(module_name: str) -> str | None:
     """'blocks.3.attn.q' -> 'attn.q'; 'blocks.0.moe.experts.5.up' -> 'moe.experts';
     'lm_head' -> 'lm_head'. Keys match sizing.flops.flop_components."""
@@ -203,7 +207,7 @@ def count_fvcore(model: nn.Module, idx: torch.Tensor, attn_impl: str = "math") -
     leaf_total = sum(forward.values())
     for module_name, ops in by_module_op.items():
         name = re.sub(r"^blocks\.\d+\.", "", module_name.removeprefix("model."))
-        if name in ("attn_norm", "mlp_norm", "norm_f"):
+        if name in NORM_MODULES:
             norms[name] += FVCORE_FLOPS_PER_COUNT * sum(ops.values())
     total = FVCORE_FLOPS_PER_COUNT * analysis.total()
     rest = total - leaf_total - sum(norms.values())

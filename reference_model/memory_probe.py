@@ -176,7 +176,8 @@ def cpu_remainders(cfg: ModelConfig, seq_len: int, batch: int, activation_bytes:
     per_norm = -2 * batch * seq_len * (M.FP32_BYTES - activation_bytes)
     in_blocks = 0 if recompute == "full" else cfg.norms_per_block * per_norm
     return [Remainder("LayerNorm mean/rstd: the CPU kernel keeps them in the input dtype (fp32 on CUDA, as the "
-                      "formula counts): -2.b.T.(4 - a) per LayerNorm", in_blocks, per_norm if cfg.final_norm else 0)]
+                      "formula counts): -2.b.T.(4 - a) per LayerNorm", in_blocks,
+                      per_norm * (cfg.final_norm + cfg.embedding_norm))]
 
 
 @dataclass

@@ -5,6 +5,7 @@ and expert indices removed, so parameter counters and FLOP counters can attribut
 tensor and every matmul to one analytic component:
 
     tok_emb, pos_emb (learned positions only)
+    emb_norm                                    if cfg.embedding_norm (BLOOM): norm of the embedding sum
     blocks.{i}.attn_norm
     blocks.{i}.attn.q / .k / .v / .o            separate nn.Linear each (no fused qkv)
     blocks.{i}.attn.scores / .av                parameter-free: q @ k^T and probs @ v (math path)
@@ -345,6 +346,8 @@ class GPT(nn.Module):
         self.tok_emb = nn.Embedding(cfg.padded_vocab, cfg.d_model)
         if cfg.position == "learned":
             self.pos_emb = nn.Embedding(cfg.max_positions, cfg.d_model)
+        if cfg.embedding_norm:
+            self.emb_norm = make_norm(cfg)
         self.blocks = nn.ModuleList(Block(cfg, dropout) for _ in range(cfg.n_layers))
         for i, block in enumerate(self.blocks):
             block.attn.layer = i
@@ -382,6 +385,8 @@ class GPT(nn.Module):
             if step.end > cfg.max_positions:
                 raise ValueError(f"sequence reaches position {step.end}, beyond max_positions ({cfg.max_positions})")
             x = x + self.pos_emb(step.positions)
+        if cfg.embedding_norm:
+            x = self.emb_norm(x)
         use_ckpt = self.checkpointing and step.cache is None and torch.is_grad_enabled()
         for block in self.blocks:
             x = _checkpoint(block, x, step, use_reentrant=False) if use_ckpt else block(x, step)

@@ -11,7 +11,8 @@ from .verify import CheckResult, verify_flops, verify_memory, verify_params
 # One preset per architecture family: the FLOP and memory checks run on these in full detail;
 # the parameter check runs on every preset.
 FAMILY_PRESETS = ("gpt2", "gpt3-175b", "opt-125m", "pythia-160m", "llama2-7b", "llama2-70b", "llama3.1-405b",
-                  "mistral-7b", "mixtral-8x7b", "qwen2-7b", "gemma-2b", "gemma-7b", "phi-2", "falcon-7b")
+                  "mistral-7b", "mixtral-8x7b", "qwen2-7b", "gemma-2b", "gemma-7b", "phi-2", "falcon-7b",
+                  "bloom-560m")
 
 
 def _int(value) -> str:

@@ -68,6 +68,7 @@ class ModelConfig:
     norm_bias: bool | None = None  # None: True for layernorm, False for rmsnorm
     norm_placement: str = "pre"
     final_norm: bool = True
+    embedding_norm: bool = False  # a norm on the embedding output before the first block (BLOOM)
     parallel_block: bool = False  # x + attn(n(x)) + mlp(n'(x)) (GPT-J, NeoX, Phi-2, Falcon)
     shared_block_norm: bool = False  # parallel block whose attn and MLP read one norm
     position: str = "learned"

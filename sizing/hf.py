@@ -9,7 +9,7 @@ counts in tests/fixtures/hf_counts.json). Both spellings are read:
 * transformers 4.x: `rope_theta`, `rope_scaling`, `rotary_pct`, `rotary_emb_base` at top level;
 * transformers 5.x: `rope_parameters: {rope_theta, partial_rotary_factor, ...}`;
 * GPT-2's `n_embd/n_layer/n_head/n_inner/n_positions` or `hidden_size/...`;
-* Falcon's older `n_embed/n_head/n_layer/n_head_kv`.
+* Falcon's older `n_embed/n_head/n_layer/n_head_kv`; BLOOM's `n_embed/n_layer/n_head`.
 
 The sizes that decide the parameter count (vocab, width, depth, heads, MLP width) are
 required: a config.json without them is an error, not a silent default.
@@ -256,9 +256,22 @@ def _falcon(d: dict) -> dict:
                 norm_eps=_get(d, "layer_norm_epsilon", default=1e-5, kind="num"))
 
 
+def _bloom(d: dict) -> dict:
+    # BloomModel: word_embeddings -> word_embeddings_layernorm -> pre-LN blocks (fused
+    # query_key_value and dense, both with bias; dense_h_to_4h / dense_4h_to_h at 4h, biased,
+    # tanh GELU) -> ln_f; ALiBi, so no position table. BloomConfig lets `n_embed` override
+    # hidden_size and ignores n_inner. apply_residual_connection_post_layernorm moves which
+    # tensor the residual carries, not a parameter or a FLOP: it is accepted as is.
+    base = _common(d, width=("n_embed", "hidden_size"), layers=("n_layer", "num_hidden_layers"),
+                   heads=("n_head", "num_attention_heads"))
+    return dict(base, d_ff=4 * base["d_model"], mlp="gelu", embedding_norm=True, position="none",
+                qkv_bias=True, attn_out_bias=True, mlp_bias=True, tied_embeddings=_tied(d, True),
+                norm_eps=_get(d, "layer_norm_epsilon", default=1e-5, kind="num"))
+
+
 _CONVERTERS: dict[str, Callable[[dict], dict]] = {
     "llama": _llama, "mistral": _mistral, "mixtral": _mixtral, "qwen2": _qwen2, "gemma": _gemma,
-    "gpt2": _gpt2, "opt": _opt, "gpt_neox": _gpt_neox, "phi": _phi, "falcon": _falcon,
+    "gpt2": _gpt2, "opt": _opt, "gpt_neox": _gpt_neox, "phi": _phi, "falcon": _falcon, "bloom": _bloom,
 }
 SUPPORTED_MODEL_TYPES = tuple(_CONVERTERS)
 

@@ -226,9 +226,11 @@ def activation_terms(cfg: ModelConfig, seq_len: int, micro_batch: int = 1, atten
       (b.T.k of them): the (token, slot) int64 pair from torch.where, the gathered input, the
       expert's hidden tensors, the expert output, the gate weight and the weighted output
       saved by index_add_.
-    * Outside the blocks: token ids (int64), learned position ids (T, int64), RoPE cos/sin
-      (T x r each, shared by all layers), the final norm, the lm_head input, the fp32
-      log-softmax of the loss (b.T.V.4), the int64 targets and nll_loss's fp32 total weight.
+    * Outside the blocks: token ids (int64), learned position ids (T, int64), the embedding
+      norm (BLOOM; as a block norm, but its output is the first block's input and is saved
+      there), RoPE cos/sin (T x r each, shared by all layers), the final norm, the lm_head
+      input, the fp32 log-softmax of the loss (b.T.V.4), the int64 targets and nll_loss's
+      fp32 total weight.
     """
     impl = ATTENTION_ALIASES.get(attention_impl, attention_impl)
     _check_choice("attention_impl", impl, ATTENTION_IMPLS)
@@ -287,6 +289,8 @@ def activation_terms(cfg: ModelConfig, seq_len: int, micro_batch: int = 1, atten
     add("tok_emb.ids", "b·T·8 (int64)", b * T * INDEX_BYTES, False)
     if cfg.position == "learned":
         add("pos_emb.positions", "T·8 (int64)", T * INDEX_BYTES, False)
+    if cfg.embedding_norm:
+        norm("emb_norm", with_output=False, per_layer=False)  # its output is block 0's input
     if cfg.position == "rope" and recompute != "full":
         add("rope.cos_sin", "2·T·r·a (shared by all layers)", 2 * T * cfg.rotary_dim * a, False)
     if cfg.final_norm:

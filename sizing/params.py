@@ -39,6 +39,11 @@ def norm_params(cfg: ModelConfig) -> int:
     return cfg.d_model * (2 if cfg.has_norm_bias else 1)
 
 
+def embedding_norm_params(cfg: ModelConfig) -> int:
+    """BLOOM's word_embeddings_layernorm: one norm on the embedding output, before the blocks."""
+    return norm_params(cfg) if cfg.embedding_norm else 0
+
+
 def final_norm_params(cfg: ModelConfig) -> int:
     return norm_params(cfg) if cfg.final_norm else 0
 
@@ -92,7 +97,7 @@ def router_params(cfg: ModelConfig) -> int:
 
 def param_components(cfg: ModelConfig) -> list[ParamComponent]:
     """Every parameter tensor group of the model, in forward order. Zero-sized parts
-    (no position table, tied head, dense model's router) are left out."""
+    (no position table, no embedding norm, tied head, dense model's router) are left out."""
     L = cfg.n_layers
     d, V, f = cfg.d_model, cfg.padded_vocab, cfg.d_ff
     nb = " + d" if cfg.has_norm_bias else ""
@@ -106,6 +111,7 @@ def param_components(cfg: ModelConfig) -> list[ParamComponent]:
     bias = lambda on, term: f" + {term}" if on else ""  # noqa: E731  (formula text only)
     add("tok_emb", "token embedding", "V·d", count=token_embedding_params(cfg))
     add("pos_emb", "learned positions", "P·d", count=position_embedding_params(cfg))
+    add("emb_norm", "embedding norm", f"d{nb}", count=embedding_norm_params(cfg))
     add("attn_norm", "attention norm" if not cfg.shared_block_norm else "block norm (shared)",
         f"d{nb}", per_layer=norm_params(cfg))
     add("attn.q", "W_Q", "d·h·d_h" + bias(cfg.qkv_bias, "h·d_h"), per_layer=q_proj_params(cfg))
@@ -162,7 +168,7 @@ def layer_params(cfg: ModelConfig) -> int:
 PARAM_GROUPS: dict[str, tuple[str, ...]] = {
     "attention": ("attn.q", "attn.k", "attn.v", "attn.o"),
     "mlp": ("mlp.up", "mlp.gate", "mlp.down", "moe.router", "moe.experts"),
-    "norms": ("attn_norm", "mlp_norm", "norm_f"),
+    "norms": ("emb_norm", "attn_norm", "mlp_norm", "norm_f"),
     "embeddings": ("tok_emb", "pos_emb", "lm_head"),
 }
 

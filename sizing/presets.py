@@ -69,6 +69,18 @@ def _llama(name, family, d, L, h, d_ff, ctx, tokens, src, params=None, rounded=N
                   published_params=params, published_params_rounded=rounded, hf_id=hf_id, notes=notes)
 
 
+# ---- BLOOM (BigScience 2022, arXiv:2211.05100): ALiBi (no position table), LayerNorm on the
+# embeddings (word_embeddings_layernorm) and in pre-LN blocks, biases everywhere, GELU 4d, tied ----
+_BLOOM = dict(vocab_size=250880, mlp="gelu", norm="layernorm", position="none", embedding_norm=True,
+              qkv_bias=True, attn_out_bias=True, mlp_bias=True, tied_embeddings=True)
+
+
+def _bloom(name, d, L, h, params, hf_id, src, tokens=None, tokens_source=None):
+    cfg = ModelConfig(d_model=d, n_layers=L, n_heads=h, d_ff=4 * d, **_BLOOM)
+    return Preset(name, "bloom", cfg, src, context=2048, training_tokens=tokens, tokens_source=tokens_source,
+                  published_params=params, hf_id=hf_id)
+
+
 _PRESET_LIST = [
     _gpt2("gpt2", 768, 12, 12, 124_439_808),
     _gpt2("gpt2-medium", 1024, 24, 16, 354_823_168),
@@ -192,11 +204,17 @@ _PRESET_LIST = [
            "HF tiiuae/falcon-7b config.json (multi_query, parallel_attn, bias false) and model card (1.5T tokens)",
            context=2048, training_tokens=1500 * B, tokens_source="tiiuae/falcon-7b model card (1,500B tokens)",
            published_params=6_921_720_704, hf_id="tiiuae/falcon-7b"),
+    _bloom("bloom-560m", 1024, 24, 16, 559_214_592, hf_id="bigscience/bloom-560m",
+           src="HF bigscience/bloom-560m config.json and model card (559,214,592 parameters)"),
+    _bloom("bloom-176b", 14336, 70, 112, 176_247_271_424, hf_id="bigscience/bloom",
+           src="arXiv:2211.05100; HF bigscience/bloom config.json and model card (176,247,271,424 parameters)",
+           tokens=366 * B, tokens_source="arXiv:2211.05100 (366B tokens)"),
 ]
 
 PRESETS: dict[str, Preset] = {p.name: p for p in _PRESET_LIST}
 ALIASES = {"llama-30b": "llama-33b", "llama2-7b-hf": "llama2-7b", "llama3.1-8b": "llama3-8b",
-           "llama3.1-70b": "llama3-70b", "mistral": "mistral-7b", "mixtral": "mixtral-8x7b"}
+           "llama3.1-70b": "llama3-70b", "mistral": "mistral-7b", "mixtral": "mixtral-8x7b",
+           "bloom": "bloom-176b"}
 
 
 def get_preset(name: str) -> Preset:

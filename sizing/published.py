@@ -13,8 +13,6 @@ the paper's parameter count in `params` and say how it was obtained in `params_n
 
 from __future__ import annotations
 
-from .config import ModelConfig
-
 _GPT3_SRC = "arXiv:2005.14165 Table D.1"
 _L1_SRC = ("arXiv:2302.13971 Table 15; tokens: github.com/meta-llama/llama MODEL_CARD.md @53011c3d "
            "(LLaMA v1 card, Table 1 hyperparameters)")
@@ -52,17 +50,6 @@ LLAMA_GPU_HOURS: list[dict] = [
          source=_L2_SRC),
 ]
 
-# BLOOM-176B (bigscience/bloom config.json): ALiBi (no position table), LayerNorm with biases,
-# biases everywhere, tied embeddings, GELU 4d MLP. BLOOM also normalises the embeddings
-# (word_embeddings_layernorm: 2d = 28,672 parameters), which ModelConfig has no field for;
-# the config below plus that 2d reproduces the published 176,247,271,424 exactly.
-BLOOM_176B = ModelConfig(vocab_size=250880, d_model=14336, n_layers=70, n_heads=112, d_ff=4 * 14336, mlp="gelu",
-                         norm="layernorm", position="none", qkv_bias=True, attn_out_bias=True, mlp_bias=True,
-                         tied_embeddings=True)
-BLOOM_PUBLISHED_PARAMS = 176_247_271_424  # HF bigscience/bloom model card
-BLOOM_EMBEDDING_NORM_PARAMS = 2 * 14336
-BLOOM_CONTEXT = 2048
-
 # PaLM-540B (arXiv:2204.02311 Table 1): 118 layers, 48 heads of 256, trained at T = 2048.
 # L, H, Q, T enter PaLM's own MFU formula, 6N + 12·L·H·Q·T (Appendix B).
 PALM_540B_SHAPE = dict(n_layers=118, n_heads=48, head_dim=256, seq_len=2048)
@@ -85,8 +72,8 @@ OTHER_RUNS: list[dict] = [
          source="arXiv:2205.01068 - 992 x A100-80GB, up to 147 TFLOP/s per GPU, ~180B tokens; "
                 "GPU-hours 809,472 from LLaMA Table 15 (arXiv:2302.13971)",
          notes="The GPU-hours include restarts and failures."),
-    dict(model="BLOOM-176B", preset=None, tokens=366 * 10**9, flops=None, gpu_hours=1_082_990, gpu="a100-80gb",
-         reported_tflops_per_gpu=156,
+    dict(model="BLOOM-176B", preset="bloom-176b", tokens=366 * 10**9, flops=None, gpu_hours=1_082_990,
+         gpu="a100-80gb", reported_tflops_per_gpu=156,
          source="arXiv:2211.05100 p.18 '1,082,990 compute hours ... 48 nodes x 8 A100 80GB (384 GPUs)'; "
                 "366B tokens; genci.fr (156 TFLOP/s per GPU); parameters: HF bigscience/bloom model card",
          notes="LLaMA Table 15 lists 1,082,880 GPU-hours; BLOOM's own paper says 1,082,990."),

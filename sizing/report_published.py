@@ -101,17 +101,12 @@ def other_rows() -> list[dict]:
     _params_row(add, run, P.total_params(preset.config), 175e9, "published (rounded)")
     _mfu_rows(add, run, preset.config, preset.context, P.active_params(preset.config))
 
-    # BLOOM-176B: a config here, not a preset (see sizing/published.py).
+    # BLOOM-176B: our preset (embedding LayerNorm included); count vs the model card, then the implied MFU.
     run = runs["BLOOM-176B"]
-    ours = P.total_params(pub.BLOOM_176B)
-    add(run, "parameters, our config (no field for BLOOM's embedding LayerNorm)", ours, pub.BLOOM_PUBLISHED_PARAMS,
-        f"{fmt.diff(ours, pub.BLOOM_PUBLISHED_PARAMS)} ({ours - pub.BLOOM_PUBLISHED_PARAMS:+,} = -2d: the "
-        "embedding LayerNorm)",
-        shown=(fmt.count(ours), fmt.count(pub.BLOOM_PUBLISHED_PARAMS)))
-    with_norm = ours + pub.BLOOM_EMBEDDING_NORM_PARAMS
-    _params_row(add, run, with_norm, pub.BLOOM_PUBLISHED_PARAMS, "published (HF bigscience/bloom model card)",
-                label="parameters, our config + embedding LayerNorm (2d)")
-    _mfu_rows(add, run, pub.BLOOM_176B, pub.BLOOM_CONTEXT, with_norm)
+    preset = get_preset(run["preset"])
+    _params_row(add, run, P.total_params(preset.config), preset.published_params,
+                "published (HF bigscience/bloom model card)")
+    _mfu_rows(add, run, preset.config, preset.context, P.active_params(preset.config))
     return rows
 
 

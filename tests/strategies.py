@@ -34,6 +34,7 @@ def configs(draw, max_layers=3):
         n_heads=n_heads, n_kv_heads=draw(st.sampled_from([None, kv])), head_dim=head_dim,
         d_ff=draw(st.integers(1, 40)), mlp=draw(st.sampled_from(["gelu", "relu", "swiglu", "geglu"])),
         norm=norm, norm_bias=norm_bias, norm_placement=placement, final_norm=draw(st.booleans()),
+        embedding_norm=draw(st.booleans()),
         parallel_block=parallel, shared_block_norm=parallel and draw(st.booleans()), position=position,
         max_positions=draw(st.integers(16, 40)) if position == "learned" else draw(st.sampled_from([0, 7])),
         rotary_fraction=draw(st.sampled_from(fractions)) if position == "rope" else 1.0,

@@ -14,7 +14,7 @@ from reference_model.small import small_config
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 FAMILIES = ["gpt2", "opt-125m", "pythia-160m", "llama2-7b", "llama2-70b", "mistral-7b", "mixtral-8x7b",
-            "qwen2-7b", "gemma-2b", "gemma-7b", "phi-2", "falcon-7b"]
+            "qwen2-7b", "gemma-2b", "gemma-7b", "phi-2", "falcon-7b", "bloom-560m"]
 
 
 def _describe(check):
@@ -35,7 +35,8 @@ def test_every_family_small_both_counters_exact(name):
 
 
 @pytest.mark.parametrize("name,seq_len", [("gpt2", 1024), ("llama2-7b", 4096), ("mixtral-8x7b", 4096),
-                                          ("gemma-2b", 8192), ("falcon-7b", 2048), ("llama3.1-405b", 2048)])
+                                          ("gemma-2b", 8192), ("falcon-7b", 2048), ("bloom-176b", 2048),
+                                          ("llama3.1-405b", 2048)])
 def test_full_size_presets_on_meta(name, seq_len):
     check = check_flops(PRESETS[name].config, name, seq_len=seq_len, device="meta", counters="torch", batch=1)
     assert check.ok, _describe(check)

@@ -30,7 +30,7 @@ def hf(path: Path) -> dict:
 
 # ---- exact totals against transformers ----
 def test_every_fixture_has_a_count():
-    assert {p.stem for p in CONFIG_FILES} == set(COUNTS) and len(COUNTS) == 34
+    assert {p.stem for p in CONFIG_FILES} == set(COUNTS) and len(COUNTS) == 36
 
 
 @pytest.mark.parametrize("path", CONFIG_FILES, ids=lambda p: p.stem)
@@ -43,7 +43,7 @@ _PRESETS_WITH_FIXTURE = [p for p in PRESETS.values() if p.hf_id and p.hf_id.repl
 
 def test_presets_with_fixture_cover_every_family():
     assert {p.family for p in _PRESETS_WITH_FIXTURE} >= {"gpt2", "llama", "llama2", "llama3", "mistral", "mixtral",
-                                                         "opt", "gpt_neox", "qwen2", "gemma", "phi", "falcon"}
+                                                         "opt", "gpt_neox", "qwen2", "gemma", "phi", "falcon", "bloom"}
 
 
 @pytest.mark.parametrize("preset", _PRESETS_WITH_FIXTURE, ids=lambda p: p.name)
@@ -61,6 +61,7 @@ _PHI = dict(model_type="phi", vocab_size=1000, hidden_size=128, intermediate_siz
             num_attention_heads=4)
 _FALCON = dict(model_type="falcon", vocab_size=1000, hidden_size=128, max_position_embeddings=64)
 _SMALL = dict(vocab_size=1000, hidden_size=256, intermediate_size=512, num_hidden_layers=2)
+_BLOOM = dict(model_type="bloom", vocab_size=1000, n_layer=2, n_head=4)
 
 # (config, total from transformers 5.24.0 on the meta device): one per branch and default
 BRANCHES = {
@@ -101,6 +102,9 @@ BRANCHES = {
                                     new_decoder_architecture=True, num_ln_in_parallel_attn=1), 472832),
     "falcon_alibi_untied": (dict(_FALCON, num_hidden_layers=2, num_attention_heads=4, alibi=True,
                                  tie_word_embeddings=False), 600832),
+    "bloom_defaults_tied": (dict(_BLOOM, hidden_size=128), 525056),
+    "bloom_untied": (dict(_BLOOM, hidden_size=128, tie_word_embeddings=False), 653056),
+    "bloom_n_embed_over_hidden_size": (dict(_BLOOM, hidden_size=64, n_embed=128), 525056),
 }
 
 
@@ -136,6 +140,9 @@ SPELLINGS = {
                               hidden_act="gelu_pytorch_tanh")),
     "mixtral_experts": (dict(_SMALL, model_type="mixtral", num_attention_heads=8, num_local_experts=4),
                         dict(_SMALL, model_type="mixtral", num_attention_heads=8, num_experts=4)),
+    "bloom_names": (dict(_BLOOM, n_embed=128),
+                    dict(model_type="bloom", vocab_size=1000, hidden_size=128, num_hidden_layers=2,
+                         num_attention_heads=4)),
 }
 
 
@@ -208,6 +215,16 @@ def test_neox_phi_falcon_blocks():
     assert from_hf_config(dict(_FALCON, num_hidden_layers=2, num_attention_heads=4, alibi=True)).position == "none"
 
 
+def test_bloom_mapping():
+    cfg = from_hf_config(hf(CONFIG_DIR / "bigscience__bloom.json"))
+    assert (cfg.d_model, cfg.n_layers, cfg.n_heads, cfg.d_ff, cfg.vocab_size) == (14336, 70, 112, 4 * 14336, 250880)
+    assert (cfg.embedding_norm, cfg.position, cfg.norm, cfg.has_norm_bias, cfg.final_norm) == (
+        True, "none", "layernorm", True, True)
+    assert (cfg.qkv_bias, cfg.attn_out_bias, cfg.mlp_bias, cfg.tied_embeddings, cfg.mlp) == (
+        True, True, True, True, "gelu")
+    assert (cfg.parallel_block, cfg.norm_placement, cfg.lm_head_bias) == (False, "pre", False)
+
+
 @pytest.mark.parametrize("act, gated, kind", [
     ("silu", True, "swiglu"), ("gelu", True, "geglu"), ("gelu_pytorch_tanh", True, "geglu"),
     ("gelu", False, "gelu"), ("gelu_new", False, "gelu"), ("relu", False, "relu"),
@@ -244,7 +261,7 @@ def test_errors_name_the_field(config, words):
 
 def test_supported_model_types():
     assert set(SUPPORTED_MODEL_TYPES) == {"llama", "mistral", "mixtral", "qwen2", "gemma", "gpt2", "opt",
-                                          "gpt_neox", "phi", "falcon"}
+                                          "gpt_neox", "phi", "falcon", "bloom"}
 
 
 # ---- load_config_file ----

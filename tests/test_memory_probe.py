@@ -30,6 +30,7 @@ PRESET_CASES = {
     "pythia-160m": "partial rotary, parallel block with two norms",
     "gemma-7b": "head_dim != d_model / h, GeGLU",
     "opt-125m": "ReLU",
+    "bloom-560m": "LayerNorm on the embeddings, ALiBi (no position table)",
 }
 POST_NORM = ModelConfig(vocab_size=96, d_model=64, n_layers=2, n_heads=4, d_ff=256, max_positions=64,
                         norm_placement="post")
@@ -48,7 +49,7 @@ def test_activations_fp32_within_2_percent_and_fully_explained(name, impl, recom
         assert check.measured.total == check.formula_total  # sizing's formula as it stands, byte for byte
 
 
-@pytest.mark.parametrize("name", ["gpt2", "llama2-7b", "mixtral-8x7b"])
+@pytest.mark.parametrize("name", ["gpt2", "llama2-7b", "mixtral-8x7b", "bloom-560m"])
 @pytest.mark.parametrize("impl", ["math", "sdpa"])
 def test_activations_bf16(name, impl):
     check = check_activations(CONFIGS[name], impl, "none", T, B, dtype="bf16")

@@ -32,6 +32,8 @@ CONFIGS = {
     "parallel-shared": ModelConfig(**BASE, parallel_block=True, shared_block_norm=True, position="rope",
                                    rotary_fraction=0.5, lm_head_bias=True, qkv_bias=True),
     "parallel-two-norms": ModelConfig(**BASE, parallel_block=True, position="none", sliding_window=3),
+    "bloom-like": ModelConfig(**BASE, position="none", embedding_norm=True, qkv_bias=True, attn_out_bias=True,
+                              mlp_bias=True, tied_embeddings=True),
 }
 NAMES = list(CONFIGS)
 
@@ -175,6 +177,27 @@ def test_module_paths():
     names = dict(_model("parallel-shared").named_modules())
     assert "blocks.0.mlp_norm" not in names and "blocks.0.mlp.gate" not in names
     assert "norm_f" not in dict(_model("post-ln").named_modules())
+    assert "emb_norm" in dict(_model("bloom-like").named_modules())
+    assert "emb_norm" not in dict(_model("gpt2-like").named_modules())
+
+
+@pytest.mark.parametrize("position", ["none", "learned"])
+def test_embedding_norm_normalises_the_embedding_sum_before_the_first_block(position):
+    cfg = ModelConfig(**BASE, position=position, max_positions=64 if position == "learned" else 0,
+                      embedding_norm=True)
+    model = build(cfg, seed=0).eval()
+    with torch.no_grad():
+        model.emb_norm.weight.uniform_(0.5, 1.5)
+        model.emb_norm.bias.uniform_(-0.5, 0.5)
+    idx = _tokens(cfg, T=8)
+    seen = []
+    hook = model.blocks[0].register_forward_pre_hook(lambda m, args: seen.append(args[0]))
+    model(idx)
+    hook.remove()
+    x = model.tok_emb(idx)
+    if position == "learned":
+        x = x + model.pos_emb(torch.arange(8))
+    torch.testing.assert_close(seen[0], model.emb_norm(x))
 
 
 def test_moe_sends_each_token_to_exactly_top_k_experts():

@@ -90,9 +90,13 @@ def test_published_runs_cite_a_source_and_a_difference(fresh):
 
 
 def test_bloom_count_is_reproduced():
-    from sizing.params import total_params
+    from sizing.params import param_components, total_params
+    from sizing.presets import get_preset
 
-    assert total_params(pub.BLOOM_176B) + pub.BLOOM_EMBEDDING_NORM_PARAMS == pub.BLOOM_PUBLISHED_PARAMS
+    run = next(r for r in pub.OTHER_RUNS if r["model"] == "BLOOM-176B")
+    cfg = get_preset(run["preset"]).config
+    assert total_params(cfg) == 176_247_271_424  # HF bigscience/bloom model card, embedding LayerNorm included
+    assert {c.key: c.count for c in param_components(cfg)}["emb_norm"] == 2 * 14336
 
 
 def test_published_figures_match_reference(reference_figures):
