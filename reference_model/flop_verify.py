@@ -47,7 +47,8 @@ class FlopCheck:
     counters: tuple[str, ...]
     forward: list[FlopRow]
     training: list[FlopRow]
-    recompute: list[FlopRow] = field(default_factory=list)
+    recompute: list[FlopRow] = field(default_factory=list)  # checkpointed blocks: one forward of them
+    recompute_selective: list[FlopRow] = field(default_factory=list)  # checkpointed attention core: QK^T, AV
     skipped: dict[str, dict[str, int]] = field(default_factory=dict)  # counter -> op -> calls
     uncounted_matmuls: dict[str, dict[str, int]] = field(default_factory=dict)
     extra_terms: dict[str, dict[str, int]] = field(default_factory=dict)  # e.g. fvcore's LayerNorm FLOPs
@@ -56,7 +57,7 @@ class FlopCheck:
 
     @property
     def ok(self) -> bool:
-        rows = self.forward + self.training + self.recompute
+        rows = self.forward + self.training + self.recompute + self.recompute_selective
         return (all(d == 0 for r in rows for d in r.differences())
                 and not any(self.uncounted_matmuls.values())
                 and self.flop_counter_mode_total == self.component_total)
@@ -110,24 +111,30 @@ def check_flops(cfg: ModelConfig, name: str, seq_len: int, device: str = "cpu", 
     check.forward = _rows(fwd, formulas, counted_fwd)
     check.training = _rows(train, formulas, counted_train)
     if recompute and use_torch:
-        check.recompute = _recompute_rows(model, idx, fwd, formulas)
+        check.recompute = _recompute_rows(model, idx, fwd, formulas, "full", attn_impl)
+        check.recompute_selective = _recompute_rows(model, idx, fwd, formulas, "selective", attn_impl)
     if not use_torch:
         check.flop_counter_mode_total = check.component_total = None
     return check
 
 
-def _recompute_rows(model, idx, fwd, formulas) -> list[FlopRow]:
-    """A checkpointed model re-runs exactly one forward of the blocks (not the lm_head).
-    torch stops a non-reentrant recomputation early once every saved tensor is rebuilt, which
-    skips each block's last matmul (its output is not saved); that saving is real but
-    implementation-specific, so the count disables early stop to see the whole re-run."""
+def _recompute_rows(model, idx, fwd, formulas, mode: str, attn_impl: str) -> list[FlopRow]:
+    """What a checkpointed model re-runs in backward, by component. "full" (checkpointed
+    blocks): exactly one forward of the blocks, not the lm_head. "selective" (checkpointed
+    attention core): QK^T and AV once more. torch stops a non-reentrant recomputation early
+    once every saved tensor is rebuilt, which skips each block's last matmul (its output is not
+    saved); that saving is real but implementation-specific, so the count disables early stop
+    to see the whole re-run."""
     from torch.utils.checkpoint import set_checkpoint_early_stop
 
-    model.set_checkpointing(True)
+    from sizing.flops import SELECTIVE_RECOMPUTE_KEYS
+
+    model.set_checkpointing(mode)
     try:
         with set_checkpoint_early_stop(False):
-            tc = count_torch(model, idx, backward=True)
+            tc = count_torch(model, idx, backward=True, attn_impl=attn_impl)
     finally:
-        model.set_checkpointing(False)
-    expected = {k: v for k, v in fwd.items() if k != "lm_head"}
+        model.set_checkpointing("none")
+    keep = (lambda k: k != "lm_head") if mode == "full" else (lambda k: k in SELECTIVE_RECOMPUTE_KEYS)
+    expected = {k: v for k, v in fwd.items() if keep(k)}
     return _rows(expected, formulas, {"torch": tc.recompute})

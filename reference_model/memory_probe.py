@@ -168,6 +168,16 @@ def reference_sdpa_extras(cfg: ModelConfig, seq_len: int, batch: int, activation
     return extras
 
 
+def reference_selective_extras(cfg: ModelConfig, seq_len: int) -> list[Remainder]:
+    """What the reference model's selective recomputation keeps beyond the formula: the
+    position indices (T int64, shared by every layer) that the checkpointed attention core
+    needs to rebuild its mask. With learned positions the embedding saves them anyway."""
+    if cfg.position == "learned":
+        return []
+    return [Remainder("position indices kept by the checkpointed attention core to rebuild its mask: T.8 (int64), "
+                      "once for all layers", 0, seq_len * 8)]
+
+
 def cpu_remainders(cfg: ModelConfig, seq_len: int, batch: int, activation_bytes: int,
                    recompute: str) -> list[Remainder]:
     """Where the CPU kernels save in another dtype than the formula (which follows CUDA)."""
@@ -240,20 +250,23 @@ def check_activations(cfg: ModelConfig, impl: str = "math", recompute: str = "no
                       batch: int = 2, dtype: str = "fp32", seed: int = 0) -> ActivationCheck:
     """Measured saved activations of the reference model vs sizing.memory.activation_terms.
     impl is the reference model's ("math" -> sizing's math, "sdpa" -> sizing's flash);
-    recompute "none" | "full" (the model's own per-block checkpointing)."""
-    if recompute not in ("none", "full"):
-        raise ValueError(f"recompute ({recompute!r}): the reference model checkpoints whole blocks (full) or nothing")
+    recompute "none" | "selective" (the model checkpoints its attention core) | "full" (each block)."""
+    if recompute not in ("none", "selective", "full"):
+        raise ValueError(f"recompute ({recompute!r}) must be none, selective or full")
     a = torch.tensor([], dtype=_DTYPES[dtype]).element_size()
     torch.manual_seed(seed)
-    model = build(cfg, "cpu", attn_impl=impl, dtype=_DTYPES[dtype], seed=seed, checkpoint=recompute == "full")
+    model = build(cfg, "cpu", attn_impl=impl, dtype=_DTYPES[dtype], seed=seed, checkpoint=recompute)
     model.train()
     generator = torch.Generator().manual_seed(seed)
     idx = torch.randint(0, cfg.vocab_size, (batch, seq_len), generator=generator)
     targets = torch.randint(0, cfg.vocab_size, (batch, seq_len), generator=generator)
     measured = measure_saved_activations(model, idx, targets)
     terms = M.activation_terms(cfg, seq_len, batch, "flash" if impl == "sdpa" else "math", recompute, a)
-    extras = reference_sdpa_extras(cfg, seq_len, batch, a) if impl == "sdpa" and recompute != "full" else []
-    label = impl + (" + recompute full" if recompute == "full" else "") + (f" ({dtype})" if dtype != "fp32" else "")
+    if recompute == "selective":  # the core (with its K/V repeat and masks) runs inside the checkpoint
+        extras = reference_selective_extras(cfg, seq_len)
+    else:
+        extras = reference_sdpa_extras(cfg, seq_len, batch, a) if impl == "sdpa" and recompute == "none" else []
+    label = impl + (f" + recompute {recompute}" if recompute != "none" else "") + (f" ({dtype})" if dtype != "fp32" else "")
     return ActivationCheck(label, impl, recompute, dtype, sum(t.bytes for t in terms if t.per_layer),
                            sum(t.bytes for t in terms if not t.per_layer), extras,
                            cpu_remainders(cfg, seq_len, batch, a, recompute), measured)
@@ -405,7 +418,8 @@ def check_cuda_memory(cfg: ModelConfig, seq_len: int = 256, batch: int = 4, impl
 
 
 # ---------------------------------------------------------------- sizing verify --memory
-ACTIVATION_CASES = (("math", "none"), ("sdpa", "none"), ("sdpa", "full"), ("math", "full"))
+ACTIVATION_CASES = (("math", "none"), ("sdpa", "none"), ("math", "selective"), ("sdpa", "selective"),
+                    ("sdpa", "full"), ("math", "full"))
 
 
 def verify_memory(name: str, cfg: ModelConfig, seq_len: int = 32, batch: int = 2, **_options):

@@ -32,6 +32,7 @@ from torch.utils.checkpoint import checkpoint as _checkpoint
 from sizing.config import ModelConfig
 
 ATTN_IMPLS = ("math", "sdpa")
+CHECKPOINT_MODES = ("none", "selective", "full")
 _ACTIVATIONS = {"gelu": F.gelu, "relu": F.relu, "silu": F.silu}
 
 
@@ -179,25 +180,13 @@ class Attention(nn.Module):
         self.av = AttnValues()
         self.o = nn.Linear(cfg.q_width, cfg.d_model, bias=cfg.attn_out_bias)
         self.layer = 0  # set by GPT: index into the KV cache
+        self.checkpoint_core = False  # set by GPT.set_checkpointing("selective")
 
-    def forward(self, x: torch.Tensor, step: _Step) -> torch.Tensor:
-        B, T, _ = x.shape
-        q = self.q(x).view(B, T, self.n_heads, self.d_head).transpose(1, 2)
-        k = self.k(x).view(B, T, self.kv_heads, self.d_head).transpose(1, 2)
-        v = self.v(x).view(B, T, self.kv_heads, self.d_head).transpose(1, 2)
-        if step.rope is not None:
-            q, k = apply_rope(q, *step.rope), apply_rope(k, *step.rope)
-
-        window = self.cfg.sliding_window
-        if step.cache is None:
-            keys, values, k_pos = k, v, step.positions
-        else:  # old cache slots + the new keys; then store the new ones
-            cache = step.cache
-            keys = torch.cat((cache.k[self.layer], k), dim=2)
-            values = torch.cat((cache.v[self.layer], v), dim=2)
-            k_pos = torch.cat((cache.pos, step.positions))
-            cache.write(self.layer, step.positions, k, v)
-
+    def core(self, q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, step: _Step,
+             k_pos: torch.Tensor) -> torch.Tensor:
+        """The attention core: softmax(q k^T / sqrt(d_h) + mask) v, (B, h, T, d_h); K/V heads
+        repeated to the query heads (GQA/MQA). What selective recomputation re-runs."""
+        T, window = q.shape[2], self.cfg.sliding_window
         rep = self.n_heads // self.kv_heads
         if rep > 1:  # GQA / MQA: each K/V head serves `rep` query heads
             keys, values = keys.repeat_interleave(rep, dim=1), values.repeat_interleave(rep, dim=1)
@@ -218,6 +207,30 @@ class Attention(nn.Module):
             out = self.av(self.drop(probs), values)
         else:
             raise ValueError(f"attn_impl ({step.attn_impl!r}) must be one of: {', '.join(ATTN_IMPLS)}")
+        return out
+
+    def forward(self, x: torch.Tensor, step: _Step) -> torch.Tensor:
+        B, T, _ = x.shape
+        q = self.q(x).view(B, T, self.n_heads, self.d_head).transpose(1, 2)
+        k = self.k(x).view(B, T, self.kv_heads, self.d_head).transpose(1, 2)
+        v = self.v(x).view(B, T, self.kv_heads, self.d_head).transpose(1, 2)
+        if step.rope is not None:
+            q, k = apply_rope(q, *step.rope), apply_rope(k, *step.rope)
+
+        if step.cache is None:
+            keys, values, k_pos = k, v, step.positions
+        else:  # old cache slots + the new keys; then store the new ones
+            cache = step.cache
+            keys = torch.cat((cache.k[self.layer], k), dim=2)
+            values = torch.cat((cache.v[self.layer], v), dim=2)
+            k_pos = torch.cat((cache.pos, step.positions))
+            cache.write(self.layer, step.positions, k, v)
+
+        if self.checkpoint_core and step.cache is None and torch.is_grad_enabled():
+            # selective recomputation (Korthikanti et al. 2022): keep q, k, v; re-run the core in backward
+            out = _checkpoint(self.core, q, keys, values, step, k_pos, use_reentrant=False)
+        else:
+            out = self.core(q, keys, values, step, k_pos)
         out = out.transpose(1, 2).reshape(B, T, self.n_heads * self.d_head)
         return self.o(out)
 
@@ -341,7 +354,8 @@ class GPT(nn.Module):
             raise ValueError(f"attn_impl ({attn_impl!r}) must be one of: {', '.join(ATTN_IMPLS)}")
         self.config = cfg
         self.attn_impl = attn_impl
-        self.checkpointing = False
+        self.checkpointing = False  # per-block (full) checkpointing; see set_checkpointing
+        self.checkpoint_mode = "none"
         self.last_kv_cache: KVCache | None = None
         self.tok_emb = nn.Embedding(cfg.padded_vocab, cfg.d_model)
         if cfg.position == "learned":
@@ -362,10 +376,18 @@ class GPT(nn.Module):
         self.attn_impl = impl
         return self
 
-    def set_checkpointing(self, enabled: bool = True) -> "GPT":
-        """Activation checkpointing of each block (torch.utils.checkpoint, use_reentrant=False)
-        while gradients are enabled: the block forwards run again during backward."""
-        self.checkpointing = bool(enabled)
+    def set_checkpointing(self, mode: bool | str = True) -> "GPT":
+        """Activation checkpointing while gradients are enabled (torch.utils.checkpoint,
+        use_reentrant=False): "full" (or True) checkpoints each block, whose forward runs
+        again in backward; "selective" checkpoints the attention core only (QK^T, mask,
+        softmax, dropout, AV: Korthikanti et al. 2022); "none" (or False) turns it off."""
+        mode = {True: "full", False: "none", None: "none"}.get(mode, mode)
+        if mode not in CHECKPOINT_MODES:
+            raise ValueError(f"checkpoint ({mode!r}) must be one of: {', '.join(CHECKPOINT_MODES)}")
+        self.checkpoint_mode = mode
+        self.checkpointing = mode == "full"
+        for block in self.blocks:
+            block.attn.checkpoint_core = mode == "selective"
         return self
 
     def num_params(self) -> int:
@@ -476,10 +498,11 @@ def init_weights(model: GPT, seed: int | None = None) -> None:
 
 
 def build(cfg: ModelConfig, device="cpu", attn_impl: str = "math", dtype: torch.dtype | None = None,
-          dropout: float = 0.0, seed: int | None = None, checkpoint: bool = False) -> GPT:
+          dropout: float = 0.0, seed: int | None = None, checkpoint: bool | str = False) -> GPT:
     """The reference GPT for `cfg` on `device`. device="meta" allocates nothing and skips
     init (any preset, llama3.1-405b included, builds in about a second). `seed` makes the
-    init reproducible; `checkpoint` turns on per-block activation checkpointing."""
+    init reproducible; `checkpoint` ("full"/True, "selective", "none"/False) sets activation
+    checkpointing (see GPT.set_checkpointing)."""
     if not isinstance(cfg, ModelConfig):
         raise TypeError(f"build() takes a sizing.ModelConfig, got {type(cfg).__name__}")
     device = torch.device(device)

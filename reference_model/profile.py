@@ -62,7 +62,7 @@ from .model import ATTN_IMPLS, build
 TORCH_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 # sizing.memory precision policy with the same bytes per element as a model built in the dtype
 MEMORY_POLICY = {"bf16": "bf16", "fp16": "bf16", "fp32": "fp32"}
-RECOMPUTE = ("none", "full")  # what the reference model can do: per-block checkpointing or nothing
+RECOMPUTE = ("none", "selective", "full")  # the reference model's checkpointing: none, attention core, blocks
 DEVICES = ("cuda", "cpu")
 DEFAULT_MFU = TrainingRun.__dataclass_fields__["mfu"].default  # the calculator's default assumption
 LR = 1e-4  # any value: the step time does not depend on it
@@ -87,11 +87,14 @@ def reference_extras_bytes(cfg: ModelConfig, seq_len: int, micro_batch: int, dty
     """Bytes the reference model's sdpa path saves beyond the fused-kernel formula, all layers
     (memory_probe.reference_sdpa_extras: GQA's repeated K/V, a window mask, partial-rotary copy).
     0 with the math path (the formula's `math` terms are the reference path) or with full
-    recompute (blocks keep only their input)."""
+    recompute (blocks keep only their input); with selective recompute, the position indices
+    the checkpointed core keeps (memory_probe.reference_selective_extras)."""
+    from .memory_probe import reference_sdpa_extras, reference_selective_extras
+
+    if recompute == "selective":
+        return sum(cfg.n_layers * r.per_layer + r.outside for r in reference_selective_extras(cfg, seq_len))
     if attn_impl != "sdpa" or recompute == "full":
         return 0
-    from .memory_probe import reference_sdpa_extras
-
     a = torch.tensor([], dtype=TORCH_DTYPES[dtype]).element_size()
     return cfg.n_layers * sum(r.per_layer for r in reference_sdpa_extras(cfg, seq_len, micro_batch, a))
 
@@ -541,7 +544,7 @@ def _run(cfg, seq_len, micro_batch, steps, warmup, dtype, torch_dtype, attn_impl
         torch.cuda.empty_cache()
         torch.cuda.synchronize(dev)
         baseline = torch.cuda.memory_allocated(dev)
-    model = build(cfg, dev, attn_impl=attn_impl, dtype=torch_dtype, seed=seed, checkpoint=recompute == "full")
+    model = build(cfg, dev, attn_impl=attn_impl, dtype=torch_dtype, seed=seed, checkpoint=recompute)
     model.train()
     if cuda:
         optimizer = torch.optim.AdamW(model.parameters(), lr=LR, fused=True)

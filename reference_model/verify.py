@@ -75,7 +75,7 @@ def verify_flops(name: str, cfg: ModelConfig, seq_len: int | None = None, counte
     rows, notes = [], []
     for run, check in runs:
         for phase, phase_rows in (("forward", check.forward), ("training", check.training),
-                                  ("recompute", check.recompute)):
+                                  ("recompute", check.recompute), ("recompute selective", check.recompute_selective)):
             for r in phase_rows:
                 diffs = r.differences()
                 rows.append([run, phase, r.component, r.expected, r.torch, r.fvcore,

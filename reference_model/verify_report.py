@@ -55,7 +55,7 @@ def _flops_table(r: CheckResult) -> str:
         row[f"{phase} torch"] = torch_count
         row[f"{phase} fvcore"] = fvcore_count
     columns = ["forward formula", "forward torch", "forward fvcore", "training formula", "training torch",
-               "recompute formula", "recompute torch"]
+               "recompute formula", "recompute torch", "recompute selective formula", "recompute selective torch"]
     rows = [[run, component] + [row.get(c) for c in columns] for (run, component), row in cells.items()]
     return _table(["run", "component"] + columns, rows)
 
@@ -65,8 +65,8 @@ def _flops_section(results: dict[str, CheckResult]) -> list[str]:
            "Matmul FLOPs (2 per multiply-add; fvcore's counts x 2), attention `full`. Full size: the preset at its "
            "training context on the meta device, batch 1, counted by `FlopCounterMode` (forward and forward + "
            "backward). Toy size: the same switches (`reference_model.small.small_config`), batch 2, T 32, on CPU, "
-           "counted by FlopCounterMode and fvcore (forward; fvcore has no backward), plus a checkpointed run whose "
-           "recomputation must equal one forward of the blocks. Values are per batch, not per token. "
+           "counted by FlopCounterMode and fvcore (forward; fvcore has no backward), plus checkpointed runs whose "
+           "recomputation must equal one forward of the blocks (full) or QK^T and AV once more (selective). Values are per batch, not per token. "
            "Command: `sizing verify --flops --preset NAME`.", ""]
     for name in FAMILY_PRESETS:
         r = results[name]

@@ -26,7 +26,7 @@ from .cli_common import UserError, model_options, resolve_model
 FORMATS = ("table", "json", "markdown")
 DTYPES = ("bf16", "fp16", "fp32")
 ATTENTION_IMPLS = ("sdpa", "math")
-RECOMPUTE = ("none", "full")
+RECOMPUTE = ("none", "selective", "full")
 DEVICES = ("cuda", "cpu")
 DEFAULTS = dict(micro_batch=1, steps=10, warmup=3, dtype="bf16", attention_impl="sdpa", compile=False,
                 recompute="none")
@@ -134,7 +134,7 @@ class _Number(click.ParamType):
 @click.option("--attention-impl", type=_Choice("--attention-impl", ATTENTION_IMPLS),
               help="sdpa: torch's fused kernel (flash on CUDA); math: QK^T, softmax, AV (default sdpa).")
 @click.option("--compile/--no-compile", "use_compile", default=None, help="torch.compile the model (default no).")
-@click.option("--recompute", type=_Choice("--recompute", RECOMPUTE), help="Checkpoint every block (default none).")
+@click.option("--recompute", type=_Choice("--recompute", RECOMPUTE), help="none (default), selective (checkpoint the attention core) or full (every block).")
 @click.option("--device", type=_Choice("--device", DEVICES), default="cuda", show_default=True,
               help="cpu: a tiny timing run for testing, not a performance figure.")
 @click.option("--peak-tflops", type=_Number("--peak-tflops", float), help="Peak dense TFLOP/s for the MFU "

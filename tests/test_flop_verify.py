@@ -18,8 +18,8 @@ FAMILIES = ["gpt2", "opt-125m", "pythia-160m", "llama2-7b", "llama2-70b", "mistr
 
 
 def _describe(check):
-    bad = [(r.component, r.expected, r.torch, r.fvcore) for r in check.forward + check.training + check.recompute
-           if any(r.differences())]
+    rows = check.forward + check.training + check.recompute + check.recompute_selective
+    bad = [(r.component, r.expected, r.torch, r.fvcore) for r in rows if any(r.differences())]
     return f"{check.name}: differences {bad}, uncounted {check.uncounted_matmuls}"
 
 
@@ -32,6 +32,7 @@ def test_every_family_small_both_counters_exact(name):
     assert check.ok, _describe(check)
     assert check.flop_counter_mode_total == check.component_total
     assert {r.component for r in check.recompute} == {r.component for r in check.forward} - {"lm_head"}
+    assert {r.component for r in check.recompute_selective} == {"attn.scores", "attn.av"}
 
 
 @pytest.mark.parametrize("name,seq_len", [("gpt2", 1024), ("llama2-7b", 4096), ("mixtral-8x7b", 4096),

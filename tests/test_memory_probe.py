@@ -37,7 +37,8 @@ POST_NORM = ModelConfig(vocab_size=96, d_model=64, n_layers=2, n_heads=4, d_ff=2
 CONFIGS = {name: small_config(get_preset(name).config, T) for name in PRESET_CASES} | {"post-norm": POST_NORM}
 
 
-@pytest.mark.parametrize("impl, recompute", [("math", "none"), ("sdpa", "none"), ("sdpa", "full"), ("math", "full")])
+@pytest.mark.parametrize("impl, recompute", [("math", "none"), ("sdpa", "none"), ("math", "selective"),
+                                             ("sdpa", "selective"), ("sdpa", "full"), ("math", "full")])
 @pytest.mark.parametrize("name", list(CONFIGS))
 def test_activations_fp32_within_2_percent_and_fully_explained(name, impl, recompute):
     check = check_activations(CONFIGS[name], impl, recompute, T, B)
@@ -67,6 +68,16 @@ def test_cpu_sdpa_is_a_fused_kernel_that_saves_no_t_by_t_tensor():
     assert not [s for s in sdpa if s.shape[-2:] == (T, T)]
     assert [s for s in math if s.shape == (B, cfg.n_heads, T, T)]
     assert [s for s in sdpa if s.shape == (B, cfg.n_heads, T) and s.dtype == "float32"]  # logsumexp
+
+
+def test_selective_recompute_drops_the_t_by_t_tensors():
+    """Korthikanti et al.'s selective recomputation: the checkpointed attention core keeps q, k, v
+    (before the GQA repeat), so math attention saves no (b, h, T, T) tensor and equals flash."""
+    cfg = CONFIGS["llama2-70b"]
+    math = check_activations(cfg, "math", "selective", T, B)
+    assert not [s for s in math.measured.items if s.shape[-2:] == (T, T)]
+    assert math.measured.per_layer == check_activations(cfg, "sdpa", "selective", T, B).measured.per_layer
+    assert math.measured.per_layer[0] < check_activations(cfg, "math", "none", T, B).measured.per_layer[0]
 
 
 def test_full_recompute_keeps_only_block_inputs():

@@ -126,7 +126,7 @@ def test_without_torch_says_how_to_install(monkeypatch):
     (["--preset", "gpt2", "--warmup", "-1"], "--warmup (-1)"),
     (["--preset", "gpt2", "--dtype", "fp8"], "--dtype (fp8)"),
     (["--preset", "gpt2", "--attention-impl", "flash2"], "--attention-impl"),
-    (["--preset", "gpt2", "--recompute", "selective"], "--recompute (selective)"),
+    (["--preset", "gpt2", "--recompute", "some"], "--recompute (some)"),
     (["--preset", "gpt2", "--device", "tpu"], "--device (tpu)"),
     (["--preset", "gpt2", "--peak-tflops", "0"], "--peak-tflops (0)"),
     (["--preset", "gpt2", "--seq-len", "4096"], "max_positions"),
@@ -219,6 +219,7 @@ _CASES = [  # (preset, overrides, attention impl, recompute, dtype, exact): voca
     ("gpt2", {}, "sdpa", "none", "bf16", True),
     ("gpt2", {"vocab_size": 4096}, "math", "full", "fp32", True),
     ("llama3-8b", {"n_kv_heads": 2}, "sdpa", "none", "bf16", True),
+    ("llama3-8b", {"n_kv_heads": 2, "vocab_size": 4096}, "math", "selective", "fp32", True),
     ("gpt2", {}, "math", "full", "fp32", False),  # toy vocabulary: a recomputed block's backward peaks higher
 ]
 
@@ -242,7 +243,7 @@ def test_step_peak_estimate_matches_memtracker_on_cpu(preset, extra, impl, recom
     cfg = get_preset(preset).config.with_overrides({**dict(n_layers=2, d_model=64, n_heads=4, d_ff=256,
                                                              vocab_size=512), **extra})
     T, B = 64, 2
-    model = build(cfg, "cpu", attn_impl=impl, dtype=TORCH_DTYPES[dtype], seed=0, checkpoint=recompute == "full")
+    model = build(cfg, "cpu", attn_impl=impl, dtype=TORCH_DTYPES[dtype], seed=0, checkpoint=recompute)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=False)
     g = torch.Generator().manual_seed(0)
     idx, targets = (torch.randint(0, cfg.vocab_size, (B, T), generator=g) for _ in range(2))
