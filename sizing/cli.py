@@ -4,6 +4,7 @@ pandas, fvcore) are imported only inside the commands that need them."""
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import sys
 
 import click
@@ -16,7 +17,23 @@ from .render import csv_text, table
 from .units import format_int, format_si
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    """A group whose heavier commands live in their own modules and are imported only when
+    run or listed (`sizing estimate` never loads verify, memory, report or profile code)."""
+
+    lazy_commands = {"memory": "cli_memory", "profile": "cli_profile", "report": "cli_report", "verify": "cli_verify"}
+
+    def list_commands(self, ctx):
+        return sorted(set(super().list_commands(ctx)) | set(self.lazy_commands))
+
+    def get_command(self, ctx, name):
+        if name in self.lazy_commands and name not in self.commands:
+            module = importlib.import_module(f".{self.lazy_commands[name]}", __package__)
+            self.add_command(getattr(module, name))
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="transformer-sizing")
 def main():
     """How big is this transformer, what will it cost to train, will it fit?
@@ -135,22 +152,6 @@ def _echo_rows(headers, rows, fmt, json_rows):
         click.echo(table(headers, rows, fmt))
 
 
-def _register_optional_commands():
-    """Commands that live in their own modules (each imports its heavy parts lazily)."""
-    import importlib
-
-    for module_name, command_name in (("cli_verify", "verify"), ("cli_memory", "memory"),
-                                      ("cli_report", "report"), ("cli_profile", "profile")):
-        try:
-            module = importlib.import_module(f".{module_name}", __package__)
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__package__}.{module_name}":
-                raise
-            continue
-        main.add_command(getattr(module, command_name))
-
-
-_register_optional_commands()
 
 
 def run():  # pragma: no cover - console entry that keeps tracebacks off user errors

@@ -23,8 +23,8 @@ def cli_reference_markdown() -> str:
     # main's context_settings (-h as well as --help) reach every command, as when it runs
     settings = dict(main.context_settings, terminal_width=WIDTH, max_content_width=WIDTH)
     root = click.Context(main, info_name="sizing", **settings)
-    for name in sorted(main.commands):
-        command = main.commands[name]
+    for name in main.list_commands(root):
+        command = main.get_command(root, name)
         ctx = click.Context(command, info_name=name, parent=root, **settings)
         parts += [f"### `sizing {name}`", "", "```text", command.get_help(ctx).rstrip(), "```", ""]
     return "\n".join(parts).rstrip() + "\n"

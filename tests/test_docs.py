@@ -12,5 +12,5 @@ def test_reference_lists_every_command():
     from sizing.cli import main
 
     text = docs.cli_reference_markdown()
-    for name in main.commands:
+    for name in main.list_commands(None):
         assert f"### `sizing {name}`" in text
