@@ -29,6 +29,8 @@ import torch.nn as nn
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode, flop_registry
 
+from .counting import component_key
+
 FVCORE_FLOPS_PER_COUNT = 2  # fvcore counts one per multiply-add; our convention is 2
 # An op whose name matches this does matrix-product work; if a counter has no formula for it,
 # its FLOPs were silently dropped.
@@ -40,16 +42,19 @@ MATMUL_LIKE = re.compile(r"(^|[._:])(mm|bmm|addmm|baddbmm|addbmm|matmul|linear|e
 NORM_MODULES = ("emb_norm", "attn_norm", "mlp_norm", "norm_f")
 
 
-def component_key(module_name: str) -> str | None:
-    """'blocks.3.attn.q' -> 'attn.q'; 'blocks.0.moe.experts.5.up' -> 'moe.experts';
-    'lm_head' -> 'lm_head'. Keys match sizing.flops.flop_components."""
-    name = re.sub(r"^blocks\.\d+\.", "", module_name)
-    if name.startswith("moe.experts."):
-        return "moe.experts"
-    if name in ("attn.q", "attn.k", "attn.v", "attn.o", "attn.scores", "attn.av", "mlp.up", "mlp.gate",
-                "mlp.down", "moe.router", "lm_head"):
-        return name
-    return None
+# The modules whose matmuls sizing.flops has a component for (keys of flop_components).
+FLOP_COMPONENTS = ("attn.q", "attn.k", "attn.v", "attn.o", "attn.scores", "attn.av", "mlp.up", "mlp.gate",
+                   "mlp.down", "moe.router", "moe.experts", "lm_head")
+
+
+def flop_component(module_name: str) -> str | None:
+    """'blocks.3.attn.q' -> 'attn.q'; 'blocks.0.moe.experts.5.up' -> 'moe.experts'; a module
+    that is not a leaf matmul component (a block, the experts' list, one expert, a norm) -> None.
+    The same naming as the parameter count (counting.component_key)."""
+    key = component_key(module_name)
+    if module_name.endswith("moe.experts"):  # the ModuleList holding the experts: a parent, not a matmul
+        return None
+    return key if key in FLOP_COMPONENTS else None
 
 
 def is_matmul_like(op_name: str) -> bool:
@@ -83,8 +88,8 @@ class ComponentFlopMode(TorchDispatchMode):
         self.node_component: dict = {}
         self.handles = []
         for name, module in model.named_modules():
-            key = component_key(name)
-            if key is None or (key == "moe.experts" and not name.endswith(("up", "gate", "down"))):
+            key = flop_component(name)
+            if key is None:
                 continue
             self.handles.append(module.register_forward_pre_hook(self._enter(key)))
             self.handles.append(module.register_forward_hook(self._leave(key), always_call=True))
@@ -197,16 +202,14 @@ def count_fvcore(model: nn.Module, idx: torch.Tensor, attn_impl: str = "math") -
     other: dict[str, int] = defaultdict(int)
     by_module_op = analysis.by_module_and_operator()
     for module_name, ops in by_module_op.items():
-        name = module_name.removeprefix("model.")
-        key = component_key(name)
-        is_leaf_component = key is not None and (key != "moe.experts" or name.endswith(("up", "gate", "down")))
-        if not is_leaf_component:
+        key = flop_component(module_name.removeprefix("model."))
+        if key is None:
             continue
         forward[key] += FVCORE_FLOPS_PER_COUNT * sum(ops.values())
     # Whatever fvcore counted outside the component modules: norms, or a matmul we could not place.
     leaf_total = sum(forward.values())
     for module_name, ops in by_module_op.items():
-        name = re.sub(r"^blocks\.\d+\.", "", module_name.removeprefix("model."))
+        name = component_key(module_name.removeprefix("model."))
         if name in NORM_MODULES:
             norms[name] += FVCORE_FLOPS_PER_COUNT * sum(ops.values())
     total = FVCORE_FLOPS_PER_COUNT * analysis.total()

@@ -100,10 +100,8 @@ def estimate(preset, config_path, overrides, seq_len, attention, recompute, toke
 
 
 def _with_memory(est, gpu_key):
-    try:
-        from .memory import summary_for_estimate
-    except ImportError:  # memory model not present in this build
-        return est
+    from .memory import summary_for_estimate  # imported here: only when the summary is asked for
+
     return dataclasses.replace(est, memory=summary_for_estimate(est.config, est.flops.seq_len, gpu_key))
 
 
@@ -150,12 +148,6 @@ def _echo_rows(headers, rows, fmt, json_rows):
         click.echo(csv_text(headers, rows), nl=False)
     else:
         click.echo(table(headers, rows, fmt))
-
-
-
-
-def run():  # pragma: no cover - console entry that keeps tracebacks off user errors
-    main(prog_name="sizing")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -22,6 +22,7 @@ from pathlib import Path
 import click
 
 from .cli_common import UserError, model_options, resolve_model
+from .units import GIB
 
 FORMATS = ("table", "json", "markdown")
 DTYPES = ("bf16", "fp16", "fp32")
@@ -35,7 +36,7 @@ NO_CUDA = ("no CUDA device: `sizing profile` times training steps on a GPU; --de
 INSTALL_HINT = "sizing profile needs torch: pip install 'transformer-sizing[verify]'"
 REPORT_PATH = "reports/gpu-profile.md"
 SCRIPT = "benchmarks/gpu_profile.sh"
-CPU_LIMIT_BYTES = 4 * 2**30  # --device cpu is for tiny test runs: refuse what the formula puts above this
+CPU_LIMIT_BYTES = 4 * GIB  # --device cpu is for tiny test runs: refuse what the formula puts above this
 TARGET_MFU = 0.5  # issue 7: >= 50% MFU (full convention) for the ~1.3B GPT at T 2048 on H100/H200
 
 
@@ -198,8 +199,8 @@ def profile(preset, config_path, overrides, seq_len, micro_batch, steps, warmup,
                                "fp32" if settings["dtype"] == "fp32" else "bf16", "adamw", 0, 1, settings["recompute"],
                                "flash" if settings["attention_impl"] == "sdpa" else "math").per_gpu_bytes
         if need > CPU_LIMIT_BYTES:
-            raise UserError(f"--device cpu is for tiny test runs, and this one needs {need / 2**30:,.1f} GiB by the "
-                            f"memory formula (limit {CPU_LIMIT_BYTES // 2**30} GiB): shrink it with --set, e.g. "
+            raise UserError(f"--device cpu is for tiny test runs, and this one needs {need / GIB:,.1f} GiB by the "
+                            f"memory formula (limit {CPU_LIMIT_BYTES // GIB} GiB): shrink it with --set, e.g. "
                             "--set n_layers=2 --set d_model=64 --set n_heads=4 --set d_ff=256")
     try:
         import torch

@@ -8,14 +8,15 @@ from .estimate import estimate
 from .presets import PRESETS
 from .report_plots import SHARE_MODELS, Plot
 from .report_sheet import MFU, attention_share
+from .units import GIB
 
 SUMMARY_GPUS = (("a100-80gb", "A100-80GB"), ("h100-sxm", "H100-SXM"))
 SHARE_TABLE_CONTEXTS = (2048, 8192, 32768, 131072)
 
 
-def summary_rows() -> tuple[list[dict], bool]:
-    """One row per preset; the second value says whether the memory column is present."""
-    rows, with_memory = [], report_memory.memory_module() is not None
+def summary_rows() -> list[dict]:
+    """One row per preset."""
+    rows = []
     for preset in PRESETS.values():
         est = estimate(preset, mfu=MFU)
         fl, p = est.flops, est.params
@@ -30,13 +31,11 @@ def summary_rows() -> tuple[list[dict], bool]:
         for key, label in SUMMARY_GPUS:
             hours = estimate(preset, gpu=key, mfu=MFU).training.gpu_hours if preset.training_tokens else None
             row[f"{label} GPU-hours"] = fmt.hours(hours) if hours is not None else ""
-        if with_memory:
-            inf = report_memory.inference_bytes(preset.config, preset.context) or {}
-            row["inference GiB (weights + KV = total)"] = (
-                f"{inf['weights_bytes'] / 2**30:,.2f} + {inf['kv_cache_bytes'] / 2**30:,.2f} = "
-                f"{inf['total_bytes'] / 2**30:,.2f}" if inf else "")
+        inf = report_memory.inference_bytes(preset.config, preset.context)
+        row["inference GiB (weights + KV = total)"] = (
+            f"{inf['weights_bytes'] / GIB:,.2f} + {inf['kv_cache_bytes'] / GIB:,.2f} = {inf['total_bytes'] / GIB:,.2f}")
         rows.append(row)
-    return rows, with_memory
+    return rows
 
 
 def _share_table() -> str:
@@ -52,7 +51,7 @@ def _share_table() -> str:
 
 
 def render_index(plots: list[Plot], has_verification: bool, has_gpu_profile: bool = False) -> str:
-    rows, with_memory = summary_rows()
+    rows = summary_rows()
     files = [
         "- [conventions.md](conventions.md): how we count, beside 6N, PaLM, Megatron, Chinchilla and Kaplan, "
         "with a worked example",
@@ -67,9 +66,7 @@ def render_index(plots: list[Plot], has_verification: bool, has_gpu_profile: boo
                      "against the predictions (produced by `sizing profile --plan-report`, needs torch)")
     files.append("- `presets/<name>.md`: one sheet per preset (linked from the table below)")
     memory_note = ("Inference memory: bf16 weights + KV cache, batch 1, at the preset's training context "
-                   "(sizing.memory)." if with_memory else
-                   "Inference memory: sizing.memory is not in this build, so the column is left out; re-run "
-                   "`sizing report` once it is.")
+                   "(sizing.memory).")
     plot_parts = []
     for plot in plots:
         plot_parts.append(f"### {plot.title}")

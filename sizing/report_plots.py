@@ -21,6 +21,7 @@ from .estimate import estimate
 from .hardware import get_gpu
 from .presets import PRESETS
 from .report_sheet import MFU, attention_share
+from .units import GIB
 
 SIZE_INCHES = (7.0, 4.5)
 DPI = 100
@@ -85,12 +86,7 @@ def _attention_share_plot() -> Plot:
 def _memory_plot() -> Plot:
     title = f"Training memory by kind vs micro-batch ({MEMORY_MODEL}, T = {MEMORY_CONTEXT:,})"
     path = "plots/training-memory.png"
-    if report_memory.memory_module() is None:
-        return Plot(path, title, None, "Skipped: sizing.memory is not in this build.")
     series = report_memory.training_by_kind(PRESETS[MEMORY_MODEL].config, MEMORY_CONTEXT, list(MICRO_BATCHES))
-    if not series:
-        return Plot(path, title, None, "Skipped: sizing.memory.summary_for_estimate takes no micro-batch argument "
-                    f"({', '.join(report_memory.MICRO_BATCH_ARGS)}).")
     data = {"x": list(MICRO_BATCHES), "series": series}
     labels = {"x": "micro-batch (sequences)", "y": "GiB"}
 
@@ -98,11 +94,11 @@ def _memory_plot() -> Plot:
         bottom = [0.0] * len(MICRO_BATCHES)
         positions = list(range(len(MICRO_BATCHES)))
         for kind, values in series.items():
-            gib = [v / 2**30 for v in values]
+            gib = [v / GIB for v in values]
             ax.bar(positions, gib, bottom=bottom, label=kind)
             bottom = [b + g for b, g in zip(bottom, gib)]
         ax.set_xticks(positions, [str(b) for b in MICRO_BATCHES])
-        capacity = get_gpu(report_memory.MEMORY_GPU).memory_bytes / 2**30
+        capacity = get_gpu(report_memory.MEMORY_GPU).memory_bytes / GIB
         ax.axhline(capacity, color="black", linewidth=1, linestyle=":",
                    label=f"{report_memory.MEMORY_GPU} ({capacity:g} GiB)")
         ax.legend(fontsize=7)

@@ -213,17 +213,12 @@ def _training(preset: Preset) -> str:
 
 def _memory(preset: Preset) -> str:
     data = report_memory.summary(preset.config, preset.context)
-    if data is None:
-        return ("sizing.memory is not in this build; the memory summary appears here once it is "
-                "(re-run `sizing report`).")
     parts = [f"At T = {fmt.count(preset.context)}, as `sizing estimate --preset {preset.name}` shows it (bf16; "
              f"fit checks against {report_memory.MEMORY_GPU}). `sizing memory` has the details and other settings."]
     for title, section, keys in (("Training", "training", report_memory.TRAINING_KEYS),
                                  ("Inference", "inference", report_memory.INFERENCE_KEYS)):
-        if isinstance(data.get(section), dict):
-            rows = [{"quantity": k, "value": _memory_value(k, v)}
-                    for k, v in report_memory.curated(data[section], keys)]
-            parts += [f"### {title}", fmt.markdown_table(rows)]
+        rows = [{"quantity": k, "value": _memory_value(k, data[section][k])} for k in keys]
+        parts += [f"### {title}", fmt.markdown_table(rows)]
     return fmt.document(*parts).rstrip("\n")
 
 
