@@ -53,7 +53,7 @@ from sizing.flops import ATTENTION_CONVENTIONS, flop_breakdown
 from sizing.hardware import GPU, gpu_for_device_name
 from sizing.params import total_params
 from sizing.presets import Preset
-from sizing.render import table
+from sizing.render.tables import table
 from sizing.training import TrainingRun, gpu_hours, training_flops
 from sizing.units import format_gib, format_int, format_si
 

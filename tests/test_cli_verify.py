@@ -16,7 +16,7 @@ def _run(*args):
 def test_verify_registered_without_importing_torch():
     # registration imports sizing.cli_verify, which must not pull torch in
     assert "verify" in main.list_commands(None)
-    import sizing.cli_verify as module
+    import sizing.cli.verify as module
 
     assert "torch" not in vars(module)
 

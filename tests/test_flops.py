@@ -4,7 +4,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sizing import ModelConfig, estimate, get_preset
+from sizing import ModelConfig
+from sizing import estimate
+from sizing import get_preset
 from sizing.flops import attended_pairs, decode_flops_per_token, flop_breakdown
 from sizing.params import total_params
 

@@ -3,7 +3,9 @@
 import pytest
 from hypothesis import given, settings
 
-from sizing import ModelConfig, get_preset, llama_ffn_dim
+from sizing import ModelConfig
+from sizing import get_preset
+from sizing import llama_ffn_dim
 from sizing.params import (
     PARAM_GROUPS,
     active_params,

@@ -32,7 +32,7 @@ def _one_line_error(result, *fragments):
 
 def test_registered_without_importing_torch():
     assert "profile" in main.list_commands(None)
-    import sizing.cli_profile as module
+    import sizing.cli.profile as module
 
     assert "torch" not in vars(module)
 
@@ -146,7 +146,7 @@ def test_bad_input_exit_2(args, fragment):
 
 
 def test_planned_runs_match_the_gpu_script():
-    from sizing.cli_profile import PLANNED_RUNS, _planned_config
+    from sizing.cli.profile import PLANNED_RUNS, _planned_config
 
     script = (REPO / "benchmarks" / "gpu_profile.sh").read_text()
     in_script = re.findall(r"^run_profile\s+(\S+)", script, flags=re.M)
@@ -156,7 +156,7 @@ def test_planned_runs_match_the_gpu_script():
 
 
 def test_report_page_is_fresh_while_unmeasured(tmp_path):
-    from sizing.cli_profile import plan_report_markdown
+    from sizing.cli.profile import plan_report_markdown
 
     committed = (REPO / "reports" / "gpu-profile.md").read_text()
     if "NOT YET MEASURED" not in committed:
@@ -167,7 +167,7 @@ def test_report_page_is_fresh_while_unmeasured(tmp_path):
 
 
 def _measured(run, **changes):
-    from sizing.cli_profile import _planned_config
+    from sizing.cli.profile import _planned_config
 
     data = {
         "config": _planned_config(run).to_dict(), "smoke_test_only": False,
@@ -185,7 +185,7 @@ def _measured(run, **changes):
 
 
 def test_report_page_with_results(tmp_path):
-    from sizing.cli_profile import PLANNED_RUNS, plan_report_markdown
+    from sizing.cli.profile import PLANNED_RUNS, plan_report_markdown
 
     gpt2, llama = PLANNED_RUNS[-1], PLANNED_RUNS[1]
     (tmp_path / f"{gpt2.name}.json").write_text(json.dumps(_measured(gpt2)))
@@ -202,7 +202,7 @@ def test_report_page_with_results(tmp_path):
 
 
 def test_report_page_rejects_other_settings(tmp_path):
-    from sizing.cli_profile import PLANNED_RUNS, plan_report_markdown
+    from sizing.cli.profile import PLANNED_RUNS, plan_report_markdown
 
     run = PLANNED_RUNS[0]
     data = _measured(run)

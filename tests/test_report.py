@@ -16,10 +16,10 @@ pytest.importorskip("tabulate")
 pytest.importorskip("matplotlib")
 
 from sizing import published as pub  # noqa: E402
-from sizing import report  # noqa: E402
+from sizing.report import build as report  # noqa: E402
 from sizing.cli import main  # noqa: E402
 from sizing.presets import PRESETS  # noqa: E402
-from sizing.report_io import png_text, stale_files, write_atomic, write_bytes_atomic  # noqa: E402
+from sizing.report.files import png_text, stale_files, write_atomic, write_bytes_atomic  # noqa: E402
 
 REPORTS = Path(__file__).resolve().parents[1] / "reports"
 
@@ -155,7 +155,7 @@ def test_png_comparison():
 
 
 def test_index_links_verification_only_when_present():
-    from sizing.report_index import render_index
+    from sizing.report.index import render_index
 
     assert "verification.md" not in render_index([], has_verification=False)
     assert "[verification.md](verification.md)" in render_index([], has_verification=True)

@@ -12,7 +12,7 @@ Tables are pandas DataFrames of preformatted strings rendered by tabulate as pip
 
 from __future__ import annotations
 
-from .units import format_gib, format_int, format_si
+from ..units import format_gib, format_int, format_si
 
 _NUMERIC_CHARS = set("0123456789,.+-%e ")
 

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from .cli_common import UserError
+from .common import UserError
 
 
 @click.command()
@@ -29,7 +29,7 @@ def report(out_dir, check, with_verification):
     missing = [name for name in ("pandas", "tabulate", "matplotlib") if not _importable(name)]
     if missing:
         raise UserError(f"sizing report needs {', '.join(missing)}: pip install 'transformer-sizing[report]'")
-    from .report import check_reports, write_reports
+    from ..report.build import check_reports, write_reports
 
     def echo(line):
         click.echo(line, err=True)

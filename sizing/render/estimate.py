@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from .estimate import Estimate
-from .render import csv_text, heading, table
-from .units import format_float, format_int, format_si
+from ..estimate import Estimate
+from .tables import csv_text, heading, table
+from ..units import format_float, format_int, format_si
 
 
 def _num(value) -> str:
@@ -26,7 +26,7 @@ def param_rows(est: Estimate) -> list[list]:
 
 def group_rows(est: Estimate) -> list[list]:
     """The seed's worked-example view: attention, MLP, norms, embeddings (per layer and total)."""
-    from .params import PARAM_GROUPS, param_groups
+    from ..params import PARAM_GROUPS, param_groups
 
     groups, present = param_groups(est.config), {c.key for c in est.params.components}
     return [[name, " + ".join(k for k in PARAM_GROUPS[name] if k in present),

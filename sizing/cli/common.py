@@ -8,9 +8,9 @@ from dataclasses import dataclass
 
 import click
 
-from .config import ConfigError, ModelConfig
-from .presets import Preset, get_preset
-from .units import QuantityError, parse_quantity
+from ..config import ConfigError, ModelConfig
+from ..presets import Preset, get_preset
+from ..units import QuantityError, parse_quantity
 
 FORMATS = ("table", "markdown", "json", "csv")
 
@@ -57,7 +57,7 @@ def resolve_model(preset: str | None, config_path: str | None, overrides: tuple[
             chosen = get_preset(preset)
             name, cfg = chosen.name, chosen.config
         else:
-            from .hf import load_config_file
+            from ..hf import load_config_file
 
             cfg = load_config_file(config_path)
             name = config_path

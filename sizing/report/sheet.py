@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from . import flops as F
-from . import params as P
-from . import report_format as fmt
-from . import report_memory
-from .estimate import estimate
-from .hardware import get_gpu
-from .presets import Preset
-from .units import format_si
+from .. import flops as F
+from .. import params as P
+from . import cells as fmt
+from . import memory_summary as report_memory
+from ..estimate import estimate
+from ..hardware import get_gpu
+from ..presets import Preset
+from ..units import format_si
 
 MFU = 0.4  # the utilisation every GPU-hour figure of the reports assumes
 SHEET_GPUS = ("a100-80gb", "h100-sxm", "h200", "b200", "mi300x")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .config import ModelConfig
-from .memory import summary_for_estimate
+from ..config import ModelConfig
+from ..memory import summary_for_estimate
 
 MEMORY_GPU = "a100-80gb"  # the GPU whose capacity the fit checks use
 TRAINING_KEYS = ("precision", "optimizer", "micro_batch", "zero_stage", "recompute", "attention_impl",

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import click
 
-from .cli_common import UserError, model_options, resolve_model
-from .units import GIB
+from .common import UserError, model_options, resolve_model
+from ..units import GIB
 
 FORMATS = ("table", "json", "markdown")
 DTYPES = ("bf16", "fp16", "fp32")
@@ -193,7 +193,7 @@ def profile(preset, config_path, overrides, seq_len, micro_batch, steps, warmup,
                         f"{cfg.max_positions}); use a shorter --seq-len or --set max_positions={settings['seq_len']}")
 
     if device == "cpu":
-        from .memory import training_memory
+        from ..memory import training_memory
 
         need = training_memory(cfg, settings["seq_len"], settings["micro_batch"],
                                "fp32" if settings["dtype"] == "fp32" else "bf16", "adamw", 0, 1, settings["recompute"],
@@ -253,7 +253,7 @@ def _settings_args(s: dict) -> list[str]:
 
 
 def _write(path: str, text: str) -> None:
-    from .report_io import write_bytes_atomic
+    from ..report.files import write_bytes_atomic
 
     try:
         write_bytes_atomic(Path(path), text.encode("utf-8"))
@@ -266,14 +266,14 @@ def plan_report_markdown(results_dir: Path | None = None) -> str:
     """reports/gpu-profile.md: the planned runs with sizing's predictions; the measured figures
     from `results_dir` (<run>.json and <run>.md written by benchmarks/gpu_profile.sh), or
     NOT YET MEASURED. Deterministic without results (no dates, no machine names)."""
-    from .flops import flop_breakdown
-    from .hardware import get_gpu
-    from .memory import training_memory
-    from .params import total_params
-    from .presets import get_preset
-    from .render import table
-    from .training import gpu_hours, training_flops
-    from .units import format_gib, format_int, format_si
+    from ..flops import flop_breakdown
+    from ..hardware import get_gpu
+    from ..memory import training_memory
+    from ..params import total_params
+    from ..presets import get_preset
+    from ..render.tables import table
+    from ..training import gpu_hours, training_flops
+    from ..units import format_gib, format_int, format_si
 
     measured, rejected = {}, {}
     if results_dir is not None:
@@ -448,6 +448,6 @@ def _demote(markdown: str) -> str:
 
 
 def _planned_config(run: PlannedRun):
-    from .presets import get_preset
+    from ..presets import get_preset
 
     return get_preset(run.preset).config.with_overrides(dict(item.split("=", 1) for item in run.overrides))

@@ -35,12 +35,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import params as P
-from .config import ModelConfig
-from .flops import RECOMPUTE_MODES
-from .hardware import GPUS, get_gpu
-from .render import csv_text, heading, table
-from .units import format_gib, format_int
+from .. import params as P
+from ..config import ModelConfig
+from ..flops import RECOMPUTE_MODES
+from ..hardware import GPUS, get_gpu
+from ..render.tables import csv_text, heading, table
+from ..units import format_gib, format_int
 
 # ---------------------------------------------------------------- element sizes
 # Bits per element of each storage dtype (int4: two weights per byte).
@@ -915,7 +915,7 @@ def summary_for_estimate(cfg: ModelConfig, seq_len: int, gpu_key: str, micro_bat
 # ---------------------------------------------------------------- helpers
 def _resolve(model, name, length, what="seq_len"):
     if isinstance(model, str):
-        from .presets import get_preset
+        from ..presets import get_preset
 
         preset = get_preset(model)
         return preset.config, name or preset.name, length if length is not None else preset.context

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from .cli_common import FORMATS, UserError, model_options, resolve_model
+from .common import FORMATS, UserError, model_options, resolve_model
 
 EXIT_DOES_NOT_FIT = 3
 
@@ -55,8 +55,8 @@ class _Count(click.ParamType):
 
 
 def _options():
-    from .flops import RECOMPUTE_MODES
-    from .memory import ATTENTION_ALIASES, ATTENTION_IMPLS, DTYPE_BITS, OPTIMIZERS, PRECISIONS, ZERO_STAGES
+    from ..flops import RECOMPUTE_MODES
+    from ..memory import ATTENTION_ALIASES, ATTENTION_IMPLS, DTYPE_BITS, OPTIMIZERS, PRECISIONS, ZERO_STAGES
 
     return dict(precision=_Choice("--precision", PRECISIONS, {"mixed": "bf16-mixed"}),
                 optimizer=_Choice("--optimizer", OPTIMIZERS, {"adam": "adamw"}),
@@ -109,8 +109,8 @@ def memory(preset, config_path, overrides, seq_len, micro_batch, precision, opti
       sizing memory --preset llama2-7b --recompute full --attention-impl math --format json
       sizing memory --preset llama2-70b --inference --context 4096 --batch 8 --weight-dtype int4
     """
-    from .hardware import get_gpu
-    from .memory import inference_memory, training_memory
+    from ..hardware import get_gpu
+    from ..memory import inference_memory, training_memory
 
     model = resolve_model(preset, config_path, overrides)
     if model.preset is None and seq_len is None and (context is None or not inference):

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import click
 
-from .cli_common import FORMATS, UserError, resolve_model
-from .presets import PRESETS
-from .render import csv_text, heading, table
-from .units import format_int
+from .common import FORMATS, UserError, resolve_model
+from ..presets import PRESETS
+from ..render.tables import csv_text, heading, table
+from ..units import format_int
 
 INSTALL_HINT = "sizing verify needs torch: pip install 'transformer-sizing[verify]'"
 

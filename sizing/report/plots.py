@@ -14,14 +14,14 @@ import io
 import json
 from dataclasses import dataclass
 
-from . import flops as F
-from . import params as P
-from . import report_memory
-from .estimate import estimate
-from .hardware import get_gpu
-from .presets import PRESETS
-from .report_sheet import MFU, attention_share
-from .units import GIB
+from .. import flops as F
+from .. import params as P
+from . import memory_summary as report_memory
+from ..estimate import estimate
+from ..hardware import get_gpu
+from ..presets import PRESETS
+from .sheet import MFU, attention_share
+from ..units import GIB
 
 SIZE_INCHES = (7.0, 4.5)
 DPI = 100

@@ -16,9 +16,9 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-from . import report_format as fmt
-from .presets import PRESETS
-from .report_io import png_text, stale_files, write_bytes_atomic
+from . import cells as fmt
+from ..presets import PRESETS
+from .files import png_text, stale_files, write_bytes_atomic
 
 MANAGED_DIRS = ("presets", "plots")  # folders whose every file is generated (leftovers are removed)
 VERIFICATION_FILE = "verification.md"
@@ -51,11 +51,11 @@ def build_reports(with_verification: bool = False, existing_dir: Path | None = N
                   echo: Callable[[str], None] = print) -> dict[str, bytes]:
     """Every file of the report folder. verification.md is built only when asked; the index
     links it when it is built now or already sits in `existing_dir`."""
-    from .report_conventions import render_conventions
-    from .report_index import render_index
-    from .report_plots import render_plots
-    from .report_published import render_published_runs
-    from .report_sheet import render_sheet
+    from .conventions_page import render_conventions
+    from .index import render_index
+    from .plots import render_plots
+    from .published_runs import render_published_runs
+    from .sheet import render_sheet
 
     files: dict[str, str | bytes] = {
         "conventions.md": render_conventions(),

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from . import report_format as fmt
-from . import report_memory
-from .estimate import estimate
-from .presets import PRESETS
-from .report_plots import SHARE_MODELS, Plot
-from .report_sheet import MFU, attention_share
-from .units import GIB
+from . import cells as fmt
+from . import memory_summary as report_memory
+from ..estimate import estimate
+from ..presets import PRESETS
+from .plots import SHARE_MODELS, Plot
+from .sheet import MFU, attention_share
+from ..units import GIB
 
 SUMMARY_GPUS = (("a100-80gb", "A100-80GB"), ("h100-sxm", "H100-SXM"))
 SHARE_TABLE_CONTEXTS = (2048, 8192, 32768, 131072)

@@ -3,14 +3,14 @@ GPU-hours, each row with its source and the relative difference."""
 
 from __future__ import annotations
 
-from . import flops as F
-from . import params as P
-from . import published as pub
-from . import report_format as fmt
-from .hardware import get_gpu
-from .presets import get_preset
-from .report_sheet import MFU
-from .training import gpu_hours, implied_mfu
+from .. import flops as F
+from .. import params as P
+from .. import published as pub
+from . import cells as fmt
+from ..hardware import get_gpu
+from ..presets import get_preset
+from .sheet import MFU
+from ..training import gpu_hours, implied_mfu
 
 A100 = "a100-80gb"
 

@@ -8,11 +8,11 @@ Every convention function returns training FLOPs per token by component:
 
 from __future__ import annotations
 
-from . import flops as F
-from . import params as P
-from . import report_format as fmt
-from .estimate import CONVENTIONS
-from .presets import get_preset
+from .. import flops as F
+from .. import params as P
+from . import cells as fmt
+from ..estimate import CONVENTIONS
+from ..presets import get_preset
 
 COMPONENTS = {
     "linear": "linear layers of the blocks",

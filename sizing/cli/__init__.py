@@ -1,0 +1,48 @@
+"""The `sizing` command. Commands parse, call one function, render. Each command lives in its own
+module and is imported only when run or listed, so `sizing estimate` never loads verify,
+memory, report or profile code (and never torch, pandas, numpy or fvcore)."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+
+class LazyGroup(click.Group):
+    """A group whose commands live in their own modules (command name -> module, attribute)."""
+
+    lazy_commands = {
+        "estimate": ("estimate", "estimate"),
+        "gpus": ("listing", "gpus"),
+        "memory": ("memory", "memory"),
+        "presets": ("listing", "presets"),
+        "profile": ("profile", "profile"),
+        "report": ("report", "report"),
+        "verify": ("verify", "verify"),
+    }
+
+    def list_commands(self, ctx):
+        return sorted(set(super().list_commands(ctx)) | set(self.lazy_commands))
+
+    def get_command(self, ctx, name):
+        if name in self.lazy_commands and name not in self.commands:
+            module_name, attribute = self.lazy_commands[name]
+            module = importlib.import_module(f".{module_name}", __package__)
+            self.add_command(getattr(module, attribute), name)
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="transformer-sizing")
+def main():
+    """How big is this transformer, what will it cost to train, will it fit?
+
+    Exact parameter counts, FLOPs per token and training cost from an architecture config.
+    Start with:  sizing estimate --preset llama2-7b
+    """
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
