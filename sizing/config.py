@@ -19,6 +19,8 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any
 
+from .validate import SizingError
+
 # MLP kind -> (number of d x d_ff matrices, activation). Gated kinds (GLU family) have an
 # extra "gate" matrix: SwiGLU = down(silu(gate(x)) * up(x)), Shazeer 2020.
 MLP_KINDS: dict[str, tuple[int, str]] = {
@@ -32,7 +34,7 @@ NORM_PLACEMENTS = ("pre", "post")
 POSITION_KINDS = ("learned", "rope", "none")
 
 
-class ConfigError(ValueError):
+class ConfigError(SizingError):
     """A config field has a value that cannot describe a real model. The message names
     the field, the value and what would be valid."""
 

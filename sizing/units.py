@@ -6,12 +6,14 @@ from __future__ import annotations
 import math
 import re
 
+from .validate import SizingError
+
 SI_SUFFIXES = {"": 1, "K": 10**3, "M": 10**6, "B": 10**9, "G": 10**9, "T": 10**12, "P": 10**15}
 GIB = 2**30
 _QUANTITY = re.compile(r"^\s*([0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][+-]?[0-9]+)?)\s*([KMBGTP]?)\s*$", re.I)
 
 
-class QuantityError(ValueError):
+class QuantityError(SizingError):
     pass
 
 
