@@ -4,22 +4,16 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def _reference_figures_path() -> Path:
-    """../shared/reference-figures.json beside the checkout (CI lays shared/ next to the clone)."""
-    for candidate in (REPO.parent / "shared" / "reference-figures.json", REPO / "shared" / "reference-figures.json"):
-        if candidate.exists():
-            return candidate
-    return Path()
+# A copy of the project's seed file of published figures (architectures, GPT-3 Table D.1,
+# training runs, GPU peaks), each entry with its source. Kept in the repository so that a
+# plain clone tests the code's tables (sizing/published.py, sizing/hardware.py, presets)
+# against it; refresh it from shared/reference-figures.json when that file changes.
+REFERENCE_FIGURES = REPO / "tests" / "fixtures" / "reference-figures.json"
 
 
 @pytest.fixture(scope="session")
 def reference_figures():
-    path = _reference_figures_path()
-    if not path.is_file():
-        pytest.skip("../shared/reference-figures.json not present")
-    return json.loads(path.read_text())
+    return json.loads(REFERENCE_FIGURES.read_text())
 
 
 @pytest.fixture(scope="module")
