@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One GPU session, one script (issue 7): the CUDA checks of the FLOP and memory formulas, then
-# `sizing profile` for each planned run (sizing/cli_profile.py PLANNED_RUNS), then the report
+# `sizing profile` for each planned run (sizing/planned_runs.py PLANNED_RUNS), then the report
 # page with the measured figures. Under 8 minutes in all: every step has its own timeout and
 # the whole script a budget (GPU_PROFILE_BUDGET_S, default 465 s); a step that would start
 # with too little time left is skipped and says so.
@@ -71,7 +71,7 @@ else
   log "skipped pytest -m gpu: budget spent"
 fi
 
-# ---- (c) the planned profiles, most important first (names as in sizing/cli_profile.py PLANNED_RUNS)
+# ---- (c) the planned profiles, most important first (names as in sizing/planned_runs.py PLANNED_RUNS)
 run_profile() {
   local name=$1 want=$2 limit rc
   limit=$(step_limit "$want")

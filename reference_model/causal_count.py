@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch.utils.flop_counter import FlopCounterMode
 
-from .model import allowed_keys
+from .attention import allowed_keys
 
 
 def blocked_causal_attention(q, k, v, block: int = 1, window: int | None = None) -> torch.Tensor:

@@ -1,15 +1,20 @@
 """Count the reference model's parameters by component, keyed like
-`sizing.params.param_components`, and compare with the formulas."""
+`sizing.params.param_components`, and compare with the formulas: the `params` check of
+`sizing verify`."""
 
 from __future__ import annotations
 
 import re
+import time
 from typing import NamedTuple
 
 import torch.nn as nn
 
 from sizing.config import ModelConfig
 from sizing.params import param_components
+
+from .check import CheckResult
+from .model import build
 
 _LAYER = re.compile(r"^blocks\.\d+\.")
 _EXPERT = re.compile(r"^moe\.experts\.\d+\.(up|gate|down)$")
@@ -44,9 +49,22 @@ def compare_params(cfg: ModelConfig) -> list[ParamRow]:
     """Build `cfg` on the meta device and compare component by component. Components on
     either side only (a key the formulas lack, or a part the model lacks) show up with 0 on
     the other side. Order: the formulas' order, then any extra keys of the model."""
-    from .model import build
-
     counted = count_params_by_component(build(cfg, device="meta"))
     formula = {c.key: c.count for c in param_components(cfg)}
     keys = list(formula) + [k for k in counted if k not in formula]
     return [ParamRow(k, formula.get(k, 0), counted.get(k, 0), counted.get(k, 0) - formula.get(k, 0)) for k in keys]
+
+
+def verify_params(name: str, cfg: ModelConfig, **_options) -> CheckResult:
+    """The `params` check: sizing's formula vs numel() of the model built on meta, by component."""
+    start = time.perf_counter()
+    rows = compare_params(cfg)
+    seconds = time.perf_counter() - start
+    expressions = {c.key: (f"L·({c.formula})" if c.per_layer is not None else c.formula) for c in param_components(cfg)}
+    table = [[r.component, r.formula, r.counted, r.difference, expressions.get(r.component, "")] for r in rows]
+    total_formula, total_counted = sum(r.formula for r in rows), sum(r.counted for r in rows)
+    table.append(["total", total_formula, total_counted, total_counted - total_formula, ""])
+    ok = all(r.difference == 0 for r in rows)
+    return CheckResult(
+        "params", name, ["component", "formula", "counted", "difference", "expression"], table, ok, seconds
+    )

@@ -20,6 +20,7 @@ passing with a smaller number.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -34,8 +35,10 @@ from .counting import component_key
 FVCORE_FLOPS_PER_COUNT = 2  # fvcore counts one per multiply-add; our convention is 2
 # An op whose name matches this does matrix-product work; if a counter has no formula for it,
 # its FLOPs were silently dropped.
-MATMUL_LIKE = re.compile(r"(^|[._:])(mm|bmm|addmm|baddbmm|addbmm|matmul|linear|einsum|dot|mv|conv\w*|"
-                         r"_grouped_mm|_scaled_mm|\w*attention\w*|tensordot)($|[._])")
+MATMUL_LIKE = re.compile(
+    r"(^|[._:])(mm|bmm|addmm|baddbmm|addbmm|matmul|linear|einsum|dot|mv|conv\w*|"
+    r"_grouped_mm|_scaled_mm|\w*attention\w*|tensordot)($|[._])"
+)
 
 
 # Norm modules (layer index removed): no matmul; fvcore's own FLOPs for them are kept apart.
@@ -43,8 +46,20 @@ NORM_MODULES = ("emb_norm", "attn_norm", "mlp_norm", "norm_f")
 
 
 # The modules whose matmuls sizing.flops has a component for (keys of flop_components).
-FLOP_COMPONENTS = ("attn.q", "attn.k", "attn.v", "attn.o", "attn.scores", "attn.av", "mlp.up", "mlp.gate",
-                   "mlp.down", "moe.router", "moe.experts", "lm_head")
+FLOP_COMPONENTS = (
+    "attn.q",
+    "attn.k",
+    "attn.v",
+    "attn.o",
+    "attn.scores",
+    "attn.av",
+    "mlp.up",
+    "mlp.gate",
+    "mlp.down",
+    "moe.router",
+    "moe.experts",
+    "lm_head",
+)
 
 
 def flop_component(module_name: str) -> str | None:
@@ -68,7 +83,6 @@ class TorchCount:
     forward: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     backward: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     recompute: dict[str, int] = field(default_factory=lambda: defaultdict(int))
-    by_op: Counter = field(default_factory=Counter)
     skipped_ops: Counter = field(default_factory=Counter)  # ops without a FLOP formula (norms, softmax, ...)
     uncounted_matmuls: Counter = field(default_factory=Counter)
     flop_counter_mode_total: int = 0  # FlopCounterMode's own total over the same run
@@ -144,7 +158,6 @@ class ComponentFlopMode(TorchDispatchMode):
         else:
             phase = self.count.backward if node is not None else self.count.forward
             phase["(unattributed)"] += flops
-        self.count.by_op[name] += flops
         return out
 
 
@@ -190,9 +203,7 @@ class _LogitsOnly(nn.Module):
 
 def count_fvcore(model: nn.Module, idx: torch.Tensor, attn_impl: str = "math") -> FvcoreCount:
     """fvcore's forward count, by component, in our 2-per-multiply-add convention."""
-    import logging
-
-    from fvcore.nn import FlopCountAnalysis
+    from fvcore.nn import FlopCountAnalysis  # lazy: an optional dependency, needed by this counter only
 
     logging.getLogger("fvcore").setLevel(logging.ERROR)  # it warns per skipped op; we list them instead
     analysis = FlopCountAnalysis(_LogitsOnly(model, attn_impl), (idx,))

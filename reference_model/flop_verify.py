@@ -6,22 +6,38 @@ model, component by component, forward and training (forward + backward), with b
   architecture switches (`small.small_config`) on CPU, as does the torch counter for that config.
 - Exact equality is required: any difference, any matmul a counter did not count, or any
   FLOPs a counter could not attribute to a component fails the check.
+
+`verify_flops` is the `flops` check of `sizing verify`: both runs as one CheckResult.
 """
 
 from __future__ import annotations
 
+import math
+import time
 from dataclasses import dataclass, field
 
 import torch
+from torch.utils.checkpoint import set_checkpoint_early_stop
 
 from sizing.config import ModelConfig
-from sizing.flops import BACKWARD_PER_FORWARD, flop_breakdown
+from sizing.flops import BACKWARD_PER_FORWARD, SELECTIVE_RECOMPUTE_KEYS, flop_breakdown
+from sizing.presets import PRESETS
+from sizing.validate import MAX_SEQ_LEN, SizingError, require_choice, require_int
+from sizing.vocabulary import FLOP_COUNTERS
 
+from .check import CheckResult
 from .flop_count import count_fvcore, count_torch
 from .model import build
 from .small import small_config
 
-COUNTERS = ("torch", "fvcore", "both")
+DEFAULT_SEQ_LEN = 2048  # the full-size run's T for a model that is not a preset
+FULL_SIZE_BATCH = 1
+TOY_SEQ_LEN, TOY_BATCH = 32, 2
+# torch sizes every tensor, meta ones included, in int64 bytes. The largest tensor of the
+# full-size run is the math path's (batch, h, T, T) score matrix in fp32 (the meta model is
+# built in the default dtype, and the softmax runs in fp32): 4.b.h.T^2 bytes must stay below 2^63.
+SCORE_BYTES = 4
+MAX_TENSOR_BYTES = 2**63 - 1
 
 
 @dataclass
@@ -58,9 +74,11 @@ class FlopCheck:
     @property
     def ok(self) -> bool:
         rows = self.forward + self.training + self.recompute + self.recompute_selective
-        return (all(d == 0 for r in rows for d in r.differences())
-                and not any(self.uncounted_matmuls.values())
-                and self.flop_counter_mode_total == self.component_total)
+        return (
+            all(d == 0 for r in rows for d in r.differences())
+            and not any(self.uncounted_matmuls.values())
+            and self.flop_counter_mode_total == self.component_total
+        )
 
 
 def _rows(expected: dict[str, int], formulas: dict[str, str], counted: dict[str, dict[str, int]]) -> list[FlopRow]:
@@ -74,31 +92,44 @@ def _rows(expected: dict[str, int], formulas: dict[str, str], counted: dict[str,
     return rows
 
 
-def check_flops(cfg: ModelConfig, name: str, seq_len: int, device: str = "cpu", counters: str = "both",
-                batch: int = 2, recompute: bool = False, seed: int = 0, attn_impl: str = "math") -> FlopCheck:
+def check_flops(
+    cfg: ModelConfig,
+    name: str,
+    seq_len: int,
+    device: str = "cpu",
+    counters: str = "both",
+    batch: int = 2,
+    recompute: bool = False,
+    seed: int = 0,
+    attn_impl: str = "math",
+) -> FlopCheck:
     """Count forward and forward+backward of `cfg` on `device` and compare with the formula.
     On "meta" only the torch counter can run (fvcore needs values to trace). attn_impl "math"
     is what the counters can see; "sdpa" is there to show a fused kernel going uncounted."""
-    if counters not in COUNTERS:
-        raise ValueError(f"counter ({counters!r}) must be one of: {', '.join(COUNTERS)}")
+    require_choice("counter", counters, FLOP_COUNTERS)
     use_torch = counters in ("torch", "both")
     use_fvcore = counters in ("fvcore", "both") and device != "meta"
     model = build(cfg, device=device, seed=seed if device != "meta" else None)
-    generator = torch.Generator().manual_seed(seed)
-    idx = torch.randint(0, cfg.vocab_size, (batch, seq_len), generator=generator).to(device)
+    if device == "meta":  # no values to draw: token ids of the right shape, nothing allocated anywhere
+        idx = torch.empty((batch, seq_len), dtype=torch.long, device="meta")
+    else:
+        generator = torch.Generator().manual_seed(seed)
+        idx = torch.randint(0, cfg.vocab_size, (batch, seq_len), generator=generator).to(device)
 
     breakdown = flop_breakdown(cfg, seq_len, "full")
     formulas = {c.key: c.formula for c in breakdown.components}
     fwd = {c.key: c.forward * batch for c in breakdown.components}
     train = {k: v * (1 + BACKWARD_PER_FORWARD) for k, v in fwd.items()}
-    check = FlopCheck(name, device, batch, seq_len, tuple(c for c, on in (("torch", use_torch), ("fvcore", use_fvcore))
-                                                          if on), [], [])
+    check = FlopCheck(
+        name, device, batch, seq_len, tuple(c for c, on in (("torch", use_torch), ("fvcore", use_fvcore)) if on), [], []
+    )
     counted_fwd, counted_train = {}, {}
     if use_torch:
         tc = count_torch(model, idx, backward=True, attn_impl=attn_impl)
         counted_fwd["torch"] = tc.forward
-        counted_train["torch"] = {k: tc.forward.get(k, 0) + tc.backward.get(k, 0)
-                                  for k in set(tc.forward) | set(tc.backward)}
+        counted_train["torch"] = {
+            k: tc.forward.get(k, 0) + tc.backward.get(k, 0) for k in set(tc.forward) | set(tc.backward)
+        }
         check.skipped["torch"] = dict(tc.skipped_ops)
         check.uncounted_matmuls["torch"] = dict(tc.uncounted_matmuls)
         check.flop_counter_mode_total, check.component_total = tc.flop_counter_mode_total, tc.total
@@ -125,10 +156,6 @@ def _recompute_rows(model, idx, fwd, formulas, mode: str, attn_impl: str) -> lis
     once every saved tensor is rebuilt, which skips each block's last matmul (its output is not
     saved); that saving is real but implementation-specific, so the count disables early stop
     to see the whole re-run."""
-    from torch.utils.checkpoint import set_checkpoint_early_stop
-
-    from sizing.flops import SELECTIVE_RECOMPUTE_KEYS
-
     model.set_checkpointing(mode)
     try:
         with set_checkpoint_early_stop(False):
@@ -138,3 +165,119 @@ def _recompute_rows(model, idx, fwd, formulas, mode: str, attn_impl: str) -> lis
     keep = (lambda k: k != "lm_head") if mode == "full" else (lambda k: k in SELECTIVE_RECOMPUTE_KEYS)
     expected = {k: v for k, v in fwd.items() if keep(k)}
     return _rows(expected, formulas, {"torch": tc.recompute})
+
+
+# ---------------------------------------------------------------- sizing verify --flops
+def meta_seq_len_limit(cfg: ModelConfig, batch: int = FULL_SIZE_BATCH) -> int:
+    """The longest T whose full-size run torch can size on the meta device: the largest T
+    with SCORE_BYTES.b.h.T^2 <= 2^63 - 1 (see SCORE_BYTES)."""
+    return math.isqrt(MAX_TENSOR_BYTES // (SCORE_BYTES * batch * cfg.n_heads))
+
+
+def full_size_seq_len(name: str, cfg: ModelConfig, seq_len: int | None = None, option: str = "seq_len") -> int:
+    """T of the full-size run. Default: the preset's training context (DEFAULT_SEQ_LEN for a
+    model that is not a preset), capped at a learned position table. An explicit T beyond a
+    learned position table, or longer than the meta device can size, is a SizingError that
+    names `option` (the CLI passes "--seq-len")."""
+    if seq_len is None:
+        preset = PRESETS.get(name)
+        T = preset.context if preset else DEFAULT_SEQ_LEN
+        if cfg.position == "learned":
+            T = min(T, cfg.max_positions)
+    else:
+        T = require_int(option, seq_len, 1, MAX_SEQ_LEN)
+        if cfg.position == "learned" and T > cfg.max_positions:
+            raise SizingError(
+                f"{option} ({T:,}) exceeds the learned position table of {name} (max_positions "
+                f"{cfg.max_positions:,}); use a shorter {option} or --set max_positions={T}"
+            )
+    limit = meta_seq_len_limit(cfg)
+    if T > limit:
+        raise SizingError(
+            f"{option} ({T:,}) is too long for the full-size FLOP check of {name}: its "
+            f"(batch, {cfg.n_heads} heads, T, T) fp32 score tensor would exceed torch's int64 "
+            f"byte count even on the meta device; at most {limit:,}"
+        )
+    return T
+
+
+def verify_flops(
+    name: str, cfg: ModelConfig, seq_len: int | None = None, counter: str = "both", **_options
+) -> CheckResult:
+    """The `flops` check: matmul FLOPs by component, forward and training (forward + backward):
+    - the model at full size on the meta device, counted by FlopCounterMode, at
+      `full_size_seq_len(name, cfg, seq_len)`;
+    - the same switches at toy size (small_config) on CPU, counted by the chosen counters
+      (fvcore needs real tensors), with a checkpointed run that must re-count one forward."""
+    start = time.perf_counter()
+    T = full_size_seq_len(name, cfg, seq_len)
+    runs = []
+    if counter in ("torch", "both"):
+        runs.append(
+            ("full size, meta", check_flops(cfg, name, T, device="meta", counters="torch", batch=FULL_SIZE_BATCH))
+        )
+    runs.append(
+        (
+            "toy size, cpu",
+            check_flops(
+                small_config(cfg, TOY_SEQ_LEN),
+                name,
+                TOY_SEQ_LEN,
+                device="cpu",
+                counters=counter,
+                batch=TOY_BATCH,
+                recompute=counter != "fvcore",
+            ),
+        )
+    )
+    rows, notes = [], []
+    for run, check in runs:
+        for phase, phase_rows in (
+            ("forward", check.forward),
+            ("training", check.training),
+            ("recompute", check.recompute),
+            ("recompute selective", check.recompute_selective),
+        ):
+            for r in phase_rows:
+                diffs = r.differences()
+                rows.append(
+                    [run, phase, r.component, r.expected, r.torch, r.fvcore, max(diffs, key=abs) if diffs else None]
+                )
+        notes += _run_notes(f"{run} (batch {check.batch}, T {check.seq_len})", check)
+    notes.append(
+        "FLOPs: 2 per multiply-add (fvcore counts 1: multiplied by 2); attention convention: full "
+        "(dense masked matmul, T keys per query)"
+    )
+    ok = all(check.ok for _, check in runs)
+    return CheckResult(
+        "flops",
+        name,
+        ["run", "phase", "component", "formula", "torch", "fvcore", "difference"],
+        rows,
+        ok,
+        time.perf_counter() - start,
+        notes,
+    )
+
+
+def _run_notes(label: str, check: FlopCheck) -> list[str]:
+    """What a run's table does not show: the totals' agreement, uncounted and skipped ops."""
+    notes = []
+    if check.flop_counter_mode_total is not None:
+        notes.append(
+            f"{label}: FlopCounterMode total {check.flop_counter_mode_total:,} = sum of components "
+            f"{check.component_total:,}: {check.flop_counter_mode_total == check.component_total}"
+        )
+    for counter_name, ops in check.uncounted_matmuls.items():
+        if ops:
+            notes.append(f"{label}: UNCOUNTED MATMULS by {counter_name}: {ops}")
+    for counter_name, ops in check.skipped.items():
+        top = ", ".join(f"{op} x{n}" for op, n in sorted(ops.items(), key=lambda kv: (-kv[1], kv[0]))[:12])
+        notes.append(
+            f"{label}: {counter_name} skipped (no FLOP formula; not matmuls): {top}"
+            + (f" and {len(ops) - 12} more" if len(ops) > 12 else "")
+        )
+    for term, values in check.extra_terms.items():
+        if any(values.values()):
+            notes.append(f"{label}: {term}: {values}")
+    return notes

@@ -20,10 +20,17 @@ def small_config(cfg: ModelConfig, seq_len: int = 32) -> ModelConfig:
     ratio = lambda width: max(8, round(width / cfg.d_model * d))  # noqa: E731
     experts = min(cfg.n_experts, 4)
     return dataclasses.replace(
-        cfg, vocab_size=96, d_model=d, n_layers=2, n_heads=h, n_kv_heads=kv,
-        head_dim=d_head if explicit_head else None, d_ff=ratio(cfg.d_ff),
+        cfg,
+        vocab_size=96,
+        d_model=d,
+        n_layers=2,
+        n_heads=h,
+        n_kv_heads=kv,
+        head_dim=d_head if explicit_head else None,
+        d_ff=ratio(cfg.d_ff),
         expert_d_ff=ratio(cfg.expert_d_ff) if cfg.expert_d_ff is not None else None,
-        n_experts=experts, top_k=min(cfg.top_k, experts),
+        n_experts=experts,
+        top_k=min(cfg.top_k, experts),
         sliding_window=seq_len // 2 if cfg.sliding_window is not None else None,
         max_positions=2 * seq_len + 2 if cfg.position == "learned" else cfg.max_positions,
     )

@@ -9,5 +9,16 @@ from .flops import flop_breakdown
 from .params import active_params, param_components, total_params
 from .presets import PRESETS, get_preset
 
-__all__ = ["ConfigError", "Estimate", "ModelConfig", "PRESETS", "active_params", "estimate", "flop_breakdown",
-           "get_preset", "llama_ffn_dim", "param_components", "total_params"]
+__all__ = [
+    "PRESETS",
+    "ConfigError",
+    "Estimate",
+    "ModelConfig",
+    "active_params",
+    "estimate",
+    "flop_breakdown",
+    "get_preset",
+    "llama_ffn_dim",
+    "param_components",
+    "total_params",
+]

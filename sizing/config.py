@@ -15,11 +15,23 @@ live in the workload objects, so a parameter count never depends on how a model 
 from __future__ import annotations
 
 import dataclasses
-import math
+import difflib
 from dataclasses import dataclass, fields
 from typing import Any
 
-from .validate import SizingError
+from .validate import (
+    MAX_FLOAT,
+    MAX_SEQ_LEN,
+    SizingError,
+    parse_float,
+    parse_int,
+    require_bool,
+    require_choice,
+    require_fraction,
+    require_int,
+    require_number,
+    show,
+)
 
 # MLP kind -> (number of d x d_ff matrices, activation). Gated kinds (GLU family) have an
 # extra "gate" matrix: SwiGLU = down(silu(gate(x)) * up(x)), Shazeer 2020.
@@ -32,6 +44,17 @@ MLP_KINDS: dict[str, tuple[int, str]] = {
 NORM_KINDS = ("layernorm", "rmsnorm")
 NORM_PLACEMENTS = ("pre", "post")
 POSITION_KINDS = ("learned", "rope", "none")
+
+# What each field may hold, beyond its declared type (checked in ModelConfig._check_types).
+_INT_MINIMUM = {"max_positions": 0, "n_experts": 0, "top_k": 0}  # every other int field: >= 1
+_CHOICES = {"mlp": tuple(MLP_KINDS), "norm": NORM_KINDS, "norm_placement": NORM_PLACEMENTS, "position": POSITION_KINDS}
+
+
+def _positive_number(name: str, value: Any) -> float:
+    return require_number(name, value, 0, MAX_FLOAT, exclusive_minimum=True)
+
+
+_FLOAT_CHECKS = {"rotary_fraction": require_fraction, "rope_theta": _positive_number, "norm_eps": _positive_number}
 
 
 class ConfigError(SizingError):
@@ -91,42 +114,53 @@ class ModelConfig:
     norm_eps: float = 1e-5
 
     def __post_init__(self) -> None:
-        for name in ("vocab_size", "d_model", "n_layers", "n_heads", "d_ff", "vocab_pad_multiple"):
-            _require_positive_int(name, getattr(self, name))
-        for name in ("n_kv_heads", "head_dim", "expert_d_ff", "sliding_window"):
-            if getattr(self, name) is not None:
-                _require_positive_int(name, getattr(self, name))
-        for name in ("max_positions", "n_experts", "top_k"):
-            _require_int(name, getattr(self, name), minimum=0)
-        _require_choice("mlp", self.mlp, tuple(MLP_KINDS))
-        _require_choice("norm", self.norm, NORM_KINDS)
-        _require_choice("norm_placement", self.norm_placement, NORM_PLACEMENTS)
-        _require_choice("position", self.position, POSITION_KINDS)
+        try:
+            self._check_types()
+        except SizingError as exc:  # the same message, as the config's own error type
+            raise ConfigError(str(exc)) from None
+        self._check_consistency()
 
+    def _check_types(self) -> None:
+        """Every field against its declared type, before any formula sees it: bools are
+        bools ("false" is not false), ints are ints within MAX_COUNT (not bools, not
+        floats), floats are finite numbers within bounds, kinds are among their choices."""
+        for f in fields(self):
+            name, value = f.name, getattr(self, f.name)
+            if value is None and f.type.endswith("| None"):
+                continue
+            kind = f.type.split(" |")[0]
+            if kind == "int":
+                require_int(name, value, minimum=_INT_MINIMUM.get(name, 1))
+            elif kind == "bool":
+                require_bool(name, value)
+            elif kind == "float":
+                _FLOAT_CHECKS[name](name, value)
+            else:
+                require_choice(name, value, _CHOICES[name])
+
+    def _check_consistency(self) -> None:
+        """Fields that are each valid but describe no real model together."""
         if self.head_dim is None and self.d_model % self.n_heads:
             raise ConfigError(
-                f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads}), "
-                "or set head_dim explicitly"
+                f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads}), or set head_dim explicitly"
             )
         if self.n_heads % self.kv_heads:
-            raise ConfigError(
-                f"n_heads ({self.n_heads}) must be divisible by n_kv_heads ({self.kv_heads})"
-            )
+            raise ConfigError(f"n_heads ({self.n_heads}) must be divisible by n_kv_heads ({self.kv_heads})")
         if self.norm == "rmsnorm" and self.norm_bias:
             raise ConfigError("norm_bias (True) must be False when norm is 'rmsnorm' (RMSNorm has no bias)")
         if self.position == "learned" and self.max_positions <= 0:
             raise ConfigError(
                 f"max_positions ({self.max_positions}) must be a positive row count when position is 'learned'"
             )
-        if not (isinstance(self.rotary_fraction, (int, float)) and 0 < self.rotary_fraction <= 1):
-            raise ConfigError(f"rotary_fraction ({self.rotary_fraction!r}) must be in (0, 1]")
         if self.position == "rope" and (self.rotary_dim == 0 or self.rotary_dim % 2):
             raise ConfigError(
                 f"rotary_fraction ({self.rotary_fraction}) x head_dim ({self.d_head}) must give a "
                 f"positive even number of rotated dims, got {self.rotary_dim}"
             )
         if self.parallel_block and self.norm_placement != "pre":
-            raise ConfigError("parallel_block (True) needs norm_placement 'pre' (no real model is post-LN and parallel)")
+            raise ConfigError(
+                "parallel_block (True) needs norm_placement 'pre' (no real model is post-LN and parallel)"
+            )
         if self.shared_block_norm and not self.parallel_block:
             raise ConfigError("shared_block_norm (True) needs parallel_block True")
         if self.n_experts == 1:
@@ -137,10 +171,6 @@ class ModelConfig:
             raise ConfigError(
                 f"top_k ({self.top_k}), expert_d_ff and router_bias need n_experts >= 2 (got n_experts 0)"
             )
-        if not (isinstance(self.norm_eps, (int, float)) and self.norm_eps > 0):
-            raise ConfigError(f"norm_eps ({self.norm_eps!r}) must be a positive number")
-        if not (isinstance(self.rope_theta, (int, float)) and self.rope_theta > 0):
-            raise ConfigError(f"rope_theta ({self.rope_theta!r}) must be a positive number")
 
     # ---- resolved sizes (used by sizing and by reference_model alike) ----
     @property
@@ -198,6 +228,20 @@ class ModelConfig:
     def norms_per_block(self) -> int:
         return 1 if self.shared_block_norm else 2
 
+    # ---- the one check of a context length, for every command
+    def check_context(self, seq_len: int, what: str = "seq_len") -> int:
+        """`seq_len` if this model can run a sequence that long: a positive int up to
+        MAX_SEQ_LEN, and within the learned position table, which has no row past
+        max_positions (gpt2: 1024). Else a SizingError naming `what` (the option or
+        argument the caller took it from, e.g. "--seq-len")."""
+        require_int(what, seq_len, 1, MAX_SEQ_LEN)
+        if self.position == "learned" and seq_len > self.max_positions:
+            raise SizingError(
+                f"{what} ({seq_len}) exceeds the learned position table (max_positions "
+                f"{self.max_positions}); use a shorter {what} or --set max_positions={seq_len}"
+            )
+        return seq_len
+
     # ---- conversions ----
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -207,65 +251,52 @@ class ModelConfig:
         return tuple(f.name for f in fields(cls))
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "ModelConfig":
-        unknown = sorted(set(data) - set(cls.field_names()))
+    def from_dict(cls, data: dict[str, Any]) -> ModelConfig:
+        if not isinstance(data, dict):
+            raise ConfigError(f"a config must be a dict of fields, not {type(data).__name__}")
+        unknown = sorted(map(show, set(data) - set(cls.field_names())))
         if unknown:
-            raise ConfigError(f"unknown config field(s) {', '.join(unknown)}; valid fields: {', '.join(cls.field_names())}")
+            raise ConfigError(
+                f"unknown config field(s) {', '.join(unknown)}; valid fields: {', '.join(cls.field_names())}"
+            )
         missing = [f.name for f in fields(cls) if f.default is dataclasses.MISSING and f.name not in data]
         if missing:
             raise ConfigError(f"config lacks required field(s): {', '.join(missing)}")
         return cls(**data)
 
-    def with_overrides(self, overrides: dict[str, Any]) -> "ModelConfig":
+    def with_overrides(self, overrides: dict[str, Any]) -> ModelConfig:
         """A new config with fields replaced (validated again). Values may be strings as typed
         on the command line; they are parsed by the field's type."""
         types = {f.name: f.type for f in fields(self)}
         parsed = {}
         for name, value in overrides.items():
             if name not in types:
-                raise ConfigError(f"unknown config field '{name}'; valid fields: {', '.join(self.field_names())}")
+                close = difflib.get_close_matches(str(name), list(types), n=1)
+                hint = f"did you mean {close[0]}? " if close else ""
+                raise ConfigError(f"unknown config field {show(name)}; {hint}valid fields: {', '.join(types)}")
             parsed[name] = parse_field_value(name, types[name], value) if isinstance(value, str) else value
         return dataclasses.replace(self, **parsed)
 
 
 def parse_field_value(name: str, type_name: str, text: str) -> Any:
-    """Parse a command-line string for a config field, by the field's annotation."""
+    """Parse a command-line string for a config field, by the field's annotation. Integers
+    are parsed exactly (never through float), floats must be finite; the value's range is
+    checked by ModelConfig itself."""
     lowered = text.strip().lower()
     optional = "None" in type_name
     if optional and lowered in ("none", "null", ""):
         return None
-    if type_name.startswith("bool"):
-        if lowered in ("true", "1", "yes", "on"):
-            return True
-        if lowered in ("false", "0", "no", "off"):
-            return False
-        raise ConfigError(f"{name} ({text!r}) must be true or false")
-    if type_name.startswith("int"):
-        try:
-            value = float(lowered.replace("_", ""))
-        except ValueError:
-            value = math.nan
-        if not value.is_integer():
-            raise ConfigError(f"{name} ({text!r}) must be an integer")
-        return int(value)
-    if type_name.startswith("float"):
-        try:
-            return float(lowered.replace("_", ""))
-        except ValueError:
-            raise ConfigError(f"{name} ({text!r}) must be a number") from None
+    try:
+        if type_name.startswith("bool"):
+            if lowered in ("true", "1", "yes", "on"):
+                return True
+            if lowered in ("false", "0", "no", "off"):
+                return False
+            raise ConfigError(f"{name} ({show(text)}) must be true or false")
+        if type_name.startswith("int"):
+            return parse_int(name, text, minimum=_INT_MINIMUM.get(name, 1))
+        if type_name.startswith("float"):
+            return parse_float(name, text)
+    except SizingError as exc:
+        raise ConfigError(str(exc)) from None
     return text.strip()
-
-
-def _require_int(name: str, value: Any, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        what = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
-        raise ConfigError(f"{name} ({value!r}) must be {what}")
-
-
-def _require_positive_int(name: str, value: Any) -> None:
-    _require_int(name, value, minimum=1)
-
-
-def _require_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
-    if value not in choices:
-        raise ConfigError(f"{name} ({value!r}) must be one of: {', '.join(choices)}")

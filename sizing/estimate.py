@@ -1,9 +1,9 @@
 """The Python API: one call gives the result object that every output format renders.
 
-    >>> from sizing import estimate
-    >>> est = estimate("llama2-7b")
-    >>> est.params.total
-    6738415616
+>>> from sizing import estimate
+>>> est = estimate("llama2-7b")
+>>> est.params.total
+6738415616
 """
 
 from __future__ import annotations
@@ -14,19 +14,11 @@ from typing import Any
 from . import flops as F
 from . import params as P
 from .config import ModelConfig
+from .conventions import ATTENTION_NOTES, CONVENTIONS, model_flops_per_token
 from .hardware import GPU, get_gpu
 from .presets import Preset, get_preset
 from .training import TrainingRun, cost_usd, gpu_hours, training_flops, wall_clock_days
-
-CONVENTIONS = {
-    "flop": "2 FLOPs per multiply-add",
-    "counted_ops": "matrix products only (linear layers, QK^T, AV, lm_head); norms, softmax, activations, "
-    "RoPE, residual adds and the embedding lookup count 0",
-    "backward": "2 x forward for matmuls",
-    "recompute_full": "one more forward of the transformer blocks (lm_head is not checkpointed)",
-    "kaplan_6n": "6 x active parameters (embeddings included), the approximation",
-    "non_embedding": "total minus the token and learned-position lookup tables",
-}
+from .vocabulary import DEFAULT_GPU, DEFAULT_MFU
 
 
 @dataclass(frozen=True)
@@ -92,11 +84,11 @@ class Estimate:
                 "training_per_token": fl.per_token(fl.training),
                 "kaplan_6n_per_token": self.kaplan_6n_per_token,
                 "decode_per_token": self.decode_per_token,
-                "components": {c.key: fl.per_token(c.forward) for c in fl.components},
+                "components": {c.key: c.forward_per_token for c in fl.components},
                 "formulas": {c.key: c.formula for c in fl.components},
             },
             "training": None,
-            "conventions": dict(CONVENTIONS, attention=_attention_note(fl.attention)),
+            "conventions": dict(CONVENTIONS, attention=ATTENTION_NOTES[fl.attention]),
         }
         if self.training:
             t = self.training
@@ -123,13 +115,6 @@ class Estimate:
         return out
 
 
-def _attention_note(attention: str) -> str:
-    return {
-        "full": "full: every query against every key, T keys per query (FlopCounterMode, PaLM MFU, nanoGPT)",
-        "causal": "causal: query i meets min(i, window) keys, T(T+1)/2 pairs per sequence without a window",
-    }[attention]
-
-
 def param_summary(cfg: ModelConfig) -> ParamSummary:
     components = tuple(P.param_components(cfg))
     total = sum(c.count for c in components)
@@ -143,15 +128,22 @@ def training_cost(cfg: ModelConfig, breakdown: F.FlopBreakdown, active: int, run
     peak = gpu.peak_flops_per_second(dtype)
     # Model FLOPs: forward + backward. Recomputation is hardware work, not model work: MFU
     # (PaLM's definition) leaves it out, so the GPU-hours at a given MFU do too.
-    model_flops_per_token = breakdown.per_token(breakdown.forward + breakdown.backward)
-    flops = training_flops(model_flops_per_token, run.tokens)
+    flops = training_flops(model_flops_per_token(breakdown), run.tokens)
     hardware = training_flops(breakdown.per_token(breakdown.training), run.tokens)
-    flops_6n = F.kaplan_6n_per_token(active) * run.tokens
+    flops_6n = training_flops(F.kaplan_6n_per_token(active), run.tokens)
     hours = gpu_hours(flops, peak, run.mfu)
     return TrainingCost(
-        run=run, gpu=gpu, dtype=dtype, flops=flops, hardware_flops=hardware, flops_6n=flops_6n, peak_flops_per_second=peak,
-        gpu_hours=hours, gpu_hours_6n=gpu_hours(flops_6n, peak, run.mfu),
-        wall_clock_days=wall_clock_days(hours, run.num_gpus), cost_usd=cost_usd(hours, run.price_per_gpu_hour),
+        run=run,
+        gpu=gpu,
+        dtype=dtype,
+        flops=flops,
+        hardware_flops=hardware,
+        flops_6n=flops_6n,
+        peak_flops_per_second=peak,
+        gpu_hours=hours,
+        gpu_hours_6n=gpu_hours(flops_6n, peak, run.mfu),
+        wall_clock_days=wall_clock_days(hours, run.num_gpus),
+        cost_usd=cost_usd(hours, run.price_per_gpu_hour),
     )
 
 
@@ -162,9 +154,9 @@ def estimate(
     attention: str = "full",
     recompute: str = "none",
     tokens: int | None = None,
-    gpu: str = "a100-80gb",
+    gpu: str = DEFAULT_GPU,
     dtype: str | None = None,
-    mfu: float = 0.4,
+    mfu: float = DEFAULT_MFU,
     num_gpus: int = 1,
     price_per_gpu_hour: float | None = None,
     name: str | None = None,
@@ -183,8 +175,9 @@ def estimate(
     breakdown = F.flop_breakdown(cfg, seq_len, attention, recompute)
     cost = None
     if tokens is not None:
-        run = TrainingRun(tokens=tokens, gpu=gpu, dtype=dtype, mfu=mfu, num_gpus=num_gpus,
-                          price_per_gpu_hour=price_per_gpu_hour)
+        run = TrainingRun(
+            tokens=tokens, gpu=gpu, dtype=dtype, mfu=mfu, num_gpus=num_gpus, price_per_gpu_hour=price_per_gpu_hour
+        )
         cost = training_cost(cfg, breakdown, summary.active, run)
     return Estimate(
         name=name or (preset.name if preset else "custom"),

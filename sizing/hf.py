@@ -18,10 +18,11 @@ required: a config.json without them is an error, not a silent default.
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .config import ConfigError, ModelConfig
+from .validate import SizingError, require_int, show
 
 _REQUIRED = object()
 
@@ -59,7 +60,7 @@ def _get(d: dict, *names: str, default: Any = _REQUIRED, kind: str = "int") -> A
         return None
     test, what = _KINDS[kind.rstrip("?")]
     if not test(value):
-        raise ConfigError(f"{_who(d)}: field '{name}' ({value!r}) must be {what}")
+        raise ConfigError(f"{_who(d)}: field '{name}' ({show(value)}) must be {what}")
     return value
 
 
@@ -70,7 +71,7 @@ def _rope(d: dict, key: str, *older: str, default: Any) -> Any:
         sub = d.get(nest)
         if isinstance(sub, dict) and sub.get(key) is not None:
             if not _KINDS["num"][0](sub[key]):
-                raise ConfigError(f"{_who(d)}: field '{nest}.{key}' ({sub[key]!r}) must be a number")
+                raise ConfigError(f"{_who(d)}: field '{nest}.{key}' ({show(sub[key])}) must be a number")
             return sub[key]
     return _get(d, key, *older, default=default, kind="num")
 
@@ -88,8 +89,10 @@ def _mlp(d: dict, *names: str, default: str, gated: bool) -> str:
     if low in _RELU and not gated:
         return "relu"
     ok = _SILU + _GELU if gated else _GELU + _RELU
-    raise ConfigError(f"{_who(d)}: activation {act!r} in '{name}' is not supported for "
-                      f"{'a gated' if gated else 'this'} MLP (supported: {', '.join(ok)})")
+    raise ConfigError(
+        f"{_who(d)}: activation {show(act)} in '{name}' is not supported for "
+        f"{'a gated' if gated else 'this'} MLP (supported: {', '.join(ok)})"
+    )
 
 
 def _unsupported(d: dict, field: str, value: Any, why: str) -> ConfigError:
@@ -106,8 +109,12 @@ def _heads(d: dict, d_model: int, n_heads: int, kv_default: int | None, head_dim
 
 
 def _common(d: dict, *, width=("hidden_size",), layers=("num_hidden_layers",), heads=("num_attention_heads",)) -> dict:
-    return {"vocab_size": _get(d, "vocab_size"), "d_model": _get(d, *width),
-            "n_layers": _get(d, *layers), "n_heads": _get(d, *heads)}
+    return {
+        "vocab_size": _get(d, "vocab_size"),
+        "d_model": _get(d, *width),
+        "n_layers": _get(d, *layers),
+        "n_heads": _get(d, *heads),
+    }
 
 
 def _tied(d: dict, default: bool) -> bool:
@@ -115,34 +122,55 @@ def _tied(d: dict, default: bool) -> bool:
 
 
 # ---- the Llama-style families: RMSNorm, RoPE, gated MLP, pre-norm ----
-def _rope_decoder(d: dict, *, tie: bool, eps: float = 1e-6, theta: float = 10000.0, kv: int | None = None,
-                  head_dim: int | None = None, act: tuple = ("hidden_act",), act_default: str = "silu") -> dict:
+def _rope_decoder(
+    d: dict,
+    *,
+    tie: bool,
+    eps: float = 1e-6,
+    theta: float = 10000.0,
+    kv: int | None = None,
+    head_dim: int | None = None,
+    act: tuple = ("hidden_act",),
+    act_default: str = "silu",
+) -> dict:
     base = _common(d)
-    return dict(base, **_heads(d, base["d_model"], base["n_heads"], kv, head_dim),
-                d_ff=_get(d, "intermediate_size"), mlp=_mlp(d, *act, default=act_default, gated=True),
-                norm="rmsnorm", position="rope", rope_theta=_rope(d, "rope_theta", default=theta),
-                rotary_fraction=_rope(d, "partial_rotary_factor", default=1.0),
-                tied_embeddings=_tied(d, tie), norm_eps=_get(d, "rms_norm_eps", default=eps, kind="num"))
+    return dict(
+        base,
+        **_heads(d, base["d_model"], base["n_heads"], kv, head_dim),
+        d_ff=_get(d, "intermediate_size"),
+        mlp=_mlp(d, *act, default=act_default, gated=True),
+        norm="rmsnorm",
+        position="rope",
+        rope_theta=_rope(d, "rope_theta", default=theta),
+        rotary_fraction=_rope(d, "partial_rotary_factor", default=1.0),
+        tied_embeddings=_tied(d, tie),
+        norm_eps=_get(d, "rms_norm_eps", default=eps, kind="num"),
+    )
 
 
 def _llama(d: dict) -> dict:
     bias = _get(d, "attention_bias", default=False, kind="bool")  # q, k, v and o alike
-    return dict(_rope_decoder(d, tie=False), qkv_bias=bias, attn_out_bias=bias,
-                mlp_bias=_get(d, "mlp_bias", default=False, kind="bool"))
+    return dict(
+        _rope_decoder(d, tie=False),
+        qkv_bias=bias,
+        attn_out_bias=bias,
+        mlp_bias=_get(d, "mlp_bias", default=False, kind="bool"),
+    )
 
 
 def _mistral(d: dict) -> dict:
-    return dict(_rope_decoder(d, tie=False, kv=8),
-                sliding_window=_get(d, "sliding_window", default=4096, kind="int?"))
+    return dict(_rope_decoder(d, tie=False, kv=8), sliding_window=_get(d, "sliding_window", default=4096, kind="int?"))
 
 
 def _mixtral(d: dict) -> dict:
     # Router: Linear(d, E) without bias; each expert is a SwiGLU MLP of width intermediate_size
     # (expert_d_ff stays None, i.e. = d_ff, so `--set d_ff=...` resizes the experts).
-    return dict(_rope_decoder(d, tie=False, eps=1e-5, theta=1e6, kv=8),
-                sliding_window=_get(d, "sliding_window", default=None, kind="int?"),
-                n_experts=_get(d, "num_local_experts", "num_experts", default=8),
-                top_k=_get(d, "num_experts_per_tok", default=2))
+    return dict(
+        _rope_decoder(d, tie=False, eps=1e-5, theta=1e6, kv=8),
+        sliding_window=_get(d, "sliding_window", default=None, kind="int?"),
+        n_experts=_get(d, "num_local_experts", "num_experts", default=8),
+        top_k=_get(d, "num_experts_per_tok", default=2),
+    )
 
 
 def _qwen2(d: dict) -> dict:
@@ -151,91 +179,172 @@ def _qwen2(d: dict) -> dict:
 
 def _qwen2_window(d: dict) -> int | None:
     """Qwen2 slides only with use_sliding_window, and then only in layers >= max_window_layers
-    (or those `layer_types` marks); our sliding_window is all layers or none."""
+    (or those `layer_types` marks); our sliding_window is all layers or none. The sliding
+    layers are counted, never listed: num_hidden_layers is checked first and may be huge."""
     if not _get(d, "use_sliding_window", default=False, kind="bool"):
         return None
     window = _get(d, "sliding_window", default=4096, kind="int?")
     if window is None:
         return None
-    first = _get(d, "max_window_layers", default=28)
-    types = d.get("layer_types") or [
-        "sliding_attention" if i >= first else "full_attention" for i in range(_get(d, "num_hidden_layers"))]
-    sliding = sum(t == "sliding_attention" for t in types)
+    n_layers = _checked(d, "num_hidden_layers", _get(d, "num_hidden_layers"))
+    types = d.get("layer_types")
+    if types is None:
+        first = _checked(d, "max_window_layers", _get(d, "max_window_layers", default=28), minimum=0)
+        sliding = max(0, n_layers - first)
+    else:
+        if not (isinstance(types, list) and len(types) == n_layers and all(t in _LAYER_TYPES for t in types)):
+            raise ConfigError(
+                f"{_who(d)}: field 'layer_types' ({show(types)}) must be a list of "
+                f"{n_layers} (num_hidden_layers) of {' or '.join(map(repr, _LAYER_TYPES))}"
+            )
+        sliding = types.count("sliding_attention")
     if sliding == 0:
         return None
-    if sliding == len(types):
+    if sliding == n_layers:
         return window
-    raise _unsupported(d, "use_sliding_window", True,
-                       f"{sliding} of {len(types)} layers slide (max_window_layers / layer_types) and the "
-                       "calculator's sliding_window covers all layers or none; set use_sliding_window to "
-                       "false to size it with full attention")
+    raise _unsupported(
+        d,
+        "use_sliding_window",
+        True,
+        f"{sliding} of {n_layers} layers slide (max_window_layers / layer_types) and the "
+        "calculator's sliding_window covers all layers or none; set use_sliding_window to "
+        "false to size it with full attention",
+    )
+
+
+_LAYER_TYPES = ("full_attention", "sliding_attention")
+
+
+def _checked(d: dict, field: str, value: int, minimum: int = 1) -> int:
+    """An integer field within the calculator's bounds, checked before it sizes a loop."""
+    try:
+        return require_int(f"'{field}'", value, minimum)
+    except SizingError as exc:
+        raise ConfigError(f"{_who(d)}: field {exc}") from None
+
+
+def _width(d: dict, field: str, default_width: int) -> int:
+    """An optional MLP width (GPT-2's n_inner, Falcon's ffn_hidden_size): null or absent
+    means `default_width` (4d); transformers builds 0 as 0 wide, so 0 is an error here."""
+    value = _get(d, field, default=None, kind="int?")
+    return default_width if value is None else _checked(d, field, value)
 
 
 def _gemma(d: dict) -> dict:
     bias = _get(d, "attention_bias", default=False, kind="bool")
-    return dict(_rope_decoder(d, tie=True, kv=16, head_dim=256, act=("hidden_activation", "hidden_act"),
-                              act_default="gelu_pytorch_tanh"), qkv_bias=bias, attn_out_bias=bias)
+    return dict(
+        _rope_decoder(
+            d, tie=True, kv=16, head_dim=256, act=("hidden_activation", "hidden_act"), act_default="gelu_pytorch_tanh"
+        ),
+        qkv_bias=bias,
+        attn_out_bias=bias,
+    )
 
 
 # ---- LayerNorm families ----
 def _gpt2(d: dict) -> dict:
     if _get(d, "add_cross_attention", default=False, kind="bool"):
         raise _unsupported(d, "add_cross_attention", True, "cross-attention layers are not modelled")
-    base = _common(d, width=("n_embd", "hidden_size"), layers=("n_layer", "num_hidden_layers"),
-                   heads=("n_head", "num_attention_heads"))
-    d_ff = _get(d, "n_inner", default=None, kind="int?") or 4 * base["d_model"]
-    return dict(base, d_ff=d_ff, mlp=_mlp(d, "activation_function", default="gelu_new", gated=False),
-                position="learned", max_positions=_get(d, "n_positions", "max_position_embeddings"),
-                qkv_bias=True, attn_out_bias=True, mlp_bias=True, tied_embeddings=_tied(d, True),
-                norm_eps=_get(d, "layer_norm_epsilon", default=1e-5, kind="num"))
+    base = _common(
+        d,
+        width=("n_embd", "hidden_size"),
+        layers=("n_layer", "num_hidden_layers"),
+        heads=("n_head", "num_attention_heads"),
+    )
+    return dict(
+        base,
+        d_ff=_width(d, "n_inner", 4 * base["d_model"]),
+        mlp=_mlp(d, "activation_function", default="gelu_new", gated=False),
+        position="learned",
+        max_positions=_get(d, "n_positions", "max_position_embeddings"),
+        qkv_bias=True,
+        attn_out_bias=True,
+        mlp_bias=True,
+        tied_embeddings=_tied(d, True),
+        norm_eps=_get(d, "layer_norm_epsilon", default=1e-5, kind="num"),
+    )
 
 
 def _opt(d: dict) -> dict:
     base = _common(d)
     proj = _get(d, "word_embed_proj_dim", default=None, kind="int?")
     if proj is not None and proj != base["d_model"]:
-        raise _unsupported(d, "word_embed_proj_dim", proj,
-                           f"it differs from hidden_size ({base['d_model']}), so OPT adds project_in/project_out "
-                           "matrices (opt-350m), which are not modelled")
+        raise _unsupported(
+            d,
+            "word_embed_proj_dim",
+            proj,
+            f"it differs from hidden_size ({base['d_model']}), so OPT adds project_in/project_out "
+            "matrices (opt-350m), which are not modelled",
+        )
     if not _get(d, "layer_norm_elementwise_affine", default=True, kind="bool"):
         raise _unsupported(d, "layer_norm_elementwise_affine", False, "norms without parameters are not modelled")
     pre = _get(d, "do_layer_norm_before", default=True, kind="bool")
     bias = _get(d, "enable_bias", default=True, kind="bool")
-    return dict(base, d_ff=_get(d, "ffn_dim"), mlp=_mlp(d, "activation_function", default="relu", gated=False),
-                norm_placement="pre" if pre else "post",
-                # OPTDecoder builds final_layer_norm only for pre-LN, and not with _remove_final_layer_norm
-                final_norm=pre and not _get(d, "_remove_final_layer_norm", default=False, kind="bool"),
-                position="learned", max_positions=_get(d, "max_position_embeddings") + 2,  # OPT's offset of 2
-                qkv_bias=bias, attn_out_bias=bias, mlp_bias=bias, tied_embeddings=_tied(d, True))
+    return dict(
+        base,
+        d_ff=_get(d, "ffn_dim"),
+        mlp=_mlp(d, "activation_function", default="relu", gated=False),
+        norm_placement="pre" if pre else "post",
+        # OPTDecoder builds final_layer_norm only for pre-LN, and not with _remove_final_layer_norm
+        final_norm=pre and not _get(d, "_remove_final_layer_norm", default=False, kind="bool"),
+        position="learned",
+        max_positions=_get(d, "max_position_embeddings") + 2,  # OPT's offset of 2
+        qkv_bias=bias,
+        attn_out_bias=bias,
+        mlp_bias=bias,
+        tied_embeddings=_tied(d, True),
+    )
 
 
 def _gpt_neox(d: dict) -> dict:
     bias = _get(d, "attention_bias", default=True, kind="bool")  # query_key_value and dense
-    return dict(_common(d), d_ff=_get(d, "intermediate_size"), mlp=_mlp(d, "hidden_act", default="gelu", gated=False),
-                position="rope", rotary_fraction=_rope(d, "partial_rotary_factor", "rotary_pct", default=0.25),
-                rope_theta=_rope(d, "rope_theta", "rotary_emb_base", default=10000.0),
-                # two norms either way; use_parallel_residual False is the sequential pre-LN block
-                parallel_block=_get(d, "use_parallel_residual", default=True, kind="bool"),
-                qkv_bias=bias, attn_out_bias=bias, mlp_bias=True, tied_embeddings=_tied(d, False),
-                norm_eps=_get(d, "layer_norm_eps", default=1e-5, kind="num"))
+    return dict(
+        _common(d),
+        d_ff=_get(d, "intermediate_size"),
+        mlp=_mlp(d, "hidden_act", default="gelu", gated=False),
+        position="rope",
+        rotary_fraction=_rope(d, "partial_rotary_factor", "rotary_pct", default=0.25),
+        rope_theta=_rope(d, "rope_theta", "rotary_emb_base", default=10000.0),
+        # two norms either way; use_parallel_residual False is the sequential pre-LN block
+        parallel_block=_get(d, "use_parallel_residual", default=True, kind="bool"),
+        qkv_bias=bias,
+        attn_out_bias=bias,
+        mlp_bias=True,
+        tied_embeddings=_tied(d, False),
+        norm_eps=_get(d, "layer_norm_eps", default=1e-5, kind="num"),
+    )
 
 
 def _phi(d: dict) -> dict:
     if _get(d, "qk_layernorm", default=False, kind="bool"):
         raise _unsupported(d, "qk_layernorm", True, "the per-head q/k LayerNorms are not modelled")
     base = _common(d)
-    return dict(base, **_heads(d, base["d_model"], base["n_heads"], None, None),
-                d_ff=_get(d, "intermediate_size"), mlp=_mlp(d, "hidden_act", default="gelu_new", gated=False),
-                position="rope", rotary_fraction=_rope(d, "partial_rotary_factor", default=0.5),
-                rope_theta=_rope(d, "rope_theta", default=10000.0),
-                parallel_block=True, shared_block_norm=True,  # one input_layernorm feeds attn and MLP
-                qkv_bias=True, attn_out_bias=True, mlp_bias=True, lm_head_bias=True, tied_embeddings=_tied(d, False),
-                norm_eps=_get(d, "layer_norm_eps", default=1e-5, kind="num"))
+    return dict(
+        base,
+        **_heads(d, base["d_model"], base["n_heads"], None, None),
+        d_ff=_get(d, "intermediate_size"),
+        mlp=_mlp(d, "hidden_act", default="gelu_new", gated=False),
+        position="rope",
+        rotary_fraction=_rope(d, "partial_rotary_factor", default=0.5),
+        rope_theta=_rope(d, "rope_theta", default=10000.0),
+        parallel_block=True,
+        shared_block_norm=True,  # one input_layernorm feeds attn and MLP
+        qkv_bias=True,
+        attn_out_bias=True,
+        mlp_bias=True,
+        lm_head_bias=True,
+        tied_embeddings=_tied(d, False),
+        norm_eps=_get(d, "layer_norm_eps", default=1e-5, kind="num"),
+    )
 
 
 def _falcon(d: dict) -> dict:
-    base = _common(d, width=("hidden_size", "n_embed"), layers=("num_hidden_layers", "n_layer"),
-                   heads=("num_attention_heads", "n_head"))
+    base = _common(
+        d,
+        width=("hidden_size", "n_embed"),
+        layers=("num_hidden_layers", "n_layer"),
+        heads=("num_attention_heads", "n_head"),
+    )
     new_arch = _get(d, "new_decoder_architecture", default=False, kind="bool")
     parallel = _get(d, "parallel_attn", default=True, kind="bool")
     if new_arch:  # fused qkv of (2 * num_kv_heads + heads) * head_dim
@@ -244,16 +353,27 @@ def _falcon(d: dict) -> dict:
         kv = 1
     else:  # the old architecture without multi_query is MHA whatever num_kv_heads says
         kv = None
-    n_ln = _get(d, "num_ln_in_parallel_attn", default=None, kind="int?") or (2 if new_arch else 1)
+    n_ln = _get(d, "num_ln_in_parallel_attn", default=None, kind="int?")
+    if n_ln not in (None, 1, 2):
+        raise ConfigError(f"{_who(d)}: field 'num_ln_in_parallel_attn' ({show(n_ln)}) must be 1, 2 or null")
+    n_ln = n_ln or (2 if new_arch else 1)
     bias = _get(d, "bias", default=False, kind="bool")
     alibi = _get(d, "alibi", default=False, kind="bool")
-    return dict(base, n_kv_heads=None if kv == base["n_heads"] else kv,
-                d_ff=_get(d, "ffn_hidden_size", default=None, kind="int?") or 4 * base["d_model"],
-                mlp=_mlp(d, "activation", default="gelu", gated=False),
-                position="none" if alibi else "rope", rope_theta=_rope(d, "rope_theta", default=10000.0),
-                parallel_block=parallel or new_arch, shared_block_norm=parallel and n_ln == 1,
-                qkv_bias=bias, attn_out_bias=bias, mlp_bias=bias, tied_embeddings=_tied(d, True),
-                norm_eps=_get(d, "layer_norm_epsilon", default=1e-5, kind="num"))
+    return dict(
+        base,
+        n_kv_heads=None if kv == base["n_heads"] else kv,
+        d_ff=_width(d, "ffn_hidden_size", 4 * base["d_model"]),
+        mlp=_mlp(d, "activation", default="gelu", gated=False),
+        position="none" if alibi else "rope",
+        rope_theta=_rope(d, "rope_theta", default=10000.0),
+        parallel_block=parallel or new_arch,
+        shared_block_norm=parallel and n_ln == 1,
+        qkv_bias=bias,
+        attn_out_bias=bias,
+        mlp_bias=bias,
+        tied_embeddings=_tied(d, True),
+        norm_eps=_get(d, "layer_norm_epsilon", default=1e-5, kind="num"),
+    )
 
 
 def _bloom(d: dict) -> dict:
@@ -262,16 +382,38 @@ def _bloom(d: dict) -> dict:
     # tanh GELU) -> ln_f; ALiBi, so no position table. BloomConfig lets `n_embed` override
     # hidden_size and ignores n_inner. apply_residual_connection_post_layernorm moves which
     # tensor the residual carries, not a parameter or a FLOP: it is accepted as is.
-    base = _common(d, width=("n_embed", "hidden_size"), layers=("n_layer", "num_hidden_layers"),
-                   heads=("n_head", "num_attention_heads"))
-    return dict(base, d_ff=4 * base["d_model"], mlp="gelu", embedding_norm=True, position="none",
-                qkv_bias=True, attn_out_bias=True, mlp_bias=True, tied_embeddings=_tied(d, True),
-                norm_eps=_get(d, "layer_norm_epsilon", default=1e-5, kind="num"))
+    base = _common(
+        d,
+        width=("n_embed", "hidden_size"),
+        layers=("n_layer", "num_hidden_layers"),
+        heads=("n_head", "num_attention_heads"),
+    )
+    return dict(
+        base,
+        d_ff=4 * base["d_model"],
+        mlp="gelu",
+        embedding_norm=True,
+        position="none",
+        qkv_bias=True,
+        attn_out_bias=True,
+        mlp_bias=True,
+        tied_embeddings=_tied(d, True),
+        norm_eps=_get(d, "layer_norm_epsilon", default=1e-5, kind="num"),
+    )
 
 
 _CONVERTERS: dict[str, Callable[[dict], dict]] = {
-    "llama": _llama, "mistral": _mistral, "mixtral": _mixtral, "qwen2": _qwen2, "gemma": _gemma,
-    "gpt2": _gpt2, "opt": _opt, "gpt_neox": _gpt_neox, "phi": _phi, "falcon": _falcon, "bloom": _bloom,
+    "llama": _llama,
+    "mistral": _mistral,
+    "mixtral": _mixtral,
+    "qwen2": _qwen2,
+    "gemma": _gemma,
+    "gpt2": _gpt2,
+    "opt": _opt,
+    "gpt_neox": _gpt_neox,
+    "phi": _phi,
+    "falcon": _falcon,
+    "bloom": _bloom,
 }
 SUPPORTED_MODEL_TYPES = tuple(_CONVERTERS)
 
@@ -281,68 +423,12 @@ def from_hf_config(d: dict) -> ModelConfig:
     if not isinstance(d, dict):
         raise ConfigError(f"a Hugging Face config must be a JSON object, got {type(d).__name__}")
     model_type = d.get("model_type")
-    convert = _CONVERTERS.get(model_type)
-    if convert is None:
-        raise ConfigError(f"model_type {model_type!r} is not supported; supported: {', '.join(SUPPORTED_MODEL_TYPES)}")
-    fields = convert(d)
+    if not isinstance(model_type, str) or model_type not in _CONVERTERS:
+        raise ConfigError(
+            f"model_type ({show(model_type)}) is not supported; supported: {', '.join(SUPPORTED_MODEL_TYPES)}"
+        )
+    fields = _CONVERTERS[model_type](d)
     try:
         return ModelConfig(**fields)
     except ConfigError as exc:
         raise ConfigError(f"{_who(d)}: {exc}") from None
-
-
-def load_config_file(path: str) -> ModelConfig:
-    """A Hugging Face config.json (has `model_type`), or this tool's JSON: a dict of
-    ModelConfig fields, or the output of `sizing estimate --format json` (under model.config).
-    A directory is read as its config.json."""
-    data = _read_json_object(path)
-    try:
-        if "model_type" in data:
-            return from_hf_config(data)
-        model = data.get("model")
-        if isinstance(model, dict) and isinstance(model.get("config"), dict):
-            data = model["config"]
-        elif not set(data) & set(ModelConfig.field_names()) and set(data) & {
-                "architectures", "hidden_size", "n_embd", "num_hidden_layers", "n_layer"}:
-            raise ConfigError("looks like a Hugging Face config but has no 'model_type' "
-                              f"(supported: {', '.join(SUPPORTED_MODEL_TYPES)})")
-        return ModelConfig.from_dict(data)
-    except ConfigError as exc:
-        raise ConfigError(f"config file '{path}': {exc}") from None
-
-
-def _read_json_object(path: str) -> dict:
-    p = Path(path)
-    if p.is_dir():
-        if not (p / "config.json").is_file():
-            raise ConfigError(f"config file '{path}' is a directory without a config.json")
-        p = p / "config.json"
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise ConfigError(f"config file '{path}' not found") from None
-    except OSError as exc:
-        raise ConfigError(f"config file '{path}' cannot be read: {exc.strerror or exc}") from None
-    not_json = (f"config file '{path}' is not JSON: give a config.json (model code, YAML and "
-                "weight files are not read)")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise ConfigError(not_json) from None
-    stripped = text.lstrip()
-    if not stripped:
-        raise ConfigError(f"config file '{path}' is empty")
-
-    def bad_constant(name: str) -> Any:
-        raise ConfigError(f"config file '{path}' has {name}, which is not a JSON number")
-
-    try:
-        data = json.loads(text, parse_constant=bad_constant)
-    except json.JSONDecodeError as exc:
-        if stripped[0] not in "{[":
-            raise ConfigError(not_json) from None
-        raise ConfigError(f"config file '{path}' is not valid JSON: {exc.msg} at line {exc.lineno}, "
-                          f"column {exc.colno}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"config file '{path}' must hold a JSON object, not a JSON {type(data).__name__}")
-    return data

@@ -1,28 +1,22 @@
 """Exact parameter counts, one function per component.
 
 Symbols: V vocab rows (padded), d d_model, L layers, h query heads, h_kv kv heads,
-d_h head width, f MLP hidden width, E experts, P learned position rows.
+d_h head width, f MLP hidden width, f_e expert MLP width, E experts, k experts per token,
+P learned position rows. Formulas multiply with '·'.
 
 Component keys match the reference model's module paths with the layer index and the
 expert index removed (`blocks.3.attn.q.weight` -> `attn.q`), so verification compares
 dicts component by component. The total is the sum of the components: breakdown and total
-cannot disagree.
+cannot disagree. PARAM_TERMS declares every component once (key, label, formula, function);
+tests/test_formula_strings.py evaluates each formula against its function.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .config import ModelConfig
-
-
-@dataclass(frozen=True)
-class ParamComponent:
-    key: str
-    label: str
-    formula: str
-    per_layer: int | None  # None for the parts outside the blocks
-    count: int  # over the whole model
 
 
 # ---- outside the blocks ----
@@ -95,43 +89,174 @@ def router_params(cfg: ModelConfig) -> int:
     return cfg.d_model * cfg.n_experts + (cfg.n_experts if cfg.router_bias else 0)
 
 
+# ---- the declarations: key, label, formula, function ----
+Text = str | Callable[[ModelConfig], str]  # fixed text, or text built from the config
+
+
+def _always(cfg: ModelConfig) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class ParamTerm:
+    """One component, declared once. `formula` is in the symbols of the module docstring and
+    counts what `params` returns: per layer for block parts, the whole model otherwise."""
+
+    key: str
+    label: Text
+    formula: Text
+    params: Callable[[ModelConfig], int]
+    per_layer: bool  # a part of every block (the count is L times it)
+    present: Callable[[ModelConfig], bool] = _always
+
+
+def _text(text: Text, cfg: ModelConfig) -> str:
+    return text if isinstance(text, str) else text(cfg)
+
+
+def _plus(on: bool, term: str) -> str:
+    """An optional bias term of a formula."""
+    return f" + {term}" if on else ""
+
+
+def _norm_formula(cfg: ModelConfig) -> str:
+    return "d" + _plus(cfg.has_norm_bias, "d")
+
+
+def _lm_head_formula(cfg: ModelConfig) -> str:
+    if cfg.tied_embeddings:
+        return "V (bias; weight tied to tok_emb)"  # present only with a bias
+    return "d·V" + _plus(cfg.lm_head_bias, "V")
+
+
+def _experts_formula(cfg: ModelConfig) -> str:
+    m = cfg.mlp_matrices
+    return f"E·{m}·d·f_e" + _plus(cfg.mlp_bias, f"E·({m - 1}·f_e + d)")
+
+
+def _is_moe(cfg: ModelConfig) -> bool:
+    return cfg.is_moe
+
+
+def _is_dense(cfg: ModelConfig) -> bool:
+    return not cfg.is_moe
+
+
+# Functions are called through their module names (lambdas) so that monkeypatching one in a
+# test reaches the declarations too.
+PARAM_TERMS: tuple[ParamTerm, ...] = (  # in forward order
+    ParamTerm("tok_emb", "token embedding", "V·d", lambda cfg: token_embedding_params(cfg), per_layer=False),
+    ParamTerm("pos_emb", "learned positions", "P·d", lambda cfg: position_embedding_params(cfg), per_layer=False),
+    ParamTerm("emb_norm", "embedding norm", _norm_formula, lambda cfg: embedding_norm_params(cfg), per_layer=False),
+    ParamTerm(
+        "attn_norm",
+        lambda cfg: "block norm (shared)" if cfg.shared_block_norm else "attention norm",
+        _norm_formula,
+        lambda cfg: norm_params(cfg),
+        per_layer=True,
+    ),
+    ParamTerm(
+        "attn.q",
+        "W_Q",
+        lambda cfg: "d·h·d_h" + _plus(cfg.qkv_bias, "h·d_h"),
+        lambda cfg: q_proj_params(cfg),
+        per_layer=True,
+    ),
+    ParamTerm(
+        "attn.k",
+        "W_K",
+        lambda cfg: "d·h_kv·d_h" + _plus(cfg.qkv_bias, "h_kv·d_h"),
+        lambda cfg: k_proj_params(cfg),
+        per_layer=True,
+    ),
+    ParamTerm(
+        "attn.v",
+        "W_V",
+        lambda cfg: "d·h_kv·d_h" + _plus(cfg.qkv_bias, "h_kv·d_h"),
+        lambda cfg: v_proj_params(cfg),
+        per_layer=True,
+    ),
+    ParamTerm(
+        "attn.o",
+        "W_O",
+        lambda cfg: "h·d_h·d" + _plus(cfg.attn_out_bias, "d"),
+        lambda cfg: o_proj_params(cfg),
+        per_layer=True,
+    ),
+    ParamTerm(
+        "mlp_norm",
+        "MLP norm",
+        _norm_formula,
+        lambda cfg: norm_params(cfg),
+        per_layer=True,
+        present=lambda cfg: not cfg.shared_block_norm,
+    ),
+    ParamTerm(
+        "moe.router",
+        "router",
+        lambda cfg: "d·E" + _plus(cfg.router_bias, "E"),
+        lambda cfg: router_params(cfg),
+        per_layer=True,
+        present=_is_moe,
+    ),
+    ParamTerm(
+        "moe.experts",
+        lambda cfg: f"experts ({cfg.n_experts} x {cfg.mlp})",
+        _experts_formula,
+        lambda cfg: cfg.n_experts * expert_params(cfg),
+        per_layer=True,
+        present=_is_moe,
+    ),
+    ParamTerm(
+        "mlp.up",
+        "MLP up",
+        lambda cfg: "d·f" + _plus(cfg.mlp_bias, "f"),
+        lambda cfg: mlp_up_params(cfg, cfg.d_ff),
+        per_layer=True,
+        present=_is_dense,
+    ),
+    ParamTerm(
+        "mlp.gate",
+        "MLP gate",
+        lambda cfg: "d·f" + _plus(cfg.mlp_bias, "f"),
+        lambda cfg: mlp_gate_params(cfg, cfg.d_ff),
+        per_layer=True,
+        present=_is_dense,
+    ),
+    ParamTerm(
+        "mlp.down",
+        "MLP down",
+        lambda cfg: "f·d" + _plus(cfg.mlp_bias, "d"),
+        lambda cfg: mlp_down_params(cfg, cfg.d_ff),
+        per_layer=True,
+        present=_is_dense,
+    ),
+    ParamTerm("norm_f", "final norm", _norm_formula, lambda cfg: final_norm_params(cfg), per_layer=False),
+    ParamTerm("lm_head", "lm_head", _lm_head_formula, lambda cfg: lm_head_params(cfg), per_layer=False),
+)
+
+
+@dataclass(frozen=True)
+class ParamComponent:
+    key: str
+    label: str
+    formula: str  # counts per_layer for block parts, count otherwise
+    per_layer: int | None  # None for the parts outside the blocks
+    count: int  # over the whole model
+
+
 def param_components(cfg: ModelConfig) -> list[ParamComponent]:
     """Every parameter tensor group of the model, in forward order. Zero-sized parts
     (no position table, no embedding norm, tied head, dense model's router) are left out."""
-    L = cfg.n_layers
-    d, V, f = cfg.d_model, cfg.padded_vocab, cfg.d_ff
-    nb = " + d" if cfg.has_norm_bias else ""
-    rows: list[ParamComponent] = []
-
-    def add(key, label, formula, per_layer=None, count=None):
-        total = per_layer * L if per_layer is not None else count
-        if total:
-            rows.append(ParamComponent(key, label, formula, per_layer, total))
-
-    bias = lambda on, term: f" + {term}" if on else ""  # noqa: E731  (formula text only)
-    add("tok_emb", "token embedding", "V·d", count=token_embedding_params(cfg))
-    add("pos_emb", "learned positions", "P·d", count=position_embedding_params(cfg))
-    add("emb_norm", "embedding norm", f"d{nb}", count=embedding_norm_params(cfg))
-    add("attn_norm", "attention norm" if not cfg.shared_block_norm else "block norm (shared)",
-        f"d{nb}", per_layer=norm_params(cfg))
-    add("attn.q", "W_Q", "d·h·d_h" + bias(cfg.qkv_bias, "h·d_h"), per_layer=q_proj_params(cfg))
-    add("attn.k", "W_K", "d·h_kv·d_h" + bias(cfg.qkv_bias, "h_kv·d_h"), per_layer=k_proj_params(cfg))
-    add("attn.v", "W_V", "d·h_kv·d_h" + bias(cfg.qkv_bias, "h_kv·d_h"), per_layer=v_proj_params(cfg))
-    add("attn.o", "W_O", "h·d_h·d" + bias(cfg.attn_out_bias, "d"), per_layer=o_proj_params(cfg))
-    if not cfg.shared_block_norm:
-        add("mlp_norm", "MLP norm", f"d{nb}", per_layer=norm_params(cfg))
-    if cfg.is_moe:
-        add("moe.router", "router", "d·E" + bias(cfg.router_bias, "E"), per_layer=router_params(cfg))
-        add("moe.experts", f"experts ({cfg.n_experts} x {cfg.mlp})",
-            f"E·{cfg.mlp_matrices}·d·f_e" + bias(cfg.mlp_bias, f"E·({cfg.mlp_matrices - 1}·f_e + d)"),
-            per_layer=cfg.n_experts * expert_params(cfg))
-    else:
-        add("mlp.up", "MLP up", "d·f" + bias(cfg.mlp_bias, "f"), per_layer=mlp_up_params(cfg, f))
-        add("mlp.gate", "MLP gate", "d·f" + bias(cfg.mlp_bias, "f"), per_layer=mlp_gate_params(cfg, f))
-        add("mlp.down", "MLP down", "f·d" + bias(cfg.mlp_bias, "d"), per_layer=mlp_down_params(cfg, f))
-    add("norm_f", "final norm", f"d{nb}", count=final_norm_params(cfg))
-    head_formula = "V (bias; weight tied to tok_emb)" if cfg.tied_embeddings else "d·V" + bias(cfg.lm_head_bias, "V")
-    add("lm_head", "lm_head", head_formula, count=lm_head_params(cfg))
+    rows = []
+    for term in PARAM_TERMS:
+        if not term.present(cfg):
+            continue
+        size = term.params(cfg)
+        per_layer = size if term.per_layer else None
+        count = size * cfg.n_layers if term.per_layer else size
+        if count:
+            rows.append(ParamComponent(term.key, _text(term.label, cfg), _text(term.formula, cfg), per_layer, count))
     return rows
 
 

@@ -1,8 +1,9 @@
 """Published training runs: the figures `reports/published-runs.md` compares against.
 
-A copy of the entries of ../shared/reference-figures.json ("training_runs", "gpt3_table")
-that the report needs, so that reports regenerate from a clean checkout; a test checks
-that the two agree whenever that file is present. Each entry keeps its source.
+The entries of the project's file of published figures ("training_runs", "gpt3_table"; a copy
+lives in tests/fixtures/reference-figures.json) that the report needs, written out here so that
+reports regenerate from a clean checkout; tests/test_report.py checks that the two agree.
+Each entry keeps its source.
 
 Fields: model (as reference-figures.json names it), preset (our preset, or None), tokens,
 flops (published total training compute, or None), gpu_hours (published GPU- or chip-hours,
@@ -14,14 +15,23 @@ the paper's parameter count in `params` and say how it was obtained in `params_n
 from __future__ import annotations
 
 _GPT3_SRC = "arXiv:2005.14165 Table D.1"
-_L1_SRC = ("arXiv:2302.13971 Table 15; tokens: github.com/meta-llama/llama MODEL_CARD.md @53011c3d "
-           "(LLaMA v1 card, Table 1 hyperparameters)")
+_L1_SRC = (
+    "arXiv:2302.13971 Table 15; tokens: github.com/meta-llama/llama MODEL_CARD.md @53011c3d "
+    "(LLaMA v1 card, Table 1 hyperparameters)"
+)
 _L2_SRC = "github.com/meta-llama/llama-models models/llama2/MODEL_CARD.md @e2e67cd"
 
 # GPT-3 Table D.1: total compute (FLOPs and PF-days) and the parameter count in millions.
 GPT3_TABLE_D1: list[dict] = [
-    dict(model=f"GPT-3 {label}", preset=preset, params_millions=params_m, pf_days=pf_days, flops=flops,
-         tokens=300 * 10**9, source=_GPT3_SRC)
+    dict(
+        model=f"GPT-3 {label}",
+        preset=preset,
+        params_millions=params_m,
+        pf_days=pf_days,
+        flops=flops,
+        tokens=300 * 10**9,
+        source=_GPT3_SRC,
+    )
     for label, preset, params_m, pf_days, flops in [
         ("Small", "gpt3-125m", 125, 2.6, 2.25e20),
         ("Medium", "gpt3-350m", 356, 7.42, 6.41e20),
@@ -34,20 +44,20 @@ GPT3_TABLE_D1: list[dict] = [
     ]
 ]
 
-# GPU-hours of the LLaMA runs (A100-80GB). Llama-2-34B (unreleased, no exact count) is left out.
+# GPU-hours of the LLaMA runs. Llama-2-34B (unreleased, no exact count) is left out.
+A100_80GB = "a100-80gb"  # the GPU of the LLaMA, Llama-2, OPT and BLOOM runs (their sources below)
 LLAMA_GPU_HOURS: list[dict] = [
-    dict(model="LLaMA-7B", preset="llama-7b", tokens=10**12, gpu_hours=82_432, gpu="a100-80gb", source=_L1_SRC),
-    dict(model="LLaMA-13B", preset="llama-13b", tokens=10**12, gpu_hours=135_168, gpu="a100-80gb", source=_L1_SRC),
-    dict(model="LLaMA-33B", preset="llama-33b", tokens=1_400 * 10**9, gpu_hours=530_432, gpu="a100-80gb",
-         source=_L1_SRC),
-    dict(model="LLaMA-65B", preset="llama-65b", tokens=1_400 * 10**9, gpu_hours=1_022_362, gpu="a100-80gb",
-         source=_L1_SRC),
-    dict(model="Llama-2-7B", preset="llama2-7b", tokens=2 * 10**12, gpu_hours=184_320, gpu="a100-80gb",
-         source=_L2_SRC),
-    dict(model="Llama-2-13B", preset="llama2-13b", tokens=2 * 10**12, gpu_hours=368_640, gpu="a100-80gb",
-         source=_L2_SRC),
-    dict(model="Llama-2-70B", preset="llama2-70b", tokens=2 * 10**12, gpu_hours=1_720_320, gpu="a100-80gb",
-         source=_L2_SRC),
+    dict(model="LLaMA-7B", preset="llama-7b", tokens=10**12, gpu_hours=82_432, gpu=A100_80GB, source=_L1_SRC),
+    dict(model="LLaMA-13B", preset="llama-13b", tokens=10**12, gpu_hours=135_168, gpu=A100_80GB, source=_L1_SRC),
+    dict(model="LLaMA-33B", preset="llama-33b", tokens=1_400 * 10**9, gpu_hours=530_432, gpu=A100_80GB, source=_L1_SRC),
+    dict(
+        model="LLaMA-65B", preset="llama-65b", tokens=1_400 * 10**9, gpu_hours=1_022_362, gpu=A100_80GB, source=_L1_SRC
+    ),
+    dict(model="Llama-2-7B", preset="llama2-7b", tokens=2 * 10**12, gpu_hours=184_320, gpu=A100_80GB, source=_L2_SRC),
+    dict(model="Llama-2-13B", preset="llama2-13b", tokens=2 * 10**12, gpu_hours=368_640, gpu=A100_80GB, source=_L2_SRC),
+    dict(
+        model="Llama-2-70B", preset="llama2-70b", tokens=2 * 10**12, gpu_hours=1_720_320, gpu=A100_80GB, source=_L2_SRC
+    ),
 ]
 
 # PaLM-540B (arXiv:2204.02311 Table 1): 118 layers, 48 heads of 256, trained at T = 2048.
@@ -55,26 +65,55 @@ LLAMA_GPU_HOURS: list[dict] = [
 PALM_540B_SHAPE = dict(n_layers=118, n_heads=48, head_dim=256, seq_len=2048)
 
 OTHER_RUNS: list[dict] = [
-    dict(model="Chinchilla-70B", preset=None, params=70 * 10**9,
-         params_note="as the paper states it; no exact count is published", tokens=1_400 * 10**9, flops=5.76e23,
-         gpu_hours=None, gpu=None,
-         source="arXiv:2203.15556 (Chinchilla 70B, 1.4T tokens, same compute as Gopher = 5.76e23 FLOPs; "
-                "Table 3 row 67B/5.76e23)",
-         notes="5.76e23 is Gopher's budget, which Chinchilla was trained to match."),
-    dict(model="PaLM-540B", preset=None, params=540 * 10**9,
-         params_note="as the paper states it; 6 x 540e9 x 780e9 is its 2527.2 ZFLOPs exactly", tokens=780 * 10**9,
-         flops=2.5272e24, gpu_hours=8_404_992, gpu="tpu-v4", reported_mfu=0.462,
-         source="arXiv:2204.02311 - 6144 TPU v4, 780B tokens, MFU 46.2%, HFU 57.8%, 1200 h on 6144 chips + "
-                "336 h on 3072 chips, training compute 2527.2 ZFLOPs",
-         notes="Chip-hours = 1200 h x 6144 + 336 h x 3072, wall-clock including downtime."),
-    dict(model="OPT-175B", preset="opt-175b", tokens=180 * 10**9, flops=None, gpu_hours=809_472, gpu="a100-80gb",
-         reported_tflops_per_gpu=147,
-         source="arXiv:2205.01068 - 992 x A100-80GB, up to 147 TFLOP/s per GPU, ~180B tokens; "
-                "GPU-hours 809,472 from LLaMA Table 15 (arXiv:2302.13971)",
-         notes="The GPU-hours include restarts and failures."),
-    dict(model="BLOOM-176B", preset="bloom-176b", tokens=366 * 10**9, flops=None, gpu_hours=1_082_990,
-         gpu="a100-80gb", reported_tflops_per_gpu=156,
-         source="arXiv:2211.05100 p.18 '1,082,990 compute hours ... 48 nodes x 8 A100 80GB (384 GPUs)'; "
-                "366B tokens; genci.fr (156 TFLOP/s per GPU); parameters: HF bigscience/bloom model card",
-         notes="LLaMA Table 15 lists 1,082,880 GPU-hours; BLOOM's own paper says 1,082,990."),
+    dict(
+        model="Chinchilla-70B",
+        preset=None,
+        params=70 * 10**9,
+        params_note="as the paper states it; no exact count is published",
+        tokens=1_400 * 10**9,
+        flops=5.76e23,
+        gpu_hours=None,
+        gpu=None,
+        source="arXiv:2203.15556 (Chinchilla 70B, 1.4T tokens, same compute as Gopher = 5.76e23 FLOPs; "
+        "Table 3 row 67B/5.76e23)",
+        notes="5.76e23 is Gopher's budget, which Chinchilla was trained to match.",
+    ),
+    dict(
+        model="PaLM-540B",
+        preset=None,
+        params=540 * 10**9,
+        params_note="as the paper states it; 6 x 540e9 x 780e9 is its 2527.2 ZFLOPs exactly",
+        tokens=780 * 10**9,
+        flops=2.5272e24,
+        gpu_hours=8_404_992,
+        gpu="tpu-v4",
+        reported_mfu=0.462,
+        source="arXiv:2204.02311 - 6144 TPU v4, 780B tokens, MFU 46.2%, HFU 57.8%, 1200 h on 6144 chips + "
+        "336 h on 3072 chips, training compute 2527.2 ZFLOPs",
+        notes="Chip-hours = 1200 h x 6144 + 336 h x 3072, wall-clock including downtime.",
+    ),
+    dict(
+        model="OPT-175B",
+        preset="opt-175b",
+        tokens=180 * 10**9,
+        flops=None,
+        gpu_hours=809_472,
+        gpu=A100_80GB,
+        reported_tflops_per_gpu=147,
+        source="arXiv:2205.01068 - 992 x A100-80GB, up to 147 TFLOP/s per GPU, ~180B tokens; "
+        "GPU-hours 809,472 from LLaMA Table 15 (arXiv:2302.13971)",
+        notes="The GPU-hours include restarts and failures.",
+    ),
+    dict(
+        model="BLOOM-176B",
+        preset="bloom-176b",
+        tokens=366 * 10**9,
+        flops=None,
+        gpu_hours=1_082_990,
+        gpu=A100_80GB,
+        reported_tflops_per_gpu=156,
+        source="arXiv:2211.05100 p.18 '1,082,990 compute hours ... 48 nodes x 8 A100 80GB (384 GPUs)'; "
+        "366B tokens; genci.fr (156 TFLOP/s per GPU); parameters: HF bigscience/bloom model card",
+        notes="LLaMA Table 15 lists 1,082,880 GPU-hours; BLOOM's own paper says 1,082,990.",
+    ),
 ]

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .validate import MAX_COUNT, MAX_PRICE, MAX_TOKENS, require_fraction, require_int, require_number
+from .vocabulary import DEFAULT_GPU, DEFAULT_MFU
+
 SECONDS_PER_HOUR = 3600
 HOURS_PER_DAY = 24
 
@@ -43,18 +46,21 @@ class TrainingRun:
     """The workload: how many tokens on what hardware, at what utilisation."""
 
     tokens: int
-    gpu: str = "a100-80gb"
+    gpu: str = DEFAULT_GPU
     dtype: str | None = None  # None: the GPU's bf16 (else its first listed) rate
-    mfu: float = 0.4
+    mfu: float = DEFAULT_MFU
     num_gpus: int = 1
     price_per_gpu_hour: float | None = None
 
     def __post_init__(self):
-        if isinstance(self.tokens, bool) or not isinstance(self.tokens, int) or self.tokens <= 0:
-            raise ValueError(f"tokens ({self.tokens!r}) must be a positive integer")
-        if not (isinstance(self.mfu, (int, float)) and 0 < self.mfu <= 1):
-            raise ValueError(f"mfu ({self.mfu!r}) must be in (0, 1]")
-        if isinstance(self.num_gpus, bool) or not isinstance(self.num_gpus, int) or self.num_gpus <= 0:
-            raise ValueError(f"num_gpus ({self.num_gpus!r}) must be a positive integer")
-        if self.price_per_gpu_hour is not None and self.price_per_gpu_hour < 0:
-            raise ValueError(f"price ({self.price_per_gpu_hour!r}) must be >= 0 USD per GPU-hour")
+        require_int("tokens", self.tokens, maximum=MAX_TOKENS)
+        require_fraction("mfu", self.mfu)
+        require_int("num_gpus", self.num_gpus, maximum=MAX_COUNT)
+        if self.price_per_gpu_hour is not None:
+            require_number(
+                "price_per_gpu_hour",
+                self.price_per_gpu_hour,
+                0,
+                MAX_PRICE,
+                what=f"a number of USD per GPU-hour in [0, {MAX_PRICE:g}]",
+            )

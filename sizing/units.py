@@ -6,35 +6,39 @@ from __future__ import annotations
 import math
 import re
 
-from .validate import SizingError
+from .validate import MAX_TOKENS, SizingError, decimal_parts, show
 
-SI_SUFFIXES = {"": 1, "K": 10**3, "M": 10**6, "B": 10**9, "G": 10**9, "T": 10**12, "P": 10**15}
+SI_EXPONENTS = {"": 0, "K": 3, "M": 6, "B": 9, "G": 9, "T": 12, "P": 15}  # suffix -> power of ten
 GIB = 2**30
-_QUANTITY = re.compile(r"^\s*([0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][+-]?[0-9]+)?)\s*([KMBGTP]?)\s*$", re.I)
+_QUANTITY = re.compile(r"^\s*([0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][+-]?[0-9]+)?)\s*([KMBGTP]?)\s*$", re.IGNORECASE)
 
 
 class QuantityError(SizingError):
     pass
 
 
-def parse_quantity(text: str, name: str = "quantity") -> int:
-    """'2T', '300B', '1.4e12', '2_000_000_000_000' -> an exact integer.
-    Suffixes are SI: K 1e3, M 1e6, B/G 1e9, T 1e12, P 1e15."""
+def parse_quantity(text: str, name: str = "quantity", maximum: int = MAX_TOKENS) -> int:
+    """'2T', '300B', '1.4e12', '2_000_000_000_000' -> an exact integer, at most `maximum`.
+    Suffixes are SI: K 1e3, M 1e6, B/G 1e9, T 1e12, P 1e15. Exact at any number of digits
+    (no float, no 28-digit Decimal context), and a number past `maximum` is refused from its
+    digit count before it is built, so '1e999999' answers at once."""
     match = _QUANTITY.match(str(text))
-    if not match:
+    parts = decimal_parts(match.group(1)) if match else None
+    if parts is None:
         raise QuantityError(
-            f"{name} ({text!r}) is not a quantity; use a number with an optional K/M/B/T/P suffix, e.g. 2T, 300B, 1.4e12"
+            f"{name} ({show(text)}) is not a quantity; use a number with an optional K/M/B/T/P suffix, "
+            "e.g. 2T, 300B, 1.4e12"
         )
-    number, suffix = match.group(1).replace("_", ""), match.group(2).upper()
-    from decimal import Decimal, InvalidOperation
-
-    try:
-        value = Decimal(number) * SI_SUFFIXES[suffix]
-    except InvalidOperation:
-        raise QuantityError(f"{name} ({text!r}) is not a number") from None
-    if value != value.to_integral_value():
-        raise QuantityError(f"{name} ({text!r}) must be a whole number, got {value}")
-    return int(value)
+    _, digits, exponent = parts  # the pattern has no sign: a quantity is never negative
+    exponent += SI_EXPONENTS[match.group(2).upper()]
+    if digits and exponent < 0:
+        raise QuantityError(f"{name} ({show(text)}) must be a whole number")
+    value = int(digits or "0") * 10**exponent if len(digits) + exponent <= len(str(maximum)) else None
+    if value is None or value > maximum:
+        power_of_ten = str(maximum).rstrip("0") == "1"
+        bound = f"1e{len(str(maximum)) - 1}" if power_of_ten else f"{maximum:,}"
+        raise QuantityError(f"{name} ({show(text)}) must be at most {bound}")
+    return value
 
 
 def format_si(value: float, digits: int = 3) -> str:
@@ -52,7 +56,7 @@ def format_si(value: float, digits: int = 3) -> str:
 def _sig(value: float, digits: int) -> str:
     if value == 0:
         return "0"
-    decimals = max(0, digits - 1 - int(math.floor(math.log10(abs(value)))))
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
     return f"{value:.{decimals}f}"
 
 

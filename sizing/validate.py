@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import difflib
 import math
-from typing import Any, Iterable
+import re
+from collections.abc import Iterable
+from typing import Any
 
 # Generous, finite bounds: past these no formula result is meaningful, and big-integer
 # arithmetic (or float overflow) would make a command slow or crash.
@@ -18,11 +20,25 @@ MAX_SEQ_LEN = 2**40
 MAX_TOKENS = 10**30
 MAX_PRICE = 1e12  # USD per GPU-hour
 MAX_FLOAT = 1e30  # any other real-valued field (rope_theta, norm_eps, TFLOP/s)
+# An MFU below this turns GPU-hours into float overflow for large runs (1e30 tokens x 1e38
+# FLOPs per token / 1e-6 of a peak stays below 1e308); no real run is that slow.
+MIN_MFU = 1e-6
+# Config files: a real config.json is a few kB and nests three or four levels deep.
+MAX_CONFIG_BYTES = 4 * 2**20
+MAX_JSON_DEPTH = 32
 
 
 class SizingError(ValueError):
     """Bad input to sizing: the message names the field, the value and what would be valid.
     A ValueError, so `except ValueError` keeps working."""
+
+
+class UnknownName(SizingError, KeyError):
+    """A name that is not in a table (preset, GPU, dtype of a GPU). Also a KeyError, so
+    callers written for the old lookups (`except KeyError`) keep working."""
+
+    def __str__(self) -> str:  # KeyError's str() would wrap the message in quotes
+        return str(self.args[0]) if self.args else ""
 
 
 def show(value: Any, limit: int = 60) -> str:
@@ -34,11 +50,24 @@ def show(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+_PLAIN_ARG = re.compile(r"[\w.+\-/:@,=%]{1,60}", re.ASCII)
+
+
+def show_arg(text: str) -> str:
+    """A command-line argument as typed (`--mfu (1.5)`), when it is a short run of plain
+    characters; anything else (spaces, newlines, quotes, long) as `show` escapes it."""
+    return text if _PLAIN_ARG.fullmatch(text) else show(text)
+
+
+def _int_message(name: str, shown: str, minimum: int, maximum: int) -> str:
+    what = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+    return f"{name} ({shown}) must be {what} (at most {maximum:,})"
+
+
 def require_int(name: str, value: Any, minimum: int = 1, maximum: int = MAX_COUNT) -> int:
     """An int (not a bool, not a float) in [minimum, maximum]."""
     if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
-        what = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
-        raise SizingError(f"{name} ({show(value)}) must be {what} (at most {maximum:,})")
+        raise SizingError(_int_message(name, show(value), minimum, maximum))
     return value
 
 
@@ -46,9 +75,18 @@ def require_optional_int(name: str, value: Any, minimum: int = 1, maximum: int =
     return None if value is None else require_int(name, value, minimum, maximum)
 
 
-def require_number(name: str, value: Any, minimum: float | None = None, maximum: float = MAX_FLOAT, *,
-                   exclusive_minimum: bool = False, what: str | None = None) -> float:
-    """A finite real number (int or float, not a bool) within the bounds."""
+def require_number(
+    name: str,
+    value: Any,
+    minimum: float | None = None,
+    maximum: float = MAX_FLOAT,
+    *,
+    exclusive_minimum: bool = False,
+    what: str | None = None,
+    shown: str | None = None,
+) -> float:
+    """A finite real number (int or float, not a bool) within the bounds. `shown`: how the
+    message shows the value (the CLI passes the text as typed)."""
     ok = isinstance(value, (int, float)) and not isinstance(value, bool)
     if ok:
         try:
@@ -61,7 +99,7 @@ def require_number(name: str, value: Any, minimum: float | None = None, maximum:
         if what is None:
             low = "" if minimum is None else (f" > {minimum:g}" if exclusive_minimum else f" >= {minimum:g}")
             what = f"a finite number{low} and at most {maximum:g}"
-        raise SizingError(f"{name} ({show(value)}) must be {what}")
+        raise SizingError(f"{name} ({show(value) if shown is None else shown}) must be {what}")
     return value
 
 
@@ -82,14 +120,68 @@ def require_choice(name: str, value: Any, choices: Iterable[Any], aliases: dict 
     key = value
     if aliases and isinstance(value, str) and value in aliases:
         key = aliases[value]
-    try:
-        if key in choices:
-            return key
-    except TypeError:  # unhashable
-        pass
+    # Same type as well as equal: True == 1 and 1.0 == 1, but zero=True is not ZeRO stage 1.
+    for choice in choices:
+        if type(choice) is type(key) and choice == key:
+            return choice
     valid = ", ".join(map(str, choices))
     hint = ""
     if isinstance(value, str):
         close = difflib.get_close_matches(value, [str(c) for c in choices], n=1)
         hint = f"; did you mean {close[0]}?" if close else ""
     raise SizingError(f"{name} ({show(value)}) must be one of: {valid}{hint}")
+
+
+# ---- exact parsing of typed numbers: never through float, never a huge integer built
+_DECIMAL = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?")
+_HUGE_EXPONENT = 10**12  # stands in for an exponent of more than 12 digits (sign kept)
+
+
+def decimal_parts(text: str) -> tuple[int, str, int] | None:
+    """A decimal number as typed -> (sign, digits, exponent) with value sign x int(digits) x
+    10**exponent, exactly: '-1.50e3' -> (-1, '15', 2); '0.0' -> (1, '', 0). The digits have
+    no leading or trailing zeros, so the value is an integer iff exponent >= 0 and has
+    len(digits) + exponent digits: callers bound it *before* building it ('1e999999' must
+    not build a million-digit integer). Underscores between digits are allowed (1_000).
+    None when `text` is not a decimal number (hex, 'nan', 'inf' and words are not)."""
+    match = _DECIMAL.fullmatch(text.strip().replace("_", ""))
+    if match is None:
+        return None
+    sign, whole, fraction, exponent_text = match.groups()
+    fraction = fraction or ""
+    if not whole and not fraction:
+        return None
+    exponent_text = exponent_text or "0"
+    if len(exponent_text.lstrip("+-")) > 12:
+        exponent = -_HUGE_EXPONENT if exponent_text.startswith("-") else _HUGE_EXPONENT
+    else:
+        exponent = int(exponent_text)
+    digits = (whole + fraction).lstrip("0")
+    significant = digits.rstrip("0")
+    if not significant:
+        return 1, "", 0
+    return (-1 if sign == "-" else 1), significant, exponent - len(fraction) + len(digits) - len(significant)
+
+
+def parse_int(name: str, text: str, minimum: int = 1, maximum: int = MAX_COUNT) -> int:
+    """A typed integer, exactly: '48', '1_000', '4e3' and '4096.0' are integers;
+    9007199254740993 stays ...993 (float() would give ...992). Refuses fractions, words
+    and values outside [minimum, maximum], the too-large ones before they are built."""
+    parts = decimal_parts(str(text))
+    if parts is None or (parts[2] < 0 and parts[1]):
+        raise SizingError(f"{name} ({show(text)}) must be an integer")
+    sign, digits, exponent = parts
+    if len(digits) + exponent > len(str(max(abs(minimum), abs(maximum)))):
+        raise SizingError(_int_message(name, show(text), minimum, maximum))
+    return require_int(name, sign * int(digits or "0") * 10**exponent, minimum, maximum)
+
+
+def parse_float(name: str, text: str) -> float:
+    """A typed real number, finite: 'inf', 'nan' and '1e400' (a float overflow) are refused."""
+    try:
+        value = float(str(text).strip().replace("_", ""))
+    except ValueError:
+        raise SizingError(f"{name} ({show(text)}) must be a number") from None
+    if not math.isfinite(value):
+        raise SizingError(f"{name} ({show(text)}) must be a finite number")
+    return value

@@ -24,6 +24,9 @@ ATTENTION_IMPL_ALIASES: dict[str, str] = {"sdpa": "flash"}
 Recompute = Literal["none", "selective", "full"]
 RECOMPUTE_MODES: tuple[str, ...] = ("none", "selective", "full")
 
+# ---- FLOP counters `sizing verify --flops` runs on the reference model (fvcore: toy size only)
+FLOP_COUNTERS: tuple[str, ...] = ("torch", "fvcore", "both")
+
 # ---- storage dtypes: bits per element (int4 packs two per byte)
 DTYPE_BITS: dict[str, int] = {"fp32": 32, "bf16": 16, "fp16": 16, "fp8": 8, "int8": 8, "int4": 4}
 STORAGE_DTYPES: tuple[str, ...] = tuple(DTYPE_BITS)

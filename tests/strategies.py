@@ -27,19 +27,37 @@ def configs(draw, max_layers=3):
     n_experts = draw(st.sampled_from([0, 0, 2, 3, 4]))
     moe = {}
     if n_experts:
-        moe = dict(n_experts=n_experts, top_k=draw(st.integers(1, n_experts)),
-                   expert_d_ff=draw(st.sampled_from([None, 4, 12])), router_bias=draw(st.booleans()))
+        moe = dict(
+            n_experts=n_experts,
+            top_k=draw(st.integers(1, n_experts)),
+            expert_d_ff=draw(st.sampled_from([None, 4, 12])),
+            router_bias=draw(st.booleans()),
+        )
     return ModelConfig(
-        vocab_size=draw(st.integers(2, 50)), d_model=d_model, n_layers=draw(st.integers(1, max_layers)),
-        n_heads=n_heads, n_kv_heads=draw(st.sampled_from([None, kv])), head_dim=head_dim,
-        d_ff=draw(st.integers(1, 40)), mlp=draw(st.sampled_from(["gelu", "relu", "swiglu", "geglu"])),
-        norm=norm, norm_bias=norm_bias, norm_placement=placement, final_norm=draw(st.booleans()),
+        vocab_size=draw(st.integers(2, 50)),
+        d_model=d_model,
+        n_layers=draw(st.integers(1, max_layers)),
+        n_heads=n_heads,
+        n_kv_heads=draw(st.sampled_from([None, kv])),
+        head_dim=head_dim,
+        d_ff=draw(st.integers(1, 40)),
+        mlp=draw(st.sampled_from(["gelu", "relu", "swiglu", "geglu"])),
+        norm=norm,
+        norm_bias=norm_bias,
+        norm_placement=placement,
+        final_norm=draw(st.booleans()),
         embedding_norm=draw(st.booleans()),
-        parallel_block=parallel, shared_block_norm=parallel and draw(st.booleans()), position=position,
+        parallel_block=parallel,
+        shared_block_norm=parallel and draw(st.booleans()),
+        position=position,
         max_positions=draw(st.integers(16, 40)) if position == "learned" else draw(st.sampled_from([0, 7])),
         rotary_fraction=draw(st.sampled_from(fractions)) if position == "rope" else 1.0,
-        qkv_bias=draw(st.booleans()), attn_out_bias=draw(st.booleans()), mlp_bias=draw(st.booleans()),
-        lm_head_bias=draw(st.booleans()), tied_embeddings=draw(st.booleans()),
-        sliding_window=draw(st.sampled_from([None, 1, 3, 5])), vocab_pad_multiple=draw(st.sampled_from([1, 8])),
+        qkv_bias=draw(st.booleans()),
+        attn_out_bias=draw(st.booleans()),
+        mlp_bias=draw(st.booleans()),
+        lm_head_bias=draw(st.booleans()),
+        tied_embeddings=draw(st.booleans()),
+        sliding_window=draw(st.sampled_from([None, 1, 3, 5])),
+        vocab_pad_multiple=draw(st.sampled_from([1, 8])),
         **moe,
     )

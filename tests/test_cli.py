@@ -3,12 +3,14 @@
 import csv
 import io
 import json
+import re
 import subprocess
 import sys
 
 import pytest
 from click.testing import CliRunner
 
+from sizing import estimate
 from sizing.cli import main
 
 
@@ -16,15 +18,27 @@ def run(*args):
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
+def _table_numbers(text: str) -> dict[str, list[int]]:
+    """{row label: the integers of that row} of a text-table output, the first row of each
+    label (the parameters table comes before the memory one)."""
+    rows: dict[str, list[int]] = {}
+    for line in text.splitlines():
+        cells = re.split(r"\s{2,}", line.strip())
+        rows.setdefault(cells[0], [int(c.replace(",", "")) for c in cells[1:] if re.fullmatch(r"-?\d[\d,]*", c)])
+    return rows
+
+
 def test_estimate_table_has_the_seed_numbers():
     result = run("estimate", "--preset", "llama2-7b")
     assert result.exit_code == 0, result.output
-    out = result.output
-    assert "6,738,415,616" in out and "16,777,216" in out and "45,088,768" in out
-    for seed_figure in ("67,108,864", "135,266,304", "266,240", "262,144,000"):  # the seed's grouped table
-        assert seed_figure in out
-    assert "attention = full" in out and "6N (approximation)" in out
-    assert "GPU-hours (6N)" in out and "179,979" in out
+    rows = _table_numbers(result.output)
+    assert rows["total"] == [6_738_415_616]
+    assert rows["attn.q"] == [16_777_216, 16_777_216 * 32] and rows["mlp.up"][0] == 45_088_768
+    # the seed's grouped table: per layer, whole model
+    assert rows["attention"] == [67_108_864, 67_108_864 * 32] and rows["mlp"] == [135_266_304, 135_266_304 * 32]
+    assert rows["norms"] == [266_240] and rows["embeddings"] == [262_144_000]
+    assert "attention = full" in result.output and "6N (approximation)" in rows
+    assert rows["GPU-hours (6N)"] == [round(estimate("llama2-7b").training.gpu_hours_6n)] == [179_979]
 
 
 def test_estimate_json_contract():
@@ -40,33 +54,69 @@ def test_estimate_json_contract():
     assert f["forward_per_token"] == 15_361_638_400
     assert f["decode_per_token"] == f["forward_per_token"]  # one token attending to 4096 cached keys
     assert sum(f["components"].values()) == f["forward_per_token"]
-    for key in ("tokens", "flops", "gpu", "peak_flops_per_second", "mfu", "gpu_hours", "num_gpus",
-                "wall_clock_days", "cost_usd"):
+    for key in (
+        "tokens",
+        "flops",
+        "gpu",
+        "peak_flops_per_second",
+        "mfu",
+        "gpu_hours",
+        "num_gpus",
+        "wall_clock_days",
+        "cost_usd",
+    ):
         assert key in t
     assert t["tokens"] == 2 * 10**12 and t["num_gpus"] == 2048 and t["cost_usd"] == pytest.approx(1.5 * t["gpu_hours"])
 
 
 def test_estimate_options_change_the_answer():
     base = json.loads(run("estimate", "-p", "llama2-7b", "--format", "json").output)
-    causal = json.loads(run("estimate", "-p", "llama2-7b", "--format", "json", "--attention", "causal",
-                            "--seq-len", "2048", "--recompute", "full", "--tokens", "1.4e12", "--gpu", "h100",
-                            "--mfu", "0.5").output)
+    causal = json.loads(
+        run(
+            "estimate",
+            "-p",
+            "llama2-7b",
+            "--format",
+            "json",
+            "--attention",
+            "causal",
+            "--seq-len",
+            "2048",
+            "--recompute",
+            "full",
+            "--tokens",
+            "1.4e12",
+            "--gpu",
+            "h100",
+            "--mfu",
+            "0.5",
+        ).output
+    )
     assert causal["flops"]["attention"] == "causal" and causal["flops"]["seq_len"] == 2048
     assert causal["flops"]["forward_per_token"] < base["flops"]["forward_per_token"]
     assert causal["flops"]["recompute_per_token"] > 0
     assert causal["training"]["tokens"] == 1_400_000_000_000 and causal["training"]["gpu"] == "h100-sxm"
 
 
-@pytest.mark.parametrize("text,value", [("2T", 2 * 10**12), ("300B", 300 * 10**9), ("1.4e12", 1_400_000_000_000),
-                                        ("2_000_000_000_000", 2 * 10**12), ("1.5M", 1_500_000)])
+@pytest.mark.parametrize(
+    "text,value",
+    [
+        ("2T", 2 * 10**12),
+        ("300B", 300 * 10**9),
+        ("1.4e12", 1_400_000_000_000),
+        ("2_000_000_000_000", 2 * 10**12),
+        ("1.5M", 1_500_000),
+    ],
+)
 def test_quantities(text, value):
     data = json.loads(run("estimate", "-p", "gpt2", "--tokens", text, "--format", "json").output)
     assert data["training"]["tokens"] == value
 
 
 def test_set_overrides_and_rederives_head_dim():
-    data = json.loads(run("estimate", "-p", "llama2-7b", "--set", "n_layers=2", "--set", "n_heads=16",
-                          "--format", "json").output)
+    data = json.loads(
+        run("estimate", "-p", "llama2-7b", "--set", "n_layers=2", "--set", "n_heads=16", "--format", "json").output
+    )
     assert data["model"]["config"]["n_layers"] == 2
     assert data["params"]["per_layer"]["attn.q"] == 4096 * 4096  # head_dim re-derived as 256
 
@@ -139,11 +189,14 @@ def test_bad_config_files(tmp_path):
 
 
 def test_python_dash_m_and_no_heavy_imports():
-    code = ("import sys, sizing.cli; heavy = [m for m in ('torch', 'pandas', 'numpy', 'fvcore', 'matplotlib', "
-            "'reference_model') if m in sys.modules]; print(heavy)")
+    code = (
+        "import sys, sizing.cli; heavy = [m for m in ('torch', 'pandas', 'numpy', 'fvcore', 'matplotlib', "
+        "'reference_model') if m in sys.modules]; print(heavy)"
+    )
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "[]"
-    result = subprocess.run([sys.executable, "-m", "sizing", "estimate", "-p", "gpt2", "--format", "json"],
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "sizing", "estimate", "-p", "gpt2", "--format", "json"], capture_output=True, text=True
+    )
     assert result.returncode == 0 and json.loads(result.stdout)["params"]["total"] == 124_439_808
 
 

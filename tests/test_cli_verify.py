@@ -58,7 +58,15 @@ def test_markdown_format():
     pytest.importorskip("torch")
     result = _run("--params", "-p", "phi-2", "--format", "markdown")
     assert result.exit_code == 0, result.output
-    assert "## phi-2: params OK" in result.output and "| component |" in result.output
+    lines = result.output.splitlines()
+    assert lines[0] == "## phi-2: params OK"
+    header = next(line for line in lines if line.startswith("|"))
+    assert [cell.strip() for cell in header.strip("|").split("|")][:4] == [
+        "component",
+        "formula",
+        "counted",
+        "difference",
+    ]
 
 
 def test_planted_mismatch_exits_non_zero(monkeypatch):
@@ -76,13 +84,79 @@ def test_planted_mismatch_exits_non_zero(monkeypatch):
     assert json_result.exit_code == 1 and json.loads(json_result.output)["ok"] is False
 
 
-@pytest.mark.parametrize("args, message", [
-    ((), "no model given"),
-    (("--preset", "nope"), "unknown preset"),
-    (("--all", "--preset", "gpt2"), "--all alone"),
-    (("--preset", "gpt2", "--set", "n_layers=0"), "n_layers"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ((), "no model given"),
+        (("--preset", "nope"), "unknown preset"),
+        (("--all", "--preset", "gpt2"), "--all alone"),
+        (("--preset", "gpt2", "--set", "n_layers=0"), "n_layers"),
+    ],
+)
 def test_user_errors_exit_2(args, message):
     result = _run("--params", *args)
     assert result.exit_code == 2
     assert message in result.output
+
+
+def _one_error_line(result, *fragments):
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("value", ["1e30", "1.5", "10" + "0" * 30, "0", "-3", "x"])
+def test_seq_len_must_be_an_integer_in_bounds(value):
+    """Issue 11: `--seq-len 1e30` was quietly a check at T = 1024."""
+    _one_error_line(_run("--flops", "--preset", "gpt2", "--seq-len", value), "--seq-len")
+
+
+def test_seq_len_beyond_the_learned_position_table_is_an_error():
+    pytest.importorskip("torch")
+    _one_error_line(_run("--flops", "--preset", "gpt2", "--seq-len", "1025"), "--seq-len", "max_positions 1,024")
+
+
+def test_seq_len_too_long_for_the_meta_device_is_refused_before_any_work():
+    """Issue 11: T = 1e9 on llama2-7b drew 8.T bytes of token ids on the CPU; at that length the
+    (1, 32, T, T) fp32 score tensor cannot even be sized by torch (int64 bytes), so refuse it."""
+    pytest.importorskip("torch")
+    result = _run("--flops", "--preset", "llama2-7b", "--set", "n_layers=1", "--seq-len", "1000000000")
+    _one_error_line(result, "--seq-len", "at most 268,435,455")
+
+
+@pytest.mark.parametrize(
+    "args, option", [(("--params", "--seq-len", "64"), "--seq-len"), (("--memory", "--counter", "torch"), "--counter")]
+)
+def test_flop_options_without_the_flop_check_are_errors(args, option):
+    _one_error_line(_run(*args, "--preset", "gpt2"), option, "--flops")
+
+
+def test_counter_and_format_choices_give_one_error_line():
+    _one_error_line(_run("--flops", "--preset", "gpt2", "--counter", "fvcor"), "--counter", "torch, fvcore, both")
+    _one_error_line(_run("--params", "--preset", "gpt2", "--format", "yaml"), "--format")
+
+
+def test_flops_at_a_given_seq_len():
+    pytest.importorskip("torch")
+    result = _run(
+        "--flops",
+        "--preset",
+        "gpt2",
+        "--set",
+        "n_layers=1",
+        "--seq-len",
+        "64",
+        "--counter",
+        "torch",
+        "--format",
+        "json",
+    )
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)["results"][0]["rows"]
+    full = [r for r in rows if r["run"] == "full size, meta"]
+    assert full and all(r["difference"] == 0 for r in full)
+    # attn.scores forward at T = 64, batch 1: 2.T.T.d FLOPs per layer (full convention)
+    scores = next(r for r in full if r["phase"] == "forward" and r["component"] == "attn.scores")
+    assert scores["formula"] == scores["torch"] == 2 * 64 * 64 * 768

@@ -2,19 +2,40 @@
 
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
 
+from reference_model.causal_count import blocked_causal_attention, count_attention_flops, masked_attention
+from reference_model.flop_verify import (
+    DEFAULT_SEQ_LEN,
+    check_flops,
+    full_size_seq_len,
+    meta_seq_len_limit,
+    verify_flops,
+)
+from reference_model.small import small_config
 from sizing import flops as F
 from sizing.flops import attended_pairs
 from sizing.presets import PRESETS
-
-from reference_model.causal_count import blocked_causal_attention, count_attention_flops, masked_attention
-from reference_model.flop_verify import check_flops
-from reference_model.small import small_config
+from sizing.validate import SizingError
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
-FAMILIES = ["gpt2", "opt-125m", "pythia-160m", "llama2-7b", "llama2-70b", "mistral-7b", "mixtral-8x7b",
-            "qwen2-7b", "gemma-2b", "gemma-7b", "phi-2", "falcon-7b", "bloom-560m"]
+FAMILIES = [
+    "gpt2",
+    "opt-125m",
+    "pythia-160m",
+    "llama2-7b",
+    "llama2-70b",
+    "mistral-7b",
+    "mixtral-8x7b",
+    "qwen2-7b",
+    "gemma-2b",
+    "gemma-7b",
+    "phi-2",
+    "falcon-7b",
+    "bloom-560m",
+]
 
 
 def _describe(check):
@@ -35,9 +56,18 @@ def test_every_family_small_both_counters_exact(name):
     assert {r.component for r in check.recompute_selective} == {"attn.scores", "attn.av"}
 
 
-@pytest.mark.parametrize("name,seq_len", [("gpt2", 1024), ("llama2-7b", 4096), ("mixtral-8x7b", 4096),
-                                          ("gemma-2b", 8192), ("falcon-7b", 2048), ("bloom-176b", 2048),
-                                          ("llama3.1-405b", 2048)])
+@pytest.mark.parametrize(
+    "name,seq_len",
+    [
+        ("gpt2", 1024),
+        ("llama2-7b", 4096),
+        ("mixtral-8x7b", 4096),
+        ("gemma-2b", 8192),
+        ("falcon-7b", 2048),
+        ("bloom-176b", 2048),
+        ("llama3.1-405b", 2048),
+    ],
+)
 def test_full_size_presets_on_meta(name, seq_len):
     check = check_flops(PRESETS[name].config, name, seq_len=seq_len, device="meta", counters="torch", batch=1)
     assert check.ok, _describe(check)
@@ -65,8 +95,7 @@ def test_planted_matmul_outside_components_fails(monkeypatch):
     monkeypatch.setattr(model.Block, "forward", extra_matmul)
     check = check_flops(small_config(PRESETS["llama2-7b"].config), "planted", seq_len=8, counters="both")
     assert not check.ok
-    assert any(r.component == "(unattributed)" or r.component == "(outside components)"
-               for r in check.forward)
+    assert any(r.component == "(unattributed)" or r.component == "(outside components)" for r in check.forward)
 
 
 def test_wrong_formula_fails(monkeypatch):
@@ -92,3 +121,50 @@ def test_causal_kernel_counts_causal_pairs(T, window):
     if window is None:
         assert tiled <= dense
     assert torch.allclose(out_tiled, out, atol=1e-5)
+
+
+class _LargestCpuTensor(TorchDispatchMode):
+    """Records the largest CPU tensor any op (factories included) produces."""
+
+    largest = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for t in tree_leaves(out):
+            if isinstance(t, torch.Tensor) and t.device.type == "cpu":
+                self.largest = max(self.largest, t.numel())
+        return out
+
+
+def test_full_size_check_on_meta_allocates_nothing_of_size_t():
+    """Issue 11: the meta run drew its T token ids on the CPU (8.T bytes: 8 GB at T = 1e9)."""
+    T = 2**20
+    cfg = PRESETS["llama2-7b"].config.with_overrides({"n_layers": "1"})
+    with _LargestCpuTensor() as probe:
+        check = check_flops(cfg, "llama2-7b", T, device="meta", counters="torch", batch=1)
+    assert check.ok, _describe(check)
+    assert probe.largest < T
+
+
+def test_full_size_seq_len_defaults_and_bounds():
+    gpt2, llama = PRESETS["gpt2"].config, PRESETS["llama2-7b"].config
+    assert full_size_seq_len("gpt2", gpt2) == PRESETS["gpt2"].context == 1024
+    assert full_size_seq_len("llama2-7b", llama) == 4096
+    assert full_size_seq_len("my config", llama) == DEFAULT_SEQ_LEN
+    short = gpt2.with_overrides({"max_positions": "512"})
+    assert full_size_seq_len("gpt2 (max_positions=512)", short) == 512  # the default is capped at the table
+    assert full_size_seq_len("gpt2", gpt2, 1024) == 1024
+    with pytest.raises(SizingError, match=r"max_positions 1,024"):  # issue 11: T = 1e30 was quietly 1024
+        full_size_seq_len("gpt2", gpt2, 1025)
+    with pytest.raises(SizingError, match="seq_len"):
+        full_size_seq_len("gpt2", gpt2, 10**30)
+    with pytest.raises(SizingError, match="seq_len"):
+        full_size_seq_len("gpt2", gpt2, 1e3)  # an integer, never a float
+    # the meta device sizes tensors in int64 bytes: 4 bytes x h x T^2 for the score matrix
+    limit = meta_seq_len_limit(llama)
+    assert 4 * 32 * limit**2 <= 2**63 - 1 < 4 * 32 * (limit + 1) ** 2
+    assert full_size_seq_len("llama2-7b", llama, limit) == limit
+    with pytest.raises(SizingError, match=r"--seq-len .* at most 268,435,455"):
+        full_size_seq_len("llama2-7b", llama, 10**9, option="--seq-len")
+    with pytest.raises(SizingError):
+        verify_flops("gpt2", gpt2, seq_len=2048)

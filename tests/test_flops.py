@@ -4,15 +4,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sizing import ModelConfig
-from sizing import estimate
-from sizing import get_preset
+from sizing import ModelConfig, estimate, get_preset
 from sizing.flops import attended_pairs, decode_flops_per_token, flop_breakdown
 from sizing.params import total_params
 
 
 def _per_token(bd):
-    return {c.key: bd.per_token(c.forward) for c in bd.components}
+    return {c.key: c.forward_per_token for c in bd.components}
 
 
 def test_llama2_7b_full_attention_at_4096():
@@ -79,6 +77,14 @@ def test_recompute_full_adds_one_forward_of_the_blocks():
     assert selective.training - none.training == 2 * 2 * 12 * 768 * 1024 * 1024  # QK^T and AV again
 
 
+def test_per_token_and_per_sequence_fields():
+    bd = flop_breakdown(get_preset("mistral-7b").config, 5000, "causal")  # a window: fractional per token
+    for c in bd.components:
+        assert c.forward_per_token == pytest.approx(c.forward_per_sequence / 5000)
+        assert c.forward == c.forward_per_sequence  # the older name, still read by reference_model
+    assert isinstance(_per_token(bd)["attn.scores"], float) and isinstance(_per_token(bd)["attn.q"], int)
+
+
 def test_decode_flops_equal_full_forward_at_context():
     cfg = get_preset("llama2-7b").config
     for C in (1, 17, 4096):
@@ -125,10 +131,20 @@ def test_training_cost_arithmetic():
 def test_linear_flops_are_twice_matmul_params(kv, group, head_dim, layers, T):
     """Without attention scores and biases, forward FLOPs per token = 2 x matmul weights
     (every weight does one multiply-add per token; the embedding lookup does none)."""
-    cfg = ModelConfig(vocab_size=1000, d_model=64, n_layers=layers, n_heads=kv * group, n_kv_heads=kv,
-                      head_dim=head_dim, d_ff=96, mlp="swiglu", norm="rmsnorm", position="rope")
+    cfg = ModelConfig(
+        vocab_size=1000,
+        d_model=64,
+        n_layers=layers,
+        n_heads=kv * group,
+        n_kv_heads=kv,
+        head_dim=head_dim,
+        d_ff=96,
+        mlp="swiglu",
+        norm="rmsnorm",
+        position="rope",
+    )
     bd = flop_breakdown(cfg, T, "full")
-    scores = sum(c.forward for c in bd.components if c.key in ("attn.scores", "attn.av"))
+    scores = sum(c.forward_per_sequence for c in bd.components if c.key in ("attn.scores", "attn.av"))
     norms = cfg.d_model * (2 * layers + 1)
     lookup = cfg.vocab_size * cfg.d_model
     assert (bd.forward - scores) // T == 2 * (total_params(cfg) - norms - lookup)

@@ -3,13 +3,24 @@
 import pytest
 
 from sizing.hardware import GPUS, get_gpu, gpu_for_device_name
+from sizing.validate import SizingError
 
 # reference-figures.json name -> our key (the 40GB A100 and the PCIe 80GB share the SXM rates)
 REFERENCE_NAMES = {
-    "V100 SXM2 16/32GB": "v100", "V100 PCIe 32GB": "v100-pcie", "A100 SXM4 80GB": "a100-80gb", "A100 PCIe 80GB": "a100-pcie-80gb",
-    "H100 SXM5 80GB": "h100-sxm", "H100 PCIe 80GB": "h100-pcie", "H200 SXM 141GB": "h200",
-    "B200 (HGX/DGX, 1000 W)": "b200", "AMD MI300X": "mi300x", "TPU v4": "tpu-v4", "TPU v5e": "tpu-v5e",
-    "TPU v5p": "tpu-v5p", "L40S 48GB": "l40s", "RTX 4090 24GB": "rtx4090",
+    "V100 SXM2 16/32GB": "v100",
+    "V100 PCIe 32GB": "v100-pcie",
+    "A100 SXM4 80GB": "a100-80gb",
+    "A100 PCIe 80GB": "a100-pcie-80gb",
+    "H100 SXM5 80GB": "h100-sxm",
+    "H100 PCIe 80GB": "h100-pcie",
+    "H200 SXM 141GB": "h200",
+    "B200 (HGX/DGX, 1000 W)": "b200",
+    "AMD MI300X": "mi300x",
+    "TPU v4": "tpu-v4",
+    "TPU v5e": "tpu-v5e",
+    "TPU v5p": "tpu-v5p",
+    "L40S 48GB": "l40s",
+    "RTX 4090 24GB": "rtx4090",
 }
 
 
@@ -33,8 +44,16 @@ def test_a100_40gb_shares_the_80gb_rates():
     assert GPUS["a100-40gb"].memory_gib == 40
 
 
-@pytest.mark.parametrize("device_name,key", [("NVIDIA H200", "h200"), ("NVIDIA A100-SXM4-80GB", "a100-80gb"), ("NVIDIA A100 80GB PCIe", "a100-pcie-80gb"),
-                                             ("NVIDIA H100 80GB HBM3", "h100-sxm"), ("NVIDIA GeForce RTX 4090", "rtx4090")])
+@pytest.mark.parametrize(
+    "device_name,key",
+    [
+        ("NVIDIA H200", "h200"),
+        ("NVIDIA A100-SXM4-80GB", "a100-80gb"),
+        ("NVIDIA A100 80GB PCIe", "a100-pcie-80gb"),
+        ("NVIDIA H100 80GB HBM3", "h100-sxm"),
+        ("NVIDIA GeForce RTX 4090", "rtx4090"),
+    ],
+)
 def test_device_names(device_name, key):
     assert gpu_for_device_name(device_name).key == key
 
@@ -45,4 +64,9 @@ def test_aliases_and_errors():
         get_gpu("h20")
     with pytest.raises(KeyError, match="no bf16 peak"):
         get_gpu("v100").peak_flops_per_second("bf16")
+    # one documented type: SizingError (a ValueError); still a KeyError for older callers
+    with pytest.raises(SizingError, match="unknown gpu 'h20'"):
+        get_gpu("h20")
+    with pytest.raises(SizingError, match="a100-80gb has no fp8 peak"):
+        get_gpu("a100").peak_flops_per_second("fp8")
     assert get_gpu("v100").default_dtype == "fp16"

@@ -13,7 +13,8 @@ from click.testing import CliRunner
 
 from sizing.cli import main
 from sizing.config import ConfigError, ModelConfig
-from sizing.hf import SUPPORTED_MODEL_TYPES, from_hf_config, load_config_file
+from sizing.config_file import load_config_file
+from sizing.hf import SUPPORTED_MODEL_TYPES, from_hf_config
 from sizing.params import total_params
 from sizing.presets import PRESETS
 
@@ -42,8 +43,21 @@ _PRESETS_WITH_FIXTURE = [p for p in PRESETS.values() if p.hf_id and p.hf_id.repl
 
 
 def test_presets_with_fixture_cover_every_family():
-    assert {p.family for p in _PRESETS_WITH_FIXTURE} >= {"gpt2", "llama", "llama2", "llama3", "mistral", "mixtral",
-                                                         "opt", "gpt_neox", "qwen2", "gemma", "phi", "falcon", "bloom"}
+    assert {p.family for p in _PRESETS_WITH_FIXTURE} >= {
+        "gpt2",
+        "llama",
+        "llama2",
+        "llama3",
+        "mistral",
+        "mixtral",
+        "opt",
+        "gpt_neox",
+        "qwen2",
+        "gemma",
+        "phi",
+        "falcon",
+        "bloom",
+    }
 
 
 @pytest.mark.parametrize("preset", _PRESETS_WITH_FIXTURE, ids=lambda p: p.name)
@@ -51,57 +65,171 @@ def test_preset_total_matches_its_hf_config(preset):
     assert total_params(preset.config) == COUNTS[preset.hf_id.replace("/", "__")]
 
 
-_LL = dict(model_type="llama", vocab_size=1000, hidden_size=256, intermediate_size=688, num_hidden_layers=2,
-           num_attention_heads=8, num_key_value_heads=2, rms_norm_eps=1e-5)
-_OPT = dict(model_type="opt", vocab_size=1000, hidden_size=128, ffn_dim=512, num_hidden_layers=2,
-            num_attention_heads=4, max_position_embeddings=64)
-_NEOX = dict(model_type="gpt_neox", vocab_size=1000, hidden_size=128, intermediate_size=512, num_hidden_layers=2,
-             num_attention_heads=4, max_position_embeddings=64)
-_PHI = dict(model_type="phi", vocab_size=1000, hidden_size=128, intermediate_size=512, num_hidden_layers=2,
-            num_attention_heads=4)
+_LL = dict(
+    model_type="llama",
+    vocab_size=1000,
+    hidden_size=256,
+    intermediate_size=688,
+    num_hidden_layers=2,
+    num_attention_heads=8,
+    num_key_value_heads=2,
+    rms_norm_eps=1e-5,
+)
+_OPT = dict(
+    model_type="opt",
+    vocab_size=1000,
+    hidden_size=128,
+    ffn_dim=512,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    max_position_embeddings=64,
+)
+_NEOX = dict(
+    model_type="gpt_neox",
+    vocab_size=1000,
+    hidden_size=128,
+    intermediate_size=512,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    max_position_embeddings=64,
+)
+_PHI = dict(
+    model_type="phi",
+    vocab_size=1000,
+    hidden_size=128,
+    intermediate_size=512,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+)
 _FALCON = dict(model_type="falcon", vocab_size=1000, hidden_size=128, max_position_embeddings=64)
 _SMALL = dict(vocab_size=1000, hidden_size=256, intermediate_size=512, num_hidden_layers=2)
 _BLOOM = dict(model_type="bloom", vocab_size=1000, n_layer=2, n_head=4)
 
 # (config, total from transformers 5.24.0 on the meta device): one per branch and default
 BRANCHES = {
-    "llama_defaults": (dict(model_type="llama", vocab_size=1000, hidden_size=256, intermediate_size=688,
-                            num_hidden_layers=2, num_attention_heads=8), 2094336),
-    "llama_bias_tied_head_dim": (dict(_LL, attention_bias=True, mlp_bias=True, tie_word_embeddings=True,
-                                      head_dim=64), 1974720),
-    "mistral_default_kv_null_window": (dict(_SMALL, model_type="mistral", num_attention_heads=16,
-                                            sliding_window=None), 1692928),
-    "mixtral_num_experts": (dict(_SMALL, model_type="mixtral", num_attention_heads=8, num_key_value_heads=2,
-                                 num_experts=4, num_experts_per_tok=1), 3988736),
-    "qwen2_all_layers_slide_tied": (dict(_SMALL, model_type="qwen2", num_attention_heads=8, num_key_value_heads=8,
-                                         use_sliding_window=True, sliding_window=128, max_window_layers=0,
-                                         tie_word_embeddings=True), 1569536),
-    "gemma_default_head_dim": (dict(_SMALL, model_type="gemma", num_attention_heads=4, num_key_value_heads=1,
-                                    hidden_activation="gelu_pytorch_tanh"), 2354432),
-    "gemma_bias_untied": (dict(_SMALL, model_type="gemma", num_attention_heads=4, num_key_value_heads=4, head_dim=64,
-                               hidden_act="gelu_pytorch_tanh", attention_bias=True, tie_word_embeddings=False),
-                          1826048),
-    "gpt2_n_inner_untied": (dict(model_type="gpt2", vocab_size=1000, hidden_size=128, num_hidden_layers=2,
-                                 num_attention_heads=4, max_position_embeddings=64, n_inner=300,
-                                 tie_word_embeddings=False), 552024),
+    "llama_defaults": (
+        dict(
+            model_type="llama",
+            vocab_size=1000,
+            hidden_size=256,
+            intermediate_size=688,
+            num_hidden_layers=2,
+            num_attention_heads=8,
+        ),
+        2094336,
+    ),
+    "llama_bias_tied_head_dim": (
+        dict(_LL, attention_bias=True, mlp_bias=True, tie_word_embeddings=True, head_dim=64),
+        1974720,
+    ),
+    "mistral_default_kv_null_window": (
+        dict(_SMALL, model_type="mistral", num_attention_heads=16, sliding_window=None),
+        1692928,
+    ),
+    "mixtral_num_experts": (
+        dict(
+            _SMALL,
+            model_type="mixtral",
+            num_attention_heads=8,
+            num_key_value_heads=2,
+            num_experts=4,
+            num_experts_per_tok=1,
+        ),
+        3988736,
+    ),
+    "qwen2_all_layers_slide_tied": (
+        dict(
+            _SMALL,
+            model_type="qwen2",
+            num_attention_heads=8,
+            num_key_value_heads=8,
+            use_sliding_window=True,
+            sliding_window=128,
+            max_window_layers=0,
+            tie_word_embeddings=True,
+        ),
+        1569536,
+    ),
+    "gemma_default_head_dim": (
+        dict(
+            _SMALL,
+            model_type="gemma",
+            num_attention_heads=4,
+            num_key_value_heads=1,
+            hidden_activation="gelu_pytorch_tanh",
+        ),
+        2354432,
+    ),
+    "gemma_bias_untied": (
+        dict(
+            _SMALL,
+            model_type="gemma",
+            num_attention_heads=4,
+            num_key_value_heads=4,
+            head_dim=64,
+            hidden_act="gelu_pytorch_tanh",
+            attention_bias=True,
+            tie_word_embeddings=False,
+        ),
+        1826048,
+    ),
+    "gpt2_n_inner_untied": (
+        dict(
+            model_type="gpt2",
+            vocab_size=1000,
+            hidden_size=128,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            max_position_embeddings=64,
+            n_inner=300,
+            tie_word_embeddings=False,
+        ),
+        552024,
+    ),
     "opt_post_ln": (dict(_OPT, do_layer_norm_before=False), 532992),
     "opt_remove_final_ln": (dict(_OPT, _remove_final_layer_norm=True), 532992),
-    "opt_no_bias_untied_gelu": (dict(_OPT, enable_bias=False, tie_word_embeddings=False,
-                                     activation_function="gelu"), 658944),
+    "opt_no_bias_untied_gelu": (
+        dict(_OPT, enable_bias=False, tie_word_embeddings=False, activation_function="gelu"),
+        658944,
+    ),
     "neox_rotary_pct": (dict(_NEOX, rotary_pct=0.5, rotary_emb_base=10000), 652800),
-    "neox_sequential_no_bias_tied": (dict(_NEOX, use_parallel_residual=False, attention_bias=False,
-                                          tie_word_embeddings=True), 523776),
+    "neox_sequential_no_bias_tied": (
+        dict(_NEOX, use_parallel_residual=False, attention_bias=False, tie_word_embeddings=True),
+        523776,
+    ),
     "phi_defaults": (dict(_PHI, partial_rotary_factor=0.5, rope_theta=10000.0), 653288),
     "phi_gqa_tied": (dict(_PHI, num_key_value_heads=2, tie_word_embeddings=True), 492264),
     "falcon_multi_query": (dict(_FALCON, num_hidden_layers=2, num_attention_heads=4, multi_query=True), 472832),
-    "falcon_mha_sequential_bias": (dict(_FALCON, num_hidden_layers=2, num_attention_heads=4, multi_query=False,
-                                        parallel_attn=False, bias=True), 524800),
-    "falcon_new_arch": (dict(_FALCON, num_hidden_layers=2, num_attention_heads=8, num_kv_heads=2,
-                             new_decoder_architecture=True, ffn_hidden_size=300), 364800),
-    "falcon_new_arch_one_ln": (dict(_FALCON, num_hidden_layers=2, num_attention_heads=8, num_kv_heads=2,
-                                    new_decoder_architecture=True, num_ln_in_parallel_attn=1), 472832),
-    "falcon_alibi_untied": (dict(_FALCON, num_hidden_layers=2, num_attention_heads=4, alibi=True,
-                                 tie_word_embeddings=False), 600832),
+    "falcon_mha_sequential_bias": (
+        dict(_FALCON, num_hidden_layers=2, num_attention_heads=4, multi_query=False, parallel_attn=False, bias=True),
+        524800,
+    ),
+    "falcon_new_arch": (
+        dict(
+            _FALCON,
+            num_hidden_layers=2,
+            num_attention_heads=8,
+            num_kv_heads=2,
+            new_decoder_architecture=True,
+            ffn_hidden_size=300,
+        ),
+        364800,
+    ),
+    "falcon_new_arch_one_ln": (
+        dict(
+            _FALCON,
+            num_hidden_layers=2,
+            num_attention_heads=8,
+            num_kv_heads=2,
+            new_decoder_architecture=True,
+            num_ln_in_parallel_attn=1,
+        ),
+        472832,
+    ),
+    "falcon_alibi_untied": (
+        dict(_FALCON, num_hidden_layers=2, num_attention_heads=4, alibi=True, tie_word_embeddings=False),
+        600832,
+    ),
     "bloom_defaults_tied": (dict(_BLOOM, hidden_size=128), 525056),
     "bloom_untied": (dict(_BLOOM, hidden_size=128, tie_word_embeddings=False), 653056),
     "bloom_n_embed_over_hidden_size": (dict(_BLOOM, hidden_size=64, n_embed=128), 525056),
@@ -117,32 +245,55 @@ def test_branch_total_matches_transformers(name):
 # ---- transformers 4.x and 5.x spellings give the same ModelConfig ----
 _RS = dict(factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0, original_max_position_embeddings=8192)
 SPELLINGS = {
-    "llama_rope_theta": (dict(_LL, rope_theta=500000.0, rope_scaling=dict(_RS, rope_type="llama3")),
-                         dict(_LL, rope_parameters=dict(_RS, rope_type="llama3", rope_theta=500000.0))),
-    "gpt2_names": (dict(model_type="gpt2", vocab_size=1000, n_embd=128, n_layer=2, n_head=4, n_positions=64,
-                        n_inner=None),
-                   dict(model_type="gpt2", vocab_size=1000, hidden_size=128, num_hidden_layers=2,
-                        num_attention_heads=4, max_position_embeddings=64)),
-    "neox_rotary": (dict(_NEOX, rotary_pct=0.5, rotary_emb_base=20000),
-                    dict(_NEOX, rope_parameters={"rope_type": "default", "rope_theta": 20000.0,
-                                                 "partial_rotary_factor": 0.5})),
-    "neox_rotary_flat_5x": (dict(_NEOX, rotary_pct=0.5, rotary_emb_base=20000),
-                            dict(_NEOX, partial_rotary_factor=0.5, rope_theta=20000.0)),
-    "phi_partial": (dict(_PHI, partial_rotary_factor=0.4, rope_theta=10000.0),
-                    dict(_PHI, rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
-                                                "partial_rotary_factor": 0.4})),
-    "falcon_old_names": (dict(_FALCON, n_embed=128, n_layer=2, n_head=8, n_head_kv=2, new_decoder_architecture=True),
-                         dict(_FALCON, num_hidden_layers=2, num_attention_heads=8, num_kv_heads=2,
-                              new_decoder_architecture=True)),
-    "gemma_activation": (dict(_SMALL, model_type="gemma", num_attention_heads=4, num_key_value_heads=1,
-                              hidden_activation="gelu_pytorch_tanh"),
-                         dict(_SMALL, model_type="gemma", num_attention_heads=4, num_key_value_heads=1,
-                              hidden_act="gelu_pytorch_tanh")),
-    "mixtral_experts": (dict(_SMALL, model_type="mixtral", num_attention_heads=8, num_local_experts=4),
-                        dict(_SMALL, model_type="mixtral", num_attention_heads=8, num_experts=4)),
-    "bloom_names": (dict(_BLOOM, n_embed=128),
-                    dict(model_type="bloom", vocab_size=1000, hidden_size=128, num_hidden_layers=2,
-                         num_attention_heads=4)),
+    "llama_rope_theta": (
+        dict(_LL, rope_theta=500000.0, rope_scaling=dict(_RS, rope_type="llama3")),
+        dict(_LL, rope_parameters=dict(_RS, rope_type="llama3", rope_theta=500000.0)),
+    ),
+    "gpt2_names": (
+        dict(model_type="gpt2", vocab_size=1000, n_embd=128, n_layer=2, n_head=4, n_positions=64, n_inner=None),
+        dict(
+            model_type="gpt2",
+            vocab_size=1000,
+            hidden_size=128,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            max_position_embeddings=64,
+        ),
+    ),
+    "neox_rotary": (
+        dict(_NEOX, rotary_pct=0.5, rotary_emb_base=20000),
+        dict(_NEOX, rope_parameters={"rope_type": "default", "rope_theta": 20000.0, "partial_rotary_factor": 0.5}),
+    ),
+    "neox_rotary_flat_5x": (
+        dict(_NEOX, rotary_pct=0.5, rotary_emb_base=20000),
+        dict(_NEOX, partial_rotary_factor=0.5, rope_theta=20000.0),
+    ),
+    "phi_partial": (
+        dict(_PHI, partial_rotary_factor=0.4, rope_theta=10000.0),
+        dict(_PHI, rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.4}),
+    ),
+    "falcon_old_names": (
+        dict(_FALCON, n_embed=128, n_layer=2, n_head=8, n_head_kv=2, new_decoder_architecture=True),
+        dict(_FALCON, num_hidden_layers=2, num_attention_heads=8, num_kv_heads=2, new_decoder_architecture=True),
+    ),
+    "gemma_activation": (
+        dict(
+            _SMALL,
+            model_type="gemma",
+            num_attention_heads=4,
+            num_key_value_heads=1,
+            hidden_activation="gelu_pytorch_tanh",
+        ),
+        dict(_SMALL, model_type="gemma", num_attention_heads=4, num_key_value_heads=1, hidden_act="gelu_pytorch_tanh"),
+    ),
+    "mixtral_experts": (
+        dict(_SMALL, model_type="mixtral", num_attention_heads=8, num_local_experts=4),
+        dict(_SMALL, model_type="mixtral", num_attention_heads=8, num_experts=4),
+    ),
+    "bloom_names": (
+        dict(_BLOOM, n_embed=128),
+        dict(model_type="bloom", vocab_size=1000, hidden_size=128, num_hidden_layers=2, num_attention_heads=4),
+    ),
 }
 
 
@@ -190,8 +341,12 @@ def test_sliding_window():
     assert from_hf_config(qwen).sliding_window is None  # use_sliding_window false
     assert from_hf_config(dict(qwen, use_sliding_window=True, max_window_layers=0)).sliding_window == 131072
     assert from_hf_config(dict(qwen, use_sliding_window=True)).sliding_window is None  # max_window_layers 28 = L
-    assert from_hf_config(dict(qwen, use_sliding_window=True, sliding_window=4096,
-                               layer_types=["sliding_attention"] * 28)).sliding_window == 4096
+    assert (
+        from_hf_config(
+            dict(qwen, use_sliding_window=True, sliding_window=4096, layer_types=["sliding_attention"] * 28)
+        ).sliding_window
+        == 4096
+    )
 
 
 def test_opt_mapping():
@@ -219,39 +374,74 @@ def test_bloom_mapping():
     cfg = from_hf_config(hf(CONFIG_DIR / "bigscience__bloom.json"))
     assert (cfg.d_model, cfg.n_layers, cfg.n_heads, cfg.d_ff, cfg.vocab_size) == (14336, 70, 112, 4 * 14336, 250880)
     assert (cfg.embedding_norm, cfg.position, cfg.norm, cfg.has_norm_bias, cfg.final_norm) == (
-        True, "none", "layernorm", True, True)
+        True,
+        "none",
+        "layernorm",
+        True,
+        True,
+    )
     assert (cfg.qkv_bias, cfg.attn_out_bias, cfg.mlp_bias, cfg.tied_embeddings, cfg.mlp) == (
-        True, True, True, True, "gelu")
+        True,
+        True,
+        True,
+        True,
+        "gelu",
+    )
     assert (cfg.parallel_block, cfg.norm_placement, cfg.lm_head_bias) == (False, "pre", False)
 
 
-@pytest.mark.parametrize("act, gated, kind", [
-    ("silu", True, "swiglu"), ("gelu", True, "geglu"), ("gelu_pytorch_tanh", True, "geglu"),
-    ("gelu", False, "gelu"), ("gelu_new", False, "gelu"), ("relu", False, "relu"),
-])
+@pytest.mark.parametrize(
+    "act, gated, kind",
+    [
+        ("silu", True, "swiglu"),
+        ("gelu", True, "geglu"),
+        ("gelu_pytorch_tanh", True, "geglu"),
+        ("gelu", False, "gelu"),
+        ("gelu_new", False, "gelu"),
+        ("relu", False, "relu"),
+    ],
+)
 def test_activation_names(act, gated, kind):
     config = dict(_LL, hidden_act=act) if gated else dict(_OPT, activation_function=act)
     assert from_hf_config(config).mlp == kind
 
 
 # ---- errors: ConfigError naming the field ----
-@pytest.mark.parametrize("config, words", [
-    (dict(_LL, model_type="bert"), ["'bert'", "not supported", "llama", "falcon", "gpt_neox"]),
-    ({k: v for k, v in _LL.items() if k != "hidden_size"}, ["'hidden_size'", "model_type 'llama'"]),
-    ({k: v for k, v in _OPT.items() if k != "ffn_dim"}, ["'ffn_dim'", "model_type 'opt'"]),
-    (dict(model_type="gpt2", vocab_size=10, n_embd=64, n_head=4, n_positions=8), ["'n_layer'", "'num_hidden_layers'"]),
-    (dict(_LL, hidden_size="256"), ["'hidden_size'", "integer"]),
-    (dict(_LL, tie_word_embeddings="yes"), ["'tie_word_embeddings'", "true or false"]),
-    (dict(_PHI, qk_layernorm=True), ["qk_layernorm", "not supported"]),
-    (dict(_OPT, word_embed_proj_dim=64), ["word_embed_proj_dim", "project_in", "not supported"]),
-    (dict(model_type="gpt2", vocab_size=10, n_embd=64, n_layer=2, n_head=4, n_positions=8, add_cross_attention=True),
-     ["add_cross_attention", "not supported"]),
-    (dict(_LL, hidden_act="tanh"), ["'tanh'", "hidden_act", "silu"]),
-    (dict(_OPT, activation_function="silu"), ["'silu'", "activation_function"]),
-    (dict(_SMALL, model_type="qwen2", num_attention_heads=8, use_sliding_window=True, max_window_layers=1),
-     ["use_sliding_window", "1 of 2 layers"]),
-    (dict(_LL, num_key_value_heads=3), ["model_type 'llama'", "n_kv_heads (3)"]),
-])
+@pytest.mark.parametrize(
+    "config, words",
+    [
+        (dict(_LL, model_type="bert"), ["'bert'", "not supported", "llama", "falcon", "gpt_neox"]),
+        ({k: v for k, v in _LL.items() if k != "hidden_size"}, ["'hidden_size'", "model_type 'llama'"]),
+        ({k: v for k, v in _OPT.items() if k != "ffn_dim"}, ["'ffn_dim'", "model_type 'opt'"]),
+        (
+            dict(model_type="gpt2", vocab_size=10, n_embd=64, n_head=4, n_positions=8),
+            ["'n_layer'", "'num_hidden_layers'"],
+        ),
+        (dict(_LL, hidden_size="256"), ["'hidden_size'", "integer"]),
+        (dict(_LL, tie_word_embeddings="yes"), ["'tie_word_embeddings'", "true or false"]),
+        (dict(_PHI, qk_layernorm=True), ["qk_layernorm", "not supported"]),
+        (dict(_OPT, word_embed_proj_dim=64), ["word_embed_proj_dim", "project_in", "not supported"]),
+        (
+            dict(
+                model_type="gpt2",
+                vocab_size=10,
+                n_embd=64,
+                n_layer=2,
+                n_head=4,
+                n_positions=8,
+                add_cross_attention=True,
+            ),
+            ["add_cross_attention", "not supported"],
+        ),
+        (dict(_LL, hidden_act="tanh"), ["'tanh'", "hidden_act", "silu"]),
+        (dict(_OPT, activation_function="silu"), ["'silu'", "activation_function"]),
+        (
+            dict(_SMALL, model_type="qwen2", num_attention_heads=8, use_sliding_window=True, max_window_layers=1),
+            ["use_sliding_window", "1 of 2 layers"],
+        ),
+        (dict(_LL, num_key_value_heads=3), ["model_type 'llama'", "n_kv_heads (3)"]),
+    ],
+)
 def test_errors_name_the_field(config, words):
     with pytest.raises(ConfigError) as info:
         from_hf_config(config)
@@ -260,8 +450,19 @@ def test_errors_name_the_field(config, words):
 
 
 def test_supported_model_types():
-    assert set(SUPPORTED_MODEL_TYPES) == {"llama", "mistral", "mixtral", "qwen2", "gemma", "gpt2", "opt",
-                                          "gpt_neox", "phi", "falcon", "bloom"}
+    assert set(SUPPORTED_MODEL_TYPES) == {
+        "llama",
+        "mistral",
+        "mixtral",
+        "qwen2",
+        "gemma",
+        "gpt2",
+        "opt",
+        "gpt_neox",
+        "phi",
+        "falcon",
+        "bloom",
+    }
 
 
 # ---- load_config_file ----
@@ -290,22 +491,26 @@ def test_own_form_from_estimate_json(tmp_path):
 def test_own_form_partial_dict_uses_defaults(tmp_path):
     path = tmp_path / "mine.json"
     path.write_text(json.dumps(dict(vocab_size=1000, d_model=128, n_layers=2, n_heads=4, d_ff=512, max_positions=64)))
-    assert load_config_file(str(path)) == ModelConfig(vocab_size=1000, d_model=128, n_layers=2, n_heads=4, d_ff=512,
-                                                      max_positions=64)
+    assert load_config_file(str(path)) == ModelConfig(
+        vocab_size=1000, d_model=128, n_layers=2, n_heads=4, d_ff=512, max_positions=64
+    )
 
 
-@pytest.mark.parametrize("content, words", [
-    (None, ["not found"]),
-    ('{"model_type": "llama",\n  "vocab_size": 32000,,\n}', ["not valid JSON", "line 2", "column"]),
-    ("from transformers import AutoConfig\n", ["is not JSON"]),
-    (b"\x89safetensors\xff\xfe\x00", ["is not JSON"]),
-    ("", ["is empty"]),
-    ("[1, 2]", ["JSON object"]),
-    ('{"d_model": NaN}', ["NaN"]),
-    ('{"hidden_size": 4096, "num_hidden_layers": 32, "architectures": ["LlamaForCausalLM"]}', ["no 'model_type'"]),
-    ('{"d_model": 64, "n_layer": 2}', ["unknown config field", "n_layer"]),
-    ('{"model_type": "llama", "vocab_size": 32000}', ["'hidden_size'", "model_type 'llama'"]),
-])
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        (None, ["not found"]),
+        ('{"model_type": "llama",\n  "vocab_size": 32000,,\n}', ["not valid JSON", "line 2", "column"]),
+        ("from transformers import AutoConfig\n", ["is not JSON"]),
+        (b"\x89safetensors\xff\xfe\x00", ["is not JSON"]),
+        ("", ["is empty"]),
+        ("[1, 2]", ["JSON object"]),
+        ('{"d_model": NaN}', ["NaN"]),
+        ('{"hidden_size": 4096, "num_hidden_layers": 32, "architectures": ["LlamaForCausalLM"]}', ["no 'model_type'"]),
+        ('{"d_model": 64, "n_layer": 2}', ["unknown config field", "n_layer"]),
+        ('{"model_type": "llama", "vocab_size": 32000}', ["'hidden_size'", "model_type 'llama'"]),
+    ],
+)
 def test_load_errors_name_the_file(tmp_path, content, words):
     path = tmp_path / "config.json"
     if isinstance(content, bytes):
@@ -322,8 +527,7 @@ def test_load_errors_name_the_file(tmp_path, content, words):
 
 # ---- the CLI ----
 def test_cli_estimate_from_hf_config():
-    result = CliRunner().invoke(main, ["estimate", "--config", str(LLAMA2_7B), "--seq-len", "4096",
-                                       "--format", "json"])
+    result = CliRunner().invoke(main, ["estimate", "--config", str(LLAMA2_7B), "--seq-len", "4096", "--format", "json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["params"]["total"] == 6738415616
 

@@ -11,12 +11,17 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("reference_model.model")  # the reference model (issue 4) lands separately
 
+from reference_model.memory_probe import (  # noqa: E402
+    TOLERANCE,
+    check_activations,
+    check_kv_cache,
+    check_model_states,
+    small_config,
+    verify_memory,
+)
+from reference_model.model import build  # noqa: E402
 from sizing import ModelConfig, get_preset  # noqa: E402
 from sizing.memory import kv_cache_bytes  # noqa: E402
-from reference_model.model import build  # noqa: E402
-from reference_model.memory_probe import (  # noqa: E402
-    TOLERANCE, check_activations, check_kv_cache, check_model_states, small_config, verify_memory,
-)
 
 T, B = 32, 2
 # Presets at toy size, each for the switches it brings.
@@ -32,13 +37,23 @@ PRESET_CASES = {
     "opt-125m": "ReLU",
     "bloom-560m": "LayerNorm on the embeddings, ALiBi (no position table)",
 }
-POST_NORM = ModelConfig(vocab_size=96, d_model=64, n_layers=2, n_heads=4, d_ff=256, max_positions=64,
-                        norm_placement="post")
+POST_NORM = ModelConfig(
+    vocab_size=96, d_model=64, n_layers=2, n_heads=4, d_ff=256, max_positions=64, norm_placement="post"
+)
 CONFIGS = {name: small_config(get_preset(name).config, T) for name in PRESET_CASES} | {"post-norm": POST_NORM}
 
 
-@pytest.mark.parametrize("impl, recompute", [("math", "none"), ("sdpa", "none"), ("math", "selective"),
-                                             ("sdpa", "selective"), ("sdpa", "full"), ("math", "full")])
+@pytest.mark.parametrize(
+    "impl, recompute",
+    [
+        ("math", "none"),
+        ("sdpa", "none"),
+        ("math", "selective"),
+        ("sdpa", "selective"),
+        ("sdpa", "full"),
+        ("math", "full"),
+    ],
+)
 @pytest.mark.parametrize("name", list(CONFIGS))
 def test_activations_fp32_within_2_percent_and_fully_explained(name, impl, recompute):
     check = check_activations(CONFIGS[name], impl, recompute, T, B)
@@ -85,8 +100,9 @@ def test_full_recompute_keeps_only_block_inputs():
     assert check.measured.per_layer == [B * T * 64 * 4] * 2  # b.T.d.a, fp32
 
 
-@pytest.mark.parametrize("name, kind", [("llama2-7b", "MHA"), ("llama2-70b", "GQA"), ("falcon-7b", "MQA"),
-                                        ("mistral-7b", "sliding window")])
+@pytest.mark.parametrize(
+    "name, kind", [("llama2-7b", "MHA"), ("llama2-70b", "GQA"), ("falcon-7b", "MQA"), ("mistral-7b", "sliding window")]
+)
 def test_kv_cache_from_generate_is_exact(name, kind):
     cfg = CONFIGS[name]
     check = check_kv_cache(cfg, prompt=8, new_tokens=24, batch=B)

@@ -2,10 +2,9 @@
 
 import pytest
 from hypothesis import given, settings
+from strategies import configs
 
-from sizing import ModelConfig
-from sizing import get_preset
-from sizing import llama_ffn_dim
+from sizing import ModelConfig, get_preset, llama_ffn_dim
 from sizing.params import (
     PARAM_GROUPS,
     active_params,
@@ -15,7 +14,6 @@ from sizing.params import (
     total_params,
 )
 from sizing.presets import PRESETS
-from strategies import configs
 
 
 def test_seed_llama2_7b_worked_example():
@@ -69,8 +67,14 @@ def test_reference_figures_architectures(reference_figures):
         preset = by_hf_id[arch["hf_id"]]
         cfg = preset.config
         assert (cfg.d_model, cfg.d_ff, cfg.n_layers, cfg.n_heads, cfg.kv_heads, cfg.d_head, cfg.vocab_size) == (
-            arch["hidden_size"], arch["intermediate_size"], arch["num_hidden_layers"],
-            arch["num_attention_heads"], arch["num_key_value_heads"], arch["head_dim"], arch["vocab_size"])
+            arch["hidden_size"],
+            arch["intermediate_size"],
+            arch["num_hidden_layers"],
+            arch["num_attention_heads"],
+            arch["num_key_value_heads"],
+            arch["head_dim"],
+            arch["vocab_size"],
+        )
         assert total_params(cfg) == arch["total_params"]
         checked += 1
     assert checked == len(reference_figures["architectures"]) >= 9
@@ -109,8 +113,16 @@ def test_non_embedding_excludes_lookup_tables_only():
 
 
 def test_tied_head_bias_counted_once():
-    cfg = ModelConfig(vocab_size=100, d_model=16, n_layers=1, n_heads=2, d_ff=32, position="none",
-                      tied_embeddings=True, lm_head_bias=True)
+    cfg = ModelConfig(
+        vocab_size=100,
+        d_model=16,
+        n_layers=1,
+        n_heads=2,
+        d_ff=32,
+        position="none",
+        tied_embeddings=True,
+        lm_head_bias=True,
+    )
     parts = {c.key: c.count for c in param_components(cfg)}
     assert parts["lm_head"] == 100 and parts["tok_emb"] == 100 * 16
 

@@ -34,10 +34,13 @@ def _cfg(preset, **overrides):
 
 
 # ---------------------------------------------------------------- FLOPs
-@pytest.mark.parametrize("preset, overrides", [
-    ("gpt2", dict(n_layers=2, d_model=256, n_heads=4, d_ff=1024, vocab_size=1000)),
-    ("llama3-8b", dict(n_layers=2, d_model=256, n_heads=4, n_kv_heads=2, d_ff=512, vocab_size=1000)),
-])
+@pytest.mark.parametrize(
+    "preset, overrides",
+    [
+        ("gpt2", dict(n_layers=2, d_model=256, n_heads=4, d_ff=1024, vocab_size=1000)),
+        ("llama3-8b", dict(n_layers=2, d_model=256, n_heads=4, n_kv_heads=2, d_ff=512, vocab_size=1000)),
+    ],
+)
 @pytest.mark.parametrize("impl", ["math", "sdpa"])
 def test_flop_counter_on_cuda_matches_the_formula(preset, overrides, impl):
     """FlopCounterMode over forward + backward on CUDA, bf16, against B x (forward + backward) of
@@ -88,12 +91,22 @@ _MEMORY_CASES = [  # (preset, overrides, recompute): eager bf16 sdpa steps at T 
 
 @pytest.fixture(scope="module", params=_MEMORY_CASES, ids=["gpt2", "llama-gqa", "gpt2-recompute"])
 def eager_profile(request):
-    from reference_model.profile import profile_training
+    from reference_model.profile import ProfileSettings, profile_training
 
     preset, overrides, recompute = request.param
     cfg = _cfg(preset, **overrides)
-    return profile_training(cfg, 1024, 4, steps=2, warmup=1, dtype="bf16", attn_impl="sdpa", compile=False,
-                            recompute=recompute, device="cuda", name=preset, preset=get_preset(preset))
+    settings = ProfileSettings(
+        1024,
+        4,
+        steps=2,
+        warmup=1,
+        dtype="bf16",
+        attention_impl="sdpa",
+        compile=False,
+        recompute=recompute,
+        device="cuda",
+    )
+    return profile_training(cfg, settings, name=preset, preset=get_preset(preset))
 
 
 def test_peak_memory_matches_the_step_peak_estimate(eager_profile):
@@ -102,9 +115,9 @@ def test_peak_memory_matches_the_step_peak_estimate(eager_profile):
     gradient exists). On CPU the same estimate matches torch's MemTracker to 0.13%. Tolerance:
     3% (CUDA kernels may keep a buffer the CPU ones do not, e.g. flash attention's padded
     logsumexp) + CUDA_SLACK_BYTES (allocations no formula counts, see above)."""
-    r = eager_profile
+    r, m = eager_profile, eager_profile.measurement
     estimate = r.step_peak_estimate_bytes
-    peak = r.measured_peak_bytes - r.baseline_bytes  # leftovers of earlier tests, if any, are not this step's
+    peak = m.measured_peak_bytes - m.baseline_bytes  # leftovers of earlier tests, if any, are not this step's
     assert abs(peak - estimate) <= 0.03 * estimate + CUDA_SLACK_BYTES, (peak, estimate, r.to_dict()["memory"])
 
 
@@ -115,18 +128,18 @@ def test_peak_memory_against_the_formula(eager_profile):
     gradient where the loss backward holds two; with a 50k vocabulary the second term wins.
     Bounds 0.9-1.4: the formula must stay a usable planning figure for eager training
     (within -10%/+40% here), which the step-peak test pins down exactly."""
-    r = eager_profile
-    ratio = (r.measured_peak_bytes - r.baseline_bytes) / r.predicted_bytes
+    r, m = eager_profile, eager_profile.measurement
+    ratio = (m.measured_peak_bytes - m.baseline_bytes) / r.predicted_bytes
     assert 0.9 <= ratio <= 1.4, (ratio, r.to_dict()["memory"])
 
 
 def test_allocated_after_a_step_is_the_model_states(eager_profile):
     """After optimizer.step() the gradients still exist (zero_grad runs at the next step), the
     activations are gone: weights + gradients + AdamW states, exactly the formula's model states,
-    plus the token tensors, the losses kept for the report and CUDA_SLACK_BYTES."""
-    r = eager_profile
+    plus the token tensors and CUDA_SLACK_BYTES."""
+    r, m = eager_profile, eager_profile.measurement
     states = r.model_states_bytes
-    after = r.allocated_after_step_bytes - r.baseline_bytes
+    after = m.allocated_after_step_bytes - m.baseline_bytes
     assert states <= after <= states * 1.01 + CUDA_SLACK_BYTES, (after, states)
 
 
@@ -144,24 +157,44 @@ def test_profile_on_cuda_reports_every_figure(eager_profile):
         assert d["peak_source"].startswith("sizing GPU table")
         assert 0 < d["mfu"]["causal"] < d["mfu"]["full"] < 1
         assert d["published_run"] is None or d["published_run"]["gpu_hours"] > 0
-    assert all(math.isfinite(x) for x in r.losses)
+    assert all(math.isfinite(x) for x in r.measurement.losses)
 
 
 def test_compiled_profile_runs_on_cuda():
-    from reference_model.profile import profile_training
+    from reference_model.profile import ProfileSettings, profile_training
 
     cfg = _cfg("gpt3-125m", n_layers=2, d_model=256, n_heads=4, head_dim=None, d_ff=1024, vocab_size=4096)
-    r = profile_training(cfg, 512, 4, steps=3, warmup=2, dtype="bf16", attn_impl="sdpa", compile=True,
-                         device="cuda", peak_tflops=100.0, name="tiny compiled", preset=get_preset("gpt3-125m"))
-    assert r.compile and r.step_time_s > 0 and r.measured_peak_bytes > 0
+    settings = ProfileSettings(
+        512, 4, steps=3, warmup=2, dtype="bf16", attention_impl="sdpa", compile=True, device="cuda", peak_tflops=100.0
+    )
+    r = profile_training(cfg, settings, name="tiny compiled", preset=get_preset("gpt3-125m"))
+    assert r.settings.compile and r.step_time_s > 0 and r.measurement.measured_peak_bytes > 0
     assert r.mfu("full") == r.flops_per_step["full"] / r.step_time_s / 100e12
     assert r.projection is not None and r.projection["gpu_hours"] > 0
 
 
 def test_cli_profile_on_cuda(tmp_path):
     out = tmp_path / "section.md"
-    result = CliRunner().invoke(main, ["profile", "--planned", "gpt2-124m", "--set", "n_layers=2", "--steps", "2",
-                                       "--warmup", "1", "--micro-batch", "2", "--out", str(out), "--format", "json"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "profile",
+            "--planned",
+            "gpt2-124m",
+            "--set",
+            "n_layers=2",
+            "--steps",
+            "2",
+            "--warmup",
+            "1",
+            "--micro-batch",
+            "2",
+            "--out",
+            str(out),
+            "--format",
+            "json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["settings"]["micro_batch"] == 2 and data["memory"]["measured_peak_bytes"] > 0

@@ -8,14 +8,13 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
+from strategies import configs  # noqa: E402
 
 from reference_model.counting import compare_params, component_key, count_params_by_component  # noqa: E402
 from reference_model.model import build  # noqa: E402
 from sizing import ModelConfig, get_preset  # noqa: E402
 from sizing.params import param_components, total_params  # noqa: E402
 from sizing.presets import PRESETS  # noqa: E402
-from strategies import configs  # noqa: E402
-
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -53,8 +52,16 @@ def test_component_keys():
 
 
 def test_tied_weight_counted_once_and_shared():
-    cfg = ModelConfig(vocab_size=40, d_model=16, n_layers=1, n_heads=2, d_ff=32, max_positions=8,
-                      tied_embeddings=True, lm_head_bias=True)
+    cfg = ModelConfig(
+        vocab_size=40,
+        d_model=16,
+        n_layers=1,
+        n_heads=2,
+        d_ff=32,
+        max_positions=8,
+        tied_embeddings=True,
+        lm_head_bias=True,
+    )
     model = build(cfg, seed=0)
     counts = count_params_by_component(model)
     assert counts["tok_emb"] == 40 * 16 and counts["lm_head"] == 40  # only the head's bias

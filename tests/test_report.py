@@ -15,11 +15,11 @@ pytest.importorskip("pandas")
 pytest.importorskip("tabulate")
 pytest.importorskip("matplotlib")
 
-from sizing import published as pub  # noqa: E402
-from sizing.report import build as report  # noqa: E402
-from sizing.cli import main  # noqa: E402
-from sizing.presets import PRESETS  # noqa: E402
-from sizing.report.files import png_text, stale_files, write_atomic, write_bytes_atomic  # noqa: E402
+from sizing import published as pub
+from sizing.cli import main
+from sizing.presets import PRESETS
+from sizing.report import build as report
+from sizing.report.files import png_text, stale_files, write_atomic, write_bytes_atomic
 
 REPORTS = Path(__file__).resolve().parents[1] / "reports"
 
@@ -61,8 +61,11 @@ def test_check_lists_stale_files(fresh, tmp_path, monkeypatch):
     (tmp_path / "presets" / "old-model.md").write_text("# gone\n")
     result = runner.invoke(main, ["report", "--check", "--out", str(tmp_path)])
     assert result.exit_code == 1
-    for line in ("conventions.md: differs", "plots/gpu-hours.png: missing",
-                 "presets/old-model.md: no longer generated"):
+    for line in (
+        "conventions.md: differs",
+        "plots/gpu-hours.png: missing",
+        "presets/old-model.md: no longer generated",
+    ):
         assert line in result.output
 
 
@@ -72,10 +75,10 @@ def _table_rows(markdown: str) -> list[dict]:
     for i, line in enumerate(lines):
         if line.startswith("|") and i + 1 < len(lines) and set(lines[i + 1]) <= set("|:- "):
             headers = [h.strip() for h in line.strip("|").split("|")]
-            for body in lines[i + 2:]:
+            for body in lines[i + 2 :]:
                 if not body.startswith("|"):
                     break
-                rows.append(dict(zip(headers, [c.strip() for c in body.strip("|").split("|")])))
+                rows.append(dict(zip(headers, [c.strip() for c in body.strip("|").split("|")], strict=True)))
     return rows
 
 
@@ -116,7 +119,10 @@ def test_published_figures_match_reference(reference_figures):
     for ours in pub.GPT3_TABLE_D1:
         ref = table[ours["model"]]
         assert (ours["params_millions"], ours["pf_days"], ours["flops"]) == (
-            ref["d1_params_millions"], ref["d1_total_compute_pf_days"], ref["d1_total_compute_flops"])
+            ref["d1_params_millions"],
+            ref["d1_total_compute_pf_days"],
+            ref["d1_total_compute_flops"],
+        )
 
 
 def test_atomic_write_leaves_no_partial_file(tmp_path):
@@ -161,22 +167,26 @@ def test_index_links_verification_only_when_present():
     assert "[verification.md](verification.md)" in render_index([], has_verification=True)
 
 
-def test_verification_hook(monkeypatch):
-    notes = []
-    verify = types.ModuleType("reference_model.verify")
+def test_verification_page_wraps_the_reference_model_text(monkeypatch):
+    verify_report = types.ModuleType("reference_model.verify_report")
+    verify_report.verification_report_markdown = lambda: "# Verification\n\nall good"
     package = types.ModuleType("reference_model")
-    package.verify = verify
-    monkeypatch.setitem(sys.modules, "torch", types.ModuleType("torch"))
+    package.verify_report = verify_report
     monkeypatch.setitem(sys.modules, "reference_model", package)
-    monkeypatch.setitem(sys.modules, "reference_model.verify", verify)
-    assert report.verification_markdown(notes.append) is None
-    assert "verification_report_markdown" in notes[0]
-    verify.verification_report_markdown = lambda: "# Verification\n\nall good"
-    text = report.verification_markdown(notes.append)
+    monkeypatch.setitem(sys.modules, "reference_model.verify_report", verify_report)
+    text = report.verification_markdown(lambda _line: None)
     assert "`sizing report --with-verification`" in text and text.endswith("all good\n")
 
 
+def test_verification_page_without_torch_is_a_note(monkeypatch):
+    notes = []
+    monkeypatch.setitem(sys.modules, "reference_model.verify_report", None)  # import fails, as without torch
+    assert report.verification_markdown(notes.append) is None
+    assert report.VERIFICATION_FILE in notes[0] and "needs torch" in notes[0]
+
+
 def test_import_sizing_cli_stays_light():
-    code = ("import sys, sizing.cli; print([m for m in ('pandas', 'numpy', 'matplotlib', 'tabulate') "
-            "if m in sys.modules])")
+    code = (
+        "import sys, sizing.cli; print([m for m in ('pandas', 'numpy', 'matplotlib', 'tabulate') if m in sys.modules])"
+    )
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "[]"

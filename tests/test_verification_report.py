@@ -9,7 +9,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("pandas")
 
-from sizing.report import build as report  # noqa: E402
+from sizing.report import build as report
 
 COMMITTED = Path(__file__).resolve().parents[1] / "reports" / report.VERIFICATION_FILE
 

@@ -6,14 +6,18 @@ from __future__ import annotations
 
 import importlib
 import sys
+from typing import ClassVar
 
 import click
+
+from ..validate import SizingError
+from .common import UserError
 
 
 class LazyGroup(click.Group):
     """A group whose commands live in their own modules (command name -> module, attribute)."""
 
-    lazy_commands = {
+    lazy_commands: ClassVar[dict[str, tuple[str, str]]] = {
         "estimate": ("estimate", "estimate"),
         "gpus": ("listing", "gpus"),
         "memory": ("memory", "memory"),
@@ -32,6 +36,14 @@ class LazyGroup(click.Group):
             module = importlib.import_module(f".{module_name}", __package__)
             self.add_command(getattr(module, attribute), name)
         return super().get_command(ctx, name)
+
+    def invoke(self, ctx):
+        """Bad input that a command did not turn into a UserError itself still ends as one
+        `Error:` line and exit 2: sizing raises SizingError for every bad value."""
+        try:
+            return super().invoke(ctx)
+        except SizingError as exc:
+            raise UserError(str(exc)) from None
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

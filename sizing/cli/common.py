@@ -8,9 +8,10 @@ from dataclasses import dataclass
 
 import click
 
-from ..config import ConfigError, ModelConfig
+from ..config import ModelConfig
 from ..presets import Preset, get_preset
-from ..units import QuantityError, parse_quantity
+from ..units import parse_quantity
+from ..validate import MAX_TOKENS, SizingError, show
 
 FORMATS = ("table", "markdown", "json", "csv")
 
@@ -28,14 +29,38 @@ class ModelChoice:
     preset: Preset | None
 
 
-def model_options(func):
-    """--preset NAME | --config PATH, plus repeatable --set FIELD=VALUE overrides."""
+def _once(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> str | None:
+    """The value of an option that names one model. Declared `multiple` so that a second
+    `--preset` is seen and refused instead of silently replacing the first."""
+    if len(values) > 1:
+        raise UserError(
+            f"{param.opts[0]} given {len(values)} times ({', '.join(map(show, values))}); give one "
+            "model per command (`sizing verify` takes several)"
+        )
+    return values[0] if values else None
 
-    @click.option("--preset", "-p", metavar="NAME", help="A preset name (see `sizing presets`).")
-    @click.option("--config", "config_path", metavar="PATH",
-                  help="A Hugging Face config.json or this tool's JSON config. Never executes code.")
-    @click.option("--set", "overrides", metavar="FIELD=VALUE", multiple=True,
-                  help="Override a config field, e.g. --set n_layers=48 (repeatable).")
+
+def model_options(func):
+    """--preset NAME | --config PATH (each at most once), plus repeatable --set FIELD=VALUE."""
+
+    @click.option(
+        "--preset", "-p", metavar="NAME", multiple=True, callback=_once, help="A preset name (see `sizing presets`)."
+    )
+    @click.option(
+        "--config",
+        "config_path",
+        metavar="PATH",
+        multiple=True,
+        callback=_once,
+        help="A Hugging Face config.json or this tool's JSON config. Never executes code.",
+    )
+    @click.option(
+        "--set",
+        "overrides",
+        metavar="FIELD=VALUE",
+        multiple=True,
+        help="Override a config field, e.g. --set n_layers=48 (repeatable).",
+    )
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         return func(*args, **kwargs)
@@ -43,8 +68,9 @@ def model_options(func):
     return wrapper
 
 
-def resolve_model(preset: str | None, config_path: str | None, overrides: tuple[str, ...],
-                  required: bool = True) -> ModelChoice | None:
+def resolve_model(
+    preset: str | None, config_path: str | None, overrides: tuple[str, ...], required: bool = True
+) -> ModelChoice | None:
     if preset and config_path:
         raise UserError("give either --preset or --config, not both")
     if not preset and not config_path:
@@ -57,41 +83,37 @@ def resolve_model(preset: str | None, config_path: str | None, overrides: tuple[
             chosen = get_preset(preset)
             name, cfg = chosen.name, chosen.config
         else:
-            from ..hf import load_config_file
+            # imported here: only a --config run pays for the Hugging Face mapping
+            from ..config_file import load_config_file
 
             cfg = load_config_file(config_path)
             name = config_path
-    except KeyError as exc:
-        raise UserError(exc.args[0]) from None
-    except (ConfigError, ValueError, OSError) as exc:
+        if overrides:
+            cfg = cfg.with_overrides(_parse_overrides(overrides))
+            name += " (" + ", ".join(overrides) + ")"
+    except SizingError as exc:  # unknown preset, bad config file, bad --set value
         raise UserError(str(exc)) from None
-    if overrides:
-        parsed = {}
-        for item in overrides:
-            field, sep, value = item.partition("=")
-            if not sep or not field.strip():
-                raise UserError(f"--set ({item!r}) must look like FIELD=VALUE, e.g. --set n_layers=48")
-            parsed[field.strip()] = value
-        try:
-            cfg = cfg.with_overrides(parsed)
-        except (ConfigError, ValueError) as exc:
-            raise UserError(str(exc)) from None
-        name += " (" + ", ".join(overrides) + ")"
     return ModelChoice(name, cfg, chosen)
 
 
-def quantity(value: str | None, name: str) -> int | None:
+def _parse_overrides(overrides: tuple[str, ...]) -> dict[str, str]:
+    parsed = {}
+    for item in overrides:
+        field, sep, value = item.partition("=")
+        if not sep or not field.strip():
+            raise UserError(f"--set ({show(item)}) must look like FIELD=VALUE, e.g. --set n_layers=48")
+        parsed[field.strip()] = value
+    return parsed
+
+
+def quantity(value: str | None, name: str, maximum: int = MAX_TOKENS) -> int | None:
+    """A positive count typed with an optional SI suffix (2T, 300B, 1.4e12), exactly."""
     if value is None:
         return None
     try:
-        number = parse_quantity(value, name)
-    except QuantityError as exc:
+        number = parse_quantity(value, name, maximum)
+    except SizingError as exc:
         raise UserError(str(exc)) from None
     if number <= 0:
-        raise UserError(f"{name} ({value}) must be positive")
+        raise UserError(f"{name} ({number}) must be positive")
     return number
-
-
-def positive_int(value: int | None, name: str) -> None:
-    if value is not None and value <= 0:
-        raise UserError(f"{name} ({value}) must be a positive integer")

@@ -9,10 +9,11 @@ from ..presets import PRESETS
 from ..render.tables import csv_text, table
 from ..units import format_int, format_si
 from .common import FORMATS
+from .options import Choice
 
 
 @click.command()
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
 def presets(fmt):
     """List the presets with their parameter counts, context and source."""
     from ..params import active_params, total_params
@@ -21,28 +22,73 @@ def presets(fmt):
     rows = []
     for p in PRESETS.values():
         total, active = total_params(p.config), active_params(p.config)
-        published = format_int(p.published_params) if p.published_params else (
-            f"~{format_si(p.published_params_rounded)}" if p.published_params_rounded else "")
-        rows.append([p.name, p.family, format_int(total) if fmt != "table" else format_si(total),
-                     format_si(active) if active != total else "", p.context,
-                     format_si(p.training_tokens) if p.training_tokens else "", published, p.source])
-    _echo_rows(headers, rows, fmt, json_rows=[
-        dict(name=p.name, family=p.family, params=total_params(p.config), active=active_params(p.config),
-             context=p.context, training_tokens=p.training_tokens, published_params=p.published_params,
-             published_params_rounded=p.published_params_rounded, source=p.source, hf_id=p.hf_id,
-             config=p.config.to_dict()) for p in PRESETS.values()])
+        published = (
+            format_int(p.published_params)
+            if p.published_params
+            else (f"~{format_si(p.published_params_rounded)}" if p.published_params_rounded else "")
+        )
+        rows.append(
+            [
+                p.name,
+                p.family,
+                format_int(total) if fmt != "table" else format_si(total),
+                format_si(active) if active != total else "",
+                p.context,
+                format_si(p.training_tokens) if p.training_tokens else "",
+                published,
+                p.source,
+            ]
+        )
+    _echo_rows(
+        headers,
+        rows,
+        fmt,
+        json_rows=[
+            dict(
+                name=p.name,
+                family=p.family,
+                params=total_params(p.config),
+                active=active_params(p.config),
+                context=p.context,
+                training_tokens=p.training_tokens,
+                published_params=p.published_params,
+                published_params_rounded=p.published_params_rounded,
+                source=p.source,
+                hf_id=p.hf_id,
+                config=p.config.to_dict(),
+            )
+            for p in PRESETS.values()
+        ],
+    )
 
 
 @click.command()
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
 def gpus(fmt):
     """List the GPUs: dense peak TFLOP/s per dtype, memory and bandwidth."""
     headers = ["name", "gpu"] + [f"{d} TFLOP/s" for d in DTYPES] + ["memory GiB", "TB/s"]
-    rows = [[g.key, g.name] + [f"{g.peak_tflops[d]:g}" if d in g.peak_tflops else "" for d in DTYPES]
-            + [f"{g.memory_gib:g}", f"{g.bandwidth_tbs:g}"] for g in GPUS.values()]
-    _echo_rows(headers, rows, fmt, json_rows=[
-        dict(name=g.key, gpu=g.name, peak_tflops=g.peak_tflops, memory_gib=g.memory_gib,
-             bandwidth_tbs=g.bandwidth_tbs, source=g.source) for g in GPUS.values()])
+    rows = [
+        [g.key, g.name]
+        + [f"{g.peak_tflops[d]:g}" if d in g.peak_tflops else "" for d in DTYPES]
+        + [f"{g.memory_gib:g}", f"{g.bandwidth_tbs:g}"]
+        for g in GPUS.values()
+    ]
+    _echo_rows(
+        headers,
+        rows,
+        fmt,
+        json_rows=[
+            dict(
+                name=g.key,
+                gpu=g.name,
+                peak_tflops=g.peak_tflops,
+                memory_gib=g.memory_gib,
+                bandwidth_tbs=g.bandwidth_tbs,
+                source=g.source,
+            )
+            for g in GPUS.values()
+        ],
+    )
 
 
 def _echo_rows(headers, rows, fmt, json_rows):

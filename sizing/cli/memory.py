@@ -7,94 +7,116 @@ Exit codes: 0 it fits; 3 it does not fit (the full report is still printed, JSON
 from __future__ import annotations
 
 import click
+from click.core import ParameterSource
 
+from ..hardware import get_gpu
+from ..memory import OPTIMIZER_ALIASES, OPTIMIZERS, ZERO_STAGES, inference_memory, training_memory
+from ..render.memory import render_memory
+from ..validate import MAX_SEQ_LEN, SizingError
+from ..vocabulary import (
+    ATTENTION_IMPL_ALIASES,
+    ATTENTION_IMPLS,
+    DEFAULT_ATTENTION_IMPL,
+    DEFAULT_GPU,
+    DEFAULT_OPTIMIZER,
+    DEFAULT_PRECISION,
+    DEFAULT_RECOMPUTE,
+    DTYPE_BITS,
+    PRECISION_ALIASES,
+    PRECISION_POLICIES,
+    RECOMPUTE_MODES,
+)
 from .common import FORMATS, UserError, model_options, resolve_model
+from .options import Choice, Count
 
 EXIT_DOES_NOT_FIT = 3
 
 
-class _Choice(click.ParamType):
-    """A choice whose bad value is a one-line UserError (exit 2), not click's usage block."""
-
-    def __init__(self, option: str, choices, aliases: dict | None = None):
-        self.option, self.choices, self.aliases = option, tuple(choices), aliases or {}
-        self.name = "|".join(map(str, self.choices))
-
-    def get_metavar(self, param, ctx=None) -> str:  # click >= 8.2 passes ctx
-        return "[" + self.name + "]"
-
-    def convert(self, value, param, ctx):
-        text = str(value).strip().lower()
-        text = self.aliases.get(text, text)
-        for choice in self.choices:
-            if text == str(choice):
-                return choice
-        raise UserError(f"{self.option} ({value}) must be one of: {', '.join(map(str, self.choices))}")
-
-
-class _Count(click.ParamType):
-    """An integer >= minimum; anything else is a one-line UserError (exit 2)."""
-
-    name = "integer"
-
-    def __init__(self, option: str, minimum: int = 1):
-        self.option, self.minimum = option, minimum
-
-    def convert(self, value, param, ctx):
-        if isinstance(value, int) and not isinstance(value, bool):
-            number = value
-        else:
-            try:
-                number = int(str(value).strip().replace("_", ""))
-            except ValueError:
-                raise UserError(f"{self.option} ({value}) must be an integer >= {self.minimum}") from None
-        if number < self.minimum:
-            what = "a positive integer" if self.minimum == 1 else f"an integer >= {self.minimum}"
-            raise UserError(f"{self.option} ({value}) must be {what}")
-        return number
-
-
-def _options():
-    from ..flops import RECOMPUTE_MODES
-    from ..memory import ATTENTION_ALIASES, ATTENTION_IMPLS, DTYPE_BITS, OPTIMIZERS, PRECISIONS, ZERO_STAGES
-
-    return dict(precision=_Choice("--precision", PRECISIONS, {"mixed": "bf16-mixed"}),
-                optimizer=_Choice("--optimizer", OPTIMIZERS, {"adam": "adamw"}),
-                zero=_Choice("--zero", ZERO_STAGES), recompute=_Choice("--recompute", RECOMPUTE_MODES),
-                attention=_Choice("--attention-impl", ATTENTION_IMPLS, ATTENTION_ALIASES),
-                weight_dtype=_Choice("--weight-dtype", DTYPE_BITS), kv_dtype=_Choice("--kv-dtype", DTYPE_BITS))
-
-
-_T = _options()
+_SEQ_LEN = Count("--seq-len", maximum=MAX_SEQ_LEN)
+_CONTEXT = Count("--context", maximum=MAX_SEQ_LEN)
+_PRECISION = Choice("--precision", PRECISION_POLICIES, PRECISION_ALIASES)  # mixed = bf16-mixed
+_OPTIMIZER = Choice("--optimizer", OPTIMIZERS, OPTIMIZER_ALIASES)  # adam = adamw
+_ATTENTION_IMPL = Choice("--attention-impl", ATTENTION_IMPLS, ATTENTION_IMPL_ALIASES)  # sdpa = flash
 
 
 @click.command()
 @model_options
-@click.option("--seq-len", "-T", type=_Count("--seq-len"), help="Tokens per sequence (default: the preset's context).")
-@click.option("--micro-batch", "-b", type=_Count("--micro-batch"), help="Sequences per GPU per step.  [default: 1]")
-@click.option("--precision", type=_T["precision"], default="bf16-mixed", show_default=True,
-              help="fp32; bf16-mixed / fp16-mixed (16-bit weights and grads, fp32 master + states: 16 B/param "
-                   "with AdamW); bf16 (pure, no master copy).")
-@click.option("--optimizer", type=_T["optimizer"], default="adamw", show_default=True,
-              help="adamw (m, v); sgd (momentum); adam8bit (bitsandbytes block-wise 8-bit m, v).")
-@click.option("--zero", type=_T["zero"], default=0, show_default=True,
-              help="ZeRO stage over --dp: 1 shards optimizer states, 2 + gradients, 3 + weights (FSDP FULL_SHARD).")
-@click.option("--dp", type=_Count("--dp"), default=1, show_default=True,
-              help="Data-parallel degree (ZeRO shards over it).")
-@click.option("--recompute", type=_T["recompute"], default="none", show_default=True,
-              help="Activation recomputation: selective (attention core) or full (each block keeps its input).")
-@click.option("--attention-impl", "attention_impl", type=_T["attention"], default="flash", show_default=True,
-              help="math materialises the T x T scores and probabilities; flash (= sdpa) is a fused kernel.")
-@click.option("--gpu", default="a100-80gb", show_default=True, help="GPU name (see `sizing gpus`).")
+@click.option("--seq-len", "-T", type=_SEQ_LEN, help="Tokens per sequence (default: the preset's context).")
+@click.option("--micro-batch", "-b", type=Count("--micro-batch"), help="Sequences per GPU per step.  [default: 1]")
+@click.option(
+    "--precision",
+    type=_PRECISION,
+    default=DEFAULT_PRECISION,
+    show_default=True,
+    help="fp32; bf16-mixed / fp16-mixed (16-bit weights and grads, fp32 master + states: 16 B/param "
+    "with AdamW); bf16 (pure, no master copy).",
+)
+@click.option(
+    "--optimizer",
+    type=_OPTIMIZER,
+    default=DEFAULT_OPTIMIZER,
+    show_default=True,
+    help="adamw (m, v); sgd (momentum); adam8bit (bitsandbytes block-wise 8-bit m, v).",
+)
+@click.option(
+    "--zero",
+    type=Choice("--zero", ZERO_STAGES),
+    default=0,
+    show_default=True,
+    help="ZeRO stage over --dp: 1 shards optimizer states, 2 + gradients, 3 + weights (FSDP FULL_SHARD).",
+)
+@click.option(
+    "--dp", type=Count("--dp"), default=1, show_default=True, help="Data-parallel degree (ZeRO shards over it)."
+)
+@click.option(
+    "--recompute",
+    type=Choice("--recompute", RECOMPUTE_MODES),
+    default=DEFAULT_RECOMPUTE,
+    show_default=True,
+    help="Activation recomputation: selective (attention core) or full (each block keeps its input).",
+)
+@click.option(
+    "--attention-impl",
+    "attention_impl",
+    type=_ATTENTION_IMPL,
+    default=DEFAULT_ATTENTION_IMPL,
+    show_default=True,
+    help="math materialises the T x T scores and probabilities; flash (= sdpa) is a fused kernel.",
+)
+@click.option("--gpu", default=DEFAULT_GPU, show_default=True, help="GPU name (see `sizing gpus`).")
 @click.option("--inference", is_flag=True, help="Inference memory (weights + KV cache) instead of training.")
-@click.option("--context", "-C", type=_Count("--context"), help="Inference: tokens in the KV cache per sequence "
-              "(default: --seq-len or the preset's context).")
-@click.option("--batch", type=_Count("--batch"), help="Inference: sequences decoded together.  [default: 1]")
-@click.option("--weight-dtype", type=_T["weight_dtype"], help="Inference: weight dtype.  [default: bf16]")
-@click.option("--kv-dtype", type=_T["kv_dtype"], help="Inference: KV cache dtype.  [default: bf16]")
-@click.option("--format", "fmt", type=_Choice("--format", FORMATS), default="table", show_default=True)
-def memory(preset, config_path, overrides, seq_len, micro_batch, precision, optimizer, zero, dp, recompute,
-           attention_impl, gpu, inference, context, batch, weight_dtype, kv_dtype, fmt):
+@click.option(
+    "--context",
+    "-C",
+    type=_CONTEXT,
+    help="Inference: tokens in the KV cache per sequence (default: --seq-len or the preset's context).",
+)
+@click.option("--batch", type=Count("--batch"), help="Inference: sequences decoded together.  [default: 1]")
+@click.option(
+    "--weight-dtype", type=Choice("--weight-dtype", DTYPE_BITS), help="Inference: weight dtype.  [default: bf16]"
+)
+@click.option("--kv-dtype", type=Choice("--kv-dtype", DTYPE_BITS), help="Inference: KV cache dtype.  [default: bf16]")
+@click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
+def memory(
+    preset,
+    config_path,
+    overrides,
+    seq_len,
+    micro_batch,
+    precision,
+    optimizer,
+    zero,
+    dp,
+    recompute,
+    attention_impl,
+    gpu,
+    inference,
+    context,
+    batch,
+    weight_dtype,
+    kv_dtype,
+    fmt,
+):
     """Training memory per GPU (or inference memory) and the largest batch that fits.
 
     Training: weights + gradients + optimizer states (sharded by ZeRO over --dp) +
@@ -109,36 +131,78 @@ def memory(preset, config_path, overrides, seq_len, micro_batch, precision, opti
       sizing memory --preset llama2-7b --recompute full --attention-impl math --format json
       sizing memory --preset llama2-70b --inference --context 4096 --batch 8 --weight-dtype int4
     """
-    from ..hardware import get_gpu
-    from ..memory import inference_memory, training_memory
-
     model = resolve_model(preset, config_path, overrides)
     if model.preset is None and seq_len is None and (context is None or not inference):
         needed = "--context" if inference else "--seq-len"
         raise UserError(f"{needed} is needed for a model that is not a preset (e.g. {needed} 4096)")
     try:
         gpu_key = get_gpu(gpu).key
-    except KeyError as exc:
-        raise UserError(exc.args[0]) from None
+    except SizingError as exc:
+        raise UserError(str(exc)) from None
     default_len = seq_len or (model.preset.context if model.preset else None)
     if inference:
-        given = [name for name, value in (("--micro-batch", micro_batch), ("--zero", zero or None),
-                                          ("--dp", dp if dp != 1 else None)) if value is not None]
-        if given:
-            raise UserError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to training; "
-                            "with --inference use --batch and --context")
-        result = inference_memory(model.config, context or default_len, batch or 1, weight_dtype or "bf16",
-                                  kv_dtype or "bf16", gpu_key, name=model.name)
+        ctx = click.get_current_context()
+        # options with a default: refused when the user typed them, whatever the value
+        typed = {
+            f"--{name.replace('_', '-')}": True
+            for name in ("precision", "optimizer", "recompute", "attention_impl")
+            if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)
+        }
+        _refuse_given(
+            {
+                "--seq-len": seq_len if context is not None else None,
+                "--micro-batch": micro_batch,
+                "--zero": zero or None,
+                "--dp": dp if dp != 1 else None,
+                **typed,
+            },
+            "to training; with --inference use --batch, --context, --weight-dtype and --kv-dtype",
+        )
     else:
-        given = [name for name, value in (("--context", context), ("--batch", batch), ("--weight-dtype", weight_dtype),
-                                          ("--kv-dtype", kv_dtype)) if value is not None]
-        if given:
-            raise UserError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to inference: add --inference "
-                            "(training uses --micro-batch and --seq-len)")
+        _refuse_given(
+            {"--context": context, "--batch": batch, "--weight-dtype": weight_dtype, "--kv-dtype": kv_dtype},
+            "to inference: add --inference (training uses --micro-batch and --seq-len)",
+        )
         if zero and dp == 1:
             raise UserError(f"--zero {zero} shards over --dp ranks; give --dp 2 or more (e.g. --zero {zero} --dp 8)")
-        result = training_memory(model.config, default_len, micro_batch or 1, precision, optimizer, zero, dp, recompute,
-                                 attention_impl, gpu_key, name=model.name)
-    click.echo(result.render(fmt, details=True).rstrip("\n"))
+    try:  # the API checks what the option types cannot (e.g. a config's own limits): one line, exit 2
+        if inference:
+            model.config.check_context(context or default_len, "--context" if context else "--seq-len")
+        else:
+            model.config.check_context(default_len, "--seq-len")
+        if inference:
+            result = inference_memory(
+                model.config,
+                context or default_len,
+                batch or 1,
+                weight_dtype or "bf16",
+                kv_dtype or "bf16",
+                gpu_key,
+                name=model.name,
+            )
+        else:
+            result = training_memory(
+                model.config,
+                default_len,
+                micro_batch or 1,
+                precision,
+                optimizer,
+                zero,
+                dp,
+                recompute,
+                attention_impl,
+                gpu_key,
+                name=model.name,
+            )
+    except SizingError as exc:
+        raise UserError(str(exc)) from None
+    click.echo(render_memory(result, fmt, details=True).rstrip("\n"))
     if not result.fits:
         raise SystemExit(EXIT_DOES_NOT_FIT)
+
+
+def _refuse_given(options: dict, applies: str) -> None:
+    """A UserError naming the options given (not None) that apply only to the other mode."""
+    given = [name for name, value in options.items() if value is not None]
+    if given:
+        raise UserError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} {applies}")

@@ -6,8 +6,18 @@ from __future__ import annotations
 
 import click
 
-from ..validate import MAX_COUNT, SizingError, require_choice, require_int, require_number, show
-from .common import UserError
+from ..validate import (
+    MAX_COUNT,
+    MAX_FLOAT,
+    MAX_TOKENS,
+    SizingError,
+    parse_int,
+    require_choice,
+    require_number,
+    show,
+    show_arg,
+)
+from .common import UserError, quantity
 
 
 class Choice(click.ParamType):
@@ -30,7 +40,8 @@ class Choice(click.ParamType):
 
 
 class Count(click.ParamType):
-    """An integer in [minimum, maximum], parsed exactly (never through float)."""
+    """An integer in [minimum, maximum], parsed exactly (never through float; '4e3' and
+    '1_000' are integers, '1.5' is not); a huge one is refused before it is built."""
 
     name = "integer"
 
@@ -38,15 +49,8 @@ class Count(click.ParamType):
         self.option, self.minimum, self.maximum = option, minimum, maximum
 
     def convert(self, value, param, ctx):
-        if isinstance(value, int) and not isinstance(value, bool):
-            number = value
-        else:
-            text = str(value).strip().replace("_", "")
-            number = int(text) if text.lstrip("+-").isdigit() and len(text) <= 40 else None
         try:
-            if number is None:
-                raise SizingError(f"{self.option} ({show(str(value))}) must be an integer >= {self.minimum}")
-            return require_int(self.option, number, self.minimum, self.maximum)
+            return parse_int(self.option, value if isinstance(value, str) else str(value), self.minimum, self.maximum)
         except SizingError as exc:
             raise UserError(str(exc)) from None
 
@@ -56,21 +60,50 @@ class Number(click.ParamType):
 
     name = "number"
 
-    def __init__(self, option: str, minimum: float | None = 0, maximum: float = 1e30, exclusive_minimum: bool = True,
-                 what: str | None = None):
+    def __init__(
+        self,
+        option: str,
+        minimum: float | None = 0,
+        maximum: float = MAX_FLOAT,
+        exclusive_minimum: bool = True,
+        what: str | None = None,
+    ):
         self.option, self.minimum, self.maximum = option, minimum, maximum
         self.exclusive_minimum, self.what = exclusive_minimum, what
 
     def convert(self, value, param, ctx):
+        text = str(value).strip()
         try:
-            number = value if isinstance(value, (int, float)) and not isinstance(value, bool) else \
-                float(str(value).strip().replace("_", ""))
+            number = (
+                value
+                if isinstance(value, (int, float)) and not isinstance(value, bool)
+                else float(text.replace("_", ""))
+            )
         except ValueError:
             number = None
         try:
             if number is None:
-                raise SizingError(f"{self.option} ({show(str(value))}) must be a number")
-            return require_number(self.option, number, self.minimum, self.maximum,
-                                  exclusive_minimum=self.exclusive_minimum, what=self.what)
+                raise SizingError(f"{self.option} ({show(text)}) must be a number")
+            return require_number(
+                self.option,
+                number,
+                self.minimum,
+                self.maximum,
+                shown=show_arg(text),
+                exclusive_minimum=self.exclusive_minimum,
+                what=self.what,
+            )
         except SizingError as exc:
             raise UserError(str(exc)) from None
+
+
+class Quantity(click.ParamType):
+    """A positive count with an optional SI suffix (2T, 300B, 1.4e12), exact, at most `maximum`."""
+
+    name = "quantity"
+
+    def __init__(self, option: str, maximum: int = MAX_TOKENS):
+        self.option, self.maximum = option, maximum
+
+    def convert(self, value, param, ctx):
+        return quantity(str(value), self.option, self.maximum)

@@ -11,12 +11,22 @@ from .common import UserError
 
 
 @click.command()
-@click.option("--out", "out_dir", default="reports", show_default=True, type=click.Path(file_okay=False),
-              help="Folder to write (or, with --check, to check).")
-@click.option("--check", is_flag=True,
-              help="Regenerate into a temporary folder; exit 1 listing the stale files of --out.")
-@click.option("--with-verification", is_flag=True,
-              help="Also write verification.md from the PyTorch reference model (needs torch).")
+@click.option(
+    "--out",
+    "out_dir",
+    default="reports",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Folder to write (or, with --check, to check).",
+)
+@click.option(
+    "--check", is_flag=True, help="Regenerate into a temporary folder; exit 1 listing the stale files of --out."
+)
+@click.option(
+    "--with-verification",
+    is_flag=True,
+    help="Also write verification.md from the PyTorch reference model (needs torch).",
+)
 def report(out_dir, check, with_verification):
     """Write the reports: an index with every preset, one sheet per preset, published runs
     vs predictions, counting conventions and plots. Output is deterministic.

@@ -8,26 +8,36 @@ command work without it.
 from __future__ import annotations
 
 import click
+from click.core import ParameterSource
 
-from .common import FORMATS, UserError, resolve_model
 from ..presets import PRESETS
 from ..render.tables import csv_text, heading, table
 from ..units import format_int
+from ..validate import MAX_SEQ_LEN, SizingError
+from ..vocabulary import FLOP_COUNTERS
+from .common import FORMATS, UserError, resolve_model
+from .options import Choice, Count
 
 INSTALL_HINT = "sizing verify needs torch: pip install 'transformer-sizing[verify]'"
 
 # ---- checks hook -------------------------------------------------------------------------
 # One boolean flag per check, in run order: (name, help). With no flag, every check listed
-# here runs. To add one (e.g. ("flops", "..."), ("memory", "...")): append it here and
-# register a function of the same name in reference_model.verify.CHECKS; check-specific
-# options (say --seq-len) are passed on to that function as keyword arguments via
-# `check_options` below.
+# here runs. To add one: append it here and register a function of the same name in
+# reference_model.verify.CHECKS; check-specific options (--seq-len, --counter: the FLOP
+# check's) are passed on to every check as keyword arguments (`check_options` below) and
+# given on the command line only when their check runs.
 CHECK_FLAGS: tuple[tuple[str, str], ...] = (
     ("params", "Parameters by component: formula vs numel() of the model built on the meta device."),
-    ("flops", "Matmul FLOPs by component, forward and forward+backward: full size on meta (FlopCounterMode) "
-              "and toy size on CPU (FlopCounterMode and fvcore, plus a checkpointed re-run)."),
-    ("memory", "Memory on a toy-size copy (same switches): saved activations (math, sdpa, full recompute), "
-               "KV cache of generate(), weights/grads/AdamW state vs sizing.memory."),
+    (
+        "flops",
+        "Matmul FLOPs by component, forward and forward+backward: full size on meta (FlopCounterMode) "
+        "and toy size on CPU (FlopCounterMode and fvcore, plus a checkpointed re-run).",
+    ),
+    (
+        "memory",
+        "Memory on a toy-size copy (same switches): saved activations (math, sdpa, full recompute), "
+        "KV cache of generate(), weights/grads/AdamW state vs sizing.memory.",
+    ),
 )
 
 
@@ -37,24 +47,45 @@ def _check_flag_options(func):
     return func
 
 
-# --preset is repeatable here, which the shared `cli_common.model_options` (one --preset)
-# cannot express, so its three options are spelled out with the same names and help;
-# each model still goes through `resolve_model`.
+# --preset is repeatable here (several models in one run), which the shared
+# `common.model_options` (one --preset) cannot express, so its three options are spelled out
+# with the same names and help; each model still goes through `resolve_model`.
 @click.command()
 @_check_flag_options
-@click.option("--preset", "-p", "presets", metavar="NAME", multiple=True,
-              help="A preset name (see `sizing presets`); repeatable.")
+@click.option(
+    "--preset", "-p", "presets", metavar="NAME", multiple=True, help="A preset name (see `sizing presets`); repeatable."
+)
 @click.option("--all", "all_presets", is_flag=True, help="Every preset.")
-@click.option("--config", "config_path", metavar="PATH",
-              help="A Hugging Face config.json or this tool's JSON config. Never executes code.")
-@click.option("--set", "overrides", metavar="FIELD=VALUE", multiple=True,
-              help="Override a config field, e.g. --set n_layers=48 (repeatable; applies to every model).")
-@click.option("--seq-len", "-T", type=int, help="FLOP check: tokens per sequence at full size "
-              "(default: the preset's training context, else 2048).")
-@click.option("--counter", type=click.Choice(("fvcore", "torch", "both")), default="both", show_default=True,
-              help="FLOP check: which counter(s) to run (fvcore runs only at toy size, on CPU).")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
-def verify(presets, all_presets, config_path, overrides, seq_len, counter, fmt, **flags):
+@click.option(
+    "--config",
+    "config_path",
+    metavar="PATH",
+    help="A Hugging Face config.json or this tool's JSON config. Never executes code.",
+)
+@click.option(
+    "--set",
+    "overrides",
+    metavar="FIELD=VALUE",
+    multiple=True,
+    help="Override a config field, e.g. --set n_layers=48 (repeatable; applies to every model).",
+)
+@click.option(
+    "--seq-len",
+    "-T",
+    type=Count("--seq-len", 1, MAX_SEQ_LEN),
+    help="FLOP check: tokens per sequence "
+    "at full size (default: the preset's training context, else 2048; at most a learned position table).",
+)
+@click.option(
+    "--counter",
+    type=Choice("--counter", FLOP_COUNTERS),
+    default="both",
+    show_default=True,
+    help="FLOP check: which counter(s) to run (fvcore runs only at toy size, on CPU).",
+)
+@click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
+@click.pass_context
+def verify(ctx, presets, all_presets, config_path, overrides, seq_len, counter, fmt, **flags):
     """Check the formulas against the PyTorch reference model (needs torch).
 
     Prints component | formula | counted | difference for each model and exits 1 on any
@@ -68,16 +99,30 @@ def verify(presets, all_presets, config_path, overrides, seq_len, counter, fmt, 
     """
     models = _models(presets, all_presets, config_path, overrides)
     checks = [name for name, _ in CHECK_FLAGS if flags.get(f"check_{name}")] or [name for name, _ in CHECK_FLAGS]
-    if seq_len is not None and seq_len <= 0:
-        raise UserError(f"--seq-len ({seq_len}) must be a positive integer")
+    given = [
+        option
+        for option, name in (("--seq-len", "seq_len"), ("--counter", "counter"))
+        if ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE
+    ]
+    if given and "flops" not in checks:
+        raise UserError(
+            f"{' and '.join(given)} {'applies' if len(given) == 1 else 'apply'} to the FLOP check only: add --flops"
+        )
     check_options: dict = {"seq_len": seq_len, "counter": counter}
 
     try:
-        import torch  # noqa: F401
+        import torch  # noqa: F401  (only to say how to install it: the reference model needs it)
     except ImportError:
         raise UserError(INSTALL_HINT) from None
+    from reference_model.flop_verify import full_size_seq_len
     from reference_model.verify import run_checks
 
+    if "flops" in checks:  # a T beyond a learned position table, or too long to size on meta: before any check runs
+        for name, cfg in models:
+            try:
+                full_size_seq_len(name, cfg, seq_len, option="--seq-len")
+            except SizingError as exc:
+                raise UserError(str(exc)) from None
     results = run_checks(models, checks, **check_options)
     click.echo(_render(results, fmt), nl=False)
     if not all(r.ok for r in results):
@@ -114,8 +159,9 @@ def _render(results, fmt) -> str:
     if fmt == "json":
         import json
 
-        return json.dumps({"ok": all(r.ok for r in results), "results": [r.to_dict() for r in results]},
-                          indent=2) + "\n"
+        return (
+            json.dumps({"ok": all(r.ok for r in results), "results": [r.to_dict() for r in results]}, indent=2) + "\n"
+        )
     if fmt == "csv":
         blocks, last = [], None
         for r in results:
@@ -135,6 +181,9 @@ def _render(results, fmt) -> str:
         parts.append("")
     bad = [f"{r.model} ({r.check})" for r in results if not r.ok]
     models = len({r.model for r in results})
-    parts.append(f"{len(bad)} mismatch(es): {', '.join(bad)}" if bad
-                 else f"all {len(results)} check(s) on {models} model(s) match")
+    parts.append(
+        f"{len(bad)} mismatch(es): {', '.join(bad)}"
+        if bad
+        else f"all {len(results)} check(s) on {models} model(s) match"
+    )
     return "\n".join(parts) + "\n"

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 
+from ..conventions import model_flops_per_token
 from ..estimate import Estimate
-from .tables import csv_text, heading, table
 from ..units import format_float, format_int, format_si
+from .memory import flat_items as memory_flat_items
+from .memory import render_memory
+from .tables import csv_text, heading, table
 
 
 def _num(value) -> str:
@@ -14,8 +17,10 @@ def _num(value) -> str:
 
 
 def param_rows(est: Estimate) -> list[list]:
-    rows = [[c.key, c.label, c.formula, format_int(c.per_layer) if c.per_layer is not None else "",
-             format_int(c.count)] for c in est.params.components]
+    rows = [
+        [c.key, c.label, c.formula, format_int(c.per_layer) if c.per_layer is not None else "", format_int(c.count)]
+        for c in est.params.components
+    ]
     p = est.params
     rows.append(["total", "", "sum of the above", "", format_int(p.total)])
     rows.append(["non_embedding", "", "total - lookup tables", "", format_int(p.non_embedding)])
@@ -29,29 +34,54 @@ def group_rows(est: Estimate) -> list[list]:
     from ..params import PARAM_GROUPS, param_groups
 
     groups, present = param_groups(est.config), {c.key for c in est.params.components}
-    return [[name, " + ".join(k for k in PARAM_GROUPS[name] if k in present),
-             format_int(g["per_layer"]) if g["per_layer"] is not None else "", format_int(g["count"])]
-            for name, g in groups.items() if g["count"]]
+    return [
+        [
+            name,
+            " + ".join(k for k in PARAM_GROUPS[name] if k in present),
+            format_int(g["per_layer"]) if g["per_layer"] is not None else "",
+            format_int(g["count"]),
+        ]
+        for name, g in groups.items()
+        if g["count"]
+    ]
 
 
 def flop_rows(est: Estimate) -> list[list]:
     fl = est.flops
-    rows = [[c.key, c.formula, _num(fl.per_token(c.forward)), format_si(fl.per_token(c.forward))]
-            for c in fl.components]
+    rows = [[c.key, c.formula, _num(c.forward_per_token), format_si(c.forward_per_token)] for c in fl.components]
     rows.append(["forward", "sum of the above", _num(fl.per_token(fl.forward)), format_si(fl.per_token(fl.forward))])
     rows.append(["backward", "2 x forward", _num(fl.per_token(fl.backward)), format_si(fl.per_token(fl.backward))])
     if fl.recompute != "none":
-        rows.append([f"recompute ({fl.recompute})", "re-run forward", _num(fl.per_token(fl.recompute_flops)),
-                     format_si(fl.per_token(fl.recompute_flops))])
-    rows.append(["training", "forward + backward" + (" + recompute" if fl.recompute != "none" else ""),
-                 _num(fl.per_token(fl.training)), format_si(fl.per_token(fl.training))])
+        rows.append(
+            [
+                f"recompute ({fl.recompute})",
+                "re-run forward",
+                _num(fl.per_token(fl.recompute_flops)),
+                format_si(fl.per_token(fl.recompute_flops)),
+            ]
+        )
+    rows.append(
+        [
+            "training",
+            "forward + backward" + (" + recompute" if fl.recompute != "none" else ""),
+            _num(fl.per_token(fl.training)),
+            format_si(fl.per_token(fl.training)),
+        ]
+    )
     six_n = est.kaplan_6n_per_token
-    exact = fl.per_token(fl.forward + fl.backward)
+    exact = model_flops_per_token(fl)
     decode = est.decode_per_token
-    rows.append(["decode (inference)", f"1 new token, {fl.seq_len} cached keys (KV cache)", _num(decode),
-                 format_si(decode)])
-    rows.append(["6N (approximation)", f"6 x {format_si(est.params.active)} params; {(six_n / exact - 1) * 100:+.1f}% "
-                 "vs exact fwd+bwd", _num(six_n), format_si(six_n)])
+    rows.append(
+        ["decode (inference)", f"1 new token, {fl.seq_len} cached keys (KV cache)", _num(decode), format_si(decode)]
+    )
+    rows.append(
+        [
+            "6N (approximation)",
+            f"6 x {format_si(est.params.active)} params; {(six_n / exact - 1) * 100:+.1f}% vs exact fwd+bwd",
+            _num(six_n),
+            format_si(six_n),
+        ]
+    )
     return rows
 
 
@@ -83,19 +113,32 @@ def render_estimate(est: Estimate, fmt: str) -> str:
     parts = [heading(f"{est.name}", fmt, 1)]
     if est.source:
         parts.append(f"source: {est.source}")
-    parts += ["", heading("Parameters", fmt),
-              table(["component", "name", "formula", "per layer", "count"], param_rows(est), fmt),
-              "", table(["group", "components", "per layer", "count"], group_rows(est), fmt)]
-    parts += ["", heading(f"FLOPs per token: T = {fl.seq_len}, attention = {fl.attention}, recompute = "
-                          f"{fl.recompute} (2 FLOPs per multiply-add, matmuls only)", fmt),
-              table(["component", "formula (forward)", "FLOPs/token", "SI"], flop_rows(est), fmt)]
+    parts += [
+        "",
+        heading("Parameters", fmt),
+        table(["component", "name", "formula", "per layer", "count"], param_rows(est), fmt),
+        "",
+        table(["group", "components", "per layer", "count"], group_rows(est), fmt),
+    ]
+    parts += [
+        "",
+        heading(
+            f"FLOPs per token: T = {fl.seq_len}, attention = {fl.attention}, recompute = "
+            f"{fl.recompute} (2 FLOPs per multiply-add, matmuls only)",
+            fmt,
+        ),
+        table(["component", "formula (forward)", "FLOPs/token", "SI"], flop_rows(est), fmt),
+    ]
     if est.training:
-        parts += ["", heading("Training cost (GPU-hours = model FLOPs / (peak x MFU))", fmt),
-                  table(["quantity", "value"], training_rows(est), fmt)]
+        parts += [
+            "",
+            heading("Training cost (GPU-hours = model FLOPs / (peak x MFU))", fmt),
+            table(["quantity", "value"], training_rows(est), fmt),
+        ]
     else:
         parts += ["", "Training cost: no published token count for this model; pass --tokens (e.g. --tokens 2T)."]
     if est.memory is not None:
-        parts += ["", est.memory.render(fmt)]
+        parts += ["", render_memory(est.memory, fmt)]
     return "\n".join(parts) + "\n"
 
 
@@ -104,20 +147,25 @@ def _render_csv(est: Estimate) -> str:
     for c in est.params.components:
         rows.append(["params", c.key, c.formula, c.count])
     p = est.params
-    rows += [["params", "total", "", p.total], ["params", "non_embedding", "", p.non_embedding],
-             ["params", "active", "", p.active]]
+    rows += [
+        ["params", "total", "", p.total],
+        ["params", "non_embedding", "", p.non_embedding],
+        ["params", "active", "", p.active],
+    ]
     fl = est.flops
     for c in fl.components:
-        rows.append(["flops_per_token", c.key, c.formula, fl.per_token(c.forward)])
-    rows += [["flops_per_token", "forward", f"T={fl.seq_len} attention={fl.attention}", fl.per_token(fl.forward)],
-             ["flops_per_token", "backward", "2 x forward", fl.per_token(fl.backward)],
-             ["flops_per_token", "training", f"recompute={fl.recompute}", fl.per_token(fl.training)],
-             ["flops_per_token", "decode", f"KV cache of {fl.seq_len}", est.decode_per_token],
-             ["flops_per_token", "kaplan_6n", "approximation", est.kaplan_6n_per_token]]
+        rows.append(["flops_per_token", c.key, c.formula, c.forward_per_token])
+    rows += [
+        ["flops_per_token", "forward", f"T={fl.seq_len} attention={fl.attention}", fl.per_token(fl.forward)],
+        ["flops_per_token", "backward", "2 x forward", fl.per_token(fl.backward)],
+        ["flops_per_token", "training", f"recompute={fl.recompute}", fl.per_token(fl.training)],
+        ["flops_per_token", "decode", f"KV cache of {fl.seq_len}", est.decode_per_token],
+        ["flops_per_token", "kaplan_6n", "approximation", est.kaplan_6n_per_token],
+    ]
     if est.training:
         for key, value in est.to_dict()["training"].items():
             rows.append(["training", key, "", value])
     if est.memory is not None:
-        for key, value in est.memory.flat_items():
+        for key, value in memory_flat_items(est.memory):
             rows.append(["memory", key, "", value])
     return csv_text(["section", "key", "formula", "value"], rows)

@@ -1,10 +1,15 @@
-"""Plain-text and markdown tables without dependencies (the estimate path stays light;
-reports use pandas + tabulate)."""
+"""Text and markdown tables (tabulate) and CSV (the standard library) for the CLI's outputs.
+
+tabulate is imported inside `table`, when a table is printed: `import sizing.cli` and the JSON
+and CSV outputs do not load it (it brings importlib.metadata and wcwidth, tens of ms).
+"""
 
 from __future__ import annotations
 
 import csv
 import io
+
+MARKDOWN_TABLE, TEXT_TABLE = "pipe", "simple"  # tabulate's names for the two layouts
 
 
 def _is_number(text: str) -> bool:
@@ -12,24 +17,32 @@ def _is_number(text: str) -> bool:
     return stripped.isdigit()
 
 
+def _alignment(cells: list[list[str]], n_columns: int) -> list[str]:
+    """Right-align a column whose every non-empty cell is a number (commas, signs, % allowed)."""
+
+    def numeric(i: int) -> bool:
+        values = [row[i] for row in cells if row[i]]
+        return bool(values) and all(_is_number(v) for v in values)
+
+    return ["right" if numeric(i) else "left" for i in range(n_columns)]
+
+
 def table(headers: list[str], rows: list[list], fmt: str = "table") -> str:
-    """fmt 'table': aligned text columns; 'markdown': a pipe table. Numbers align right."""
+    """fmt 'table': aligned text columns under a dashed rule; 'markdown': a pipe table.
+    Cells are shown as str() gives them (no number parsing, leading spaces kept for indented
+    sub-rows); numbers align right."""
+    from tabulate import tabulate  # lazily: see the module docstring
+
     cells = [[str(c) for c in row] for row in rows]
-    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
-    right = [all(_is_number(r[i]) for r in cells if r[i]) and any(r[i] for r in cells) for i in range(len(headers))]
-
-    def line(values, sep):
-        padded = [v.rjust(w) if r else v.ljust(w) for v, w, r in zip(values, widths, right)]
-        return sep.join(padded)
-
-    if fmt == "markdown":
-        rule = ["-" * (w - 1) + ":" if r else "-" * w for w, r in zip(widths, right)]
-        out = ["| " + line(headers, " | ") + " |", "| " + " | ".join(rule) + " |"]
-        out += ["| " + line(r, " | ") + " |" for r in cells]
-        return "\n".join(out)
-    out = [line(headers, "  "), "  ".join("-" * w for w in widths)]
-    out += [line(r, "  ") for r in cells]
-    return "\n".join(line.rstrip() for line in out)
+    text = tabulate(
+        cells,
+        headers=headers,
+        tablefmt=MARKDOWN_TABLE if fmt == "markdown" else TEXT_TABLE,
+        disable_numparse=True,
+        preserve_whitespace=True,
+        colalign=_alignment(cells, len(headers)),
+    )
+    return "\n".join(line.rstrip() for line in text.splitlines())
 
 
 def csv_text(headers: list[str], rows: list[list]) -> str:

@@ -1,158 +1,117 @@
 """`reports/conventions.md`: our counting conventions beside the published ones (6N, PaLM's
 MFU formula, Megatron's, Chinchilla's Appendix F, Kaplan's Table 1), with a worked example
-computed here from each formula as its paper writes it.
-
-Every convention function returns training FLOPs per token by component:
-{"linear": ..., "attention": ..., "softmax": ..., "lm_head": ..., "embedding": ..., "other": ...}.
+computed from each formula as its paper writes it. The formulas live in sizing.conventions;
+this module only renders them.
 """
 
 from __future__ import annotations
 
-from .. import flops as F
 from .. import params as P
-from . import cells as fmt
-from ..estimate import CONVENTIONS
+from ..conventions import (
+    COMPONENTS,
+    CONVENTION_TABLE,
+    CONVENTIONS,
+    megatron_convention,
+    ours_convention,
+    palm_convention,
+)
+from ..flops import KAPLAN_FLOPS_PER_PARAM
 from ..presets import get_preset
+from . import cells as fmt
 
-COMPONENTS = {
-    "linear": "linear layers of the blocks",
-    "attention": "attention QKᵀ + AV",
-    "softmax": "softmax",
-    "lm_head": "lm_head (logits)",
-    "embedding": "token embedding lookup",
-    "other": "biases, norms, position table",
-}
 EXAMPLES = (("gpt3-175b", 2048), ("llama2-7b", 4096))
 
 
-def _empty() -> dict[str, int]:
-    return dict.fromkeys(COMPONENTS, 0)
-
-
-def ours(cfg, T: int, attention: str = "full") -> dict[str, int]:
-    """This tool: matmuls only, backward = 2 x forward (so training = 3 x forward)."""
-    b = F.flop_breakdown(cfg, T, attention)
-    out = _empty()
-    for c in b.components:
-        kind = "attention" if c.key in F.SELECTIVE_RECOMPUTE_KEYS else "lm_head" if c.key == "lm_head" else "linear"
-        out[kind] += 3 * b.per_token(c.forward)
-    return out
-
-
-def kaplan_6n(cfg, T: int) -> dict[str, int]:
-    """6 x every active parameter: lookup tables, biases and norms included, attention scores left out."""
-    n = P.active_params(cfg)
-    out = _empty()
-    out["linear"] = 6 * _block_weights(cfg)
-    out["lm_head"] = 6 * cfg.d_model * cfg.padded_vocab  # the head's weight, or the tied table that serves as it
-    out["embedding"] = 0 if cfg.tied_embeddings else 6 * P.token_embedding_params(cfg)
-    out["other"] = 6 * n - sum(out.values())
-    return out
-
-
-def palm(cfg, T: int) -> dict[str, int]:
-    """PaLM Appendix B: 6N + 12·L·H·Q·T (N: all parameters here; see the notes)."""
-    L, H, Q = cfg.n_layers, cfg.n_heads, cfg.d_head
-    out = kaplan_6n(cfg, T)
-    out["attention"] = 12 * L * H * Q * T
-    return out
-
-
-def megatron(cfg, T: int, recompute: bool = False) -> dict[str, int]:
-    """Per iteration, B sequences of s tokens, l layers, hidden h, vocab V (divided by B·s here):
-    model FLOPs 72·B·s·l·h²·(1 + s/6h + V/12hl); with full recomputation (Narayanan et al.
-    2021, section 5.1) 96·B·s·l·h²·(1 + s/6h + V/16hl)."""
-    l, h, s, V = cfg.n_layers, cfg.d_model, T, cfg.padded_vocab
-    k = 96 if recompute else 72
-    out = _empty()
-    out["linear"] = k * l * h * h
-    out["attention"] = k * l * h * h * s // (6 * h)
-    out["lm_head"] = 6 * h * V  # 72·l·h²·V/(12hl) = 96·l·h²·V/(16hl) = 6hV: the head is not recomputed
-    return out
-
-
-def chinchilla(cfg, T: int) -> dict[str, int]:
-    """Hoffmann et al. 2022 Appendix F, per sequence divided by T; backward = 2 x forward.
-    Assumes MHA projections (key_size·num_heads for K and V too) and a two-matrix dense block."""
-    d, f, V, L, H = cfg.d_model, cfg.d_ff, cfg.padded_vocab, cfg.n_layers, cfg.n_heads
-    kh = cfg.q_width  # key_size x num_heads
-    out = _empty()
-    out["embedding"] = 3 * 2 * V * d
-    out["linear"] = 3 * L * (2 * 3 * d * kh + 2 * kh * d + 2 * (d * f + d * f))
-    out["attention"] = 3 * L * (2 * T * kh + 2 * T * kh)
-    out["softmax"] = 3 * L * 3 * H * T
-    out["lm_head"] = 3 * 2 * d * V
-    return out
-
-
-def kaplan_table(cfg, T: int) -> dict[str, int]:
-    """Kaplan et al. 2020 Table 1: C_forward ≈ 2N + 2·n_layer·n_ctx·d_attn with
-    N = 2·d_model·n_layer·(2·d_attn + d_ff) (non-embedding); training ≈ 3 × C_forward."""
-    d, L, d_attn, d_ff = cfg.d_model, cfg.n_layers, cfg.q_width, cfg.d_ff
-    n = 2 * d * L * (2 * d_attn + d_ff)
-    out = _empty()
-    out["linear"] = 3 * 2 * n
-    out["attention"] = 3 * 2 * L * T * d_attn
-    return out
-
-
-def _block_weights(cfg) -> int:
-    """Weights of the blocks' linear layers one token meets (top-k experts for MoE): half
-    their forward FLOPs per token."""
-    b = F.flop_breakdown(cfg, 1, "full")
-    return sum(c.forward for c in b.components
-               if c.key not in F.SELECTIVE_RECOMPUTE_KEYS and c.key != "lm_head") // 2
-
-
-CONVENTION_TABLE = [
-    # (name, function, what it is)
-    ("ours, full", lambda cfg, T: ours(cfg, T, "full"), "this tool, `--attention full` (the default)"),
-    ("ours, causal", lambda cfg, T: ours(cfg, T, "causal"), "this tool, `--attention causal`"),
-    ("6N", kaplan_6n, "Kaplan et al. 2020; GPT-3 Table D.1"),
-    ("PaLM", palm, "Chowdhery et al. 2022 (arXiv:2204.02311) Appendix B"),
-    ("Megatron", megatron, "Korthikanti et al. 2022 / Narayanan et al. 2021, model FLOPs (no recompute)"),
-    ("Megatron + recompute", lambda cfg, T: megatron(cfg, T, True), "Narayanan et al. 2021 (arXiv:2104.04473) §5.1"),
-    ("Chinchilla", chinchilla, "Hoffmann et al. 2022 (arXiv:2203.15556) Appendix F"),
-    ("Kaplan Table 1", kaplan_table, "Kaplan et al. 2020 (arXiv:2001.08361) Table 1"),
-]
-
-
 def _our_conventions_table() -> str:
-    names = {"flop": "FLOP", "counted_ops": "counted ops", "recompute_full": "recompute full", "kaplan_6n": "6N",
-             "non_embedding": "non-embedding"}
+    names = {
+        "flop": "FLOP",
+        "counted_ops": "counted ops",
+        "recompute_full": "recompute full",
+        "kaplan_6n": "6N",
+        "non_embedding": "non-embedding",
+    }
     rows = [{"quantity": names.get(key, key), "convention": text} for key, text in CONVENTIONS.items()]
-    rows.insert(2, {"quantity": "attention", "convention": "full (default): T keys per query, T² pairs per "
-                    "sequence; causal: T(T+1)/2 pairs (min(i, W) keys with a sliding window W); every output names it"})
-    rows.append({"quantity": "GQA / MQA", "convention": "query heads set the score FLOPs; kv heads set the K/V "
-                 "projections and the KV cache"})
-    rows.append({"quantity": "MoE", "convention": "params: all experts (total) and top-k (active); FLOPs: top-k "
-                 "experts + router"})
-    rows.append({"quantity": "units",
-                 "convention": "SI prefixes for counts and FLOPs (B = 1e9), GiB (2³⁰) for bytes"})
+    rows.insert(
+        2,
+        {
+            "quantity": "attention",
+            "convention": "full (default): T keys per query, T² pairs per "
+            "sequence; causal: T(T+1)/2 pairs (min(i, W) keys with a sliding window W); every output names it",
+        },
+    )
+    rows.append(
+        {
+            "quantity": "GQA / MQA",
+            "convention": "query heads set the score FLOPs; kv heads set the K/V projections and the KV cache",
+        }
+    )
+    rows.append(
+        {
+            "quantity": "MoE",
+            "convention": "params: all experts (total) and top-k (active); FLOPs: top-k experts + router",
+        }
+    )
+    rows.append({"quantity": "units", "convention": "SI prefixes for counts and FLOPs (B = 1e9), GiB (2³⁰) for bytes"})
     return fmt.markdown_table(rows)
 
 
 _DIFFERENCES = [
-    {"what": "block linear layers", "ours": "2 per multiply-add, exact shapes (GQA, gated MLP, MoE top-k)",
-     "6N / PaLM": "6 × their weights", "Megatron": "72·l·h²: MHA and a 4h two-matrix MLP assumed",
-     "Chinchilla App. F": "MHA projections, two-matrix dense block",
-     "Kaplan Table 1": "6N, N = 2·d·L·(2·d_attn + d_ff)"},
-    {"what": "attention QKᵀ + AV", "ours": "full: 4·L·h·d_h·T forward; causal: about half",
-     "6N / PaLM": "6N: none; PaLM: 12·L·H·Q·T (= ours, full)", "Megatron": "12·l·h·s (= ours, full)",
-     "Chinchilla App. F": "4·T·(key_size·heads) per layer forward (full)",
-     "Kaplan Table 1": "2·L·T·d_attn forward: half of full, about ours causal"},
-    {"what": "softmax", "ours": "0", "6N / PaLM": "0", "Megatron": "0", "Chinchilla App. F": "3·H·T per layer",
-     "Kaplan Table 1": "0"},
-    {"what": "lm_head", "ours": "2·d·V forward", "6N / PaLM": "through the head weight (or the tied table)",
-     "Megatron": "6·h·V training (never recomputed)", "Chinchilla App. F": "2·d·V forward",
-     "Kaplan Table 1": "left out of C_forward (N is non-embedding)"},
-    {"what": "embedding lookup", "ours": "0 (a lookup)", "6N / PaLM": "6·V·d when untied (counted as a matmul)",
-     "Megatron": "0", "Chinchilla App. F": "2·V·d forward (counted as a matmul)", "Kaplan Table 1": "4·d, left out"},
-    {"what": "biases, norms, position table", "ours": "0", "6N / PaLM": "6 × their parameters", "Megatron": "0",
-     "Chinchilla App. F": "0", "Kaplan Table 1": "0"},
-    {"what": "backward / recompute", "ours": "2 × forward; recompute reported apart (hardware FLOPs)",
-     "6N / PaLM": "4N (2 × forward)", "Megatron": "2 × forward; the 96 form adds one forward (full recompute)",
-     "Chinchilla App. F": "2 × forward", "Kaplan Table 1": "2 × forward"},
+    {
+        "what": "block linear layers",
+        "ours": "2 per multiply-add, exact shapes (GQA, gated MLP, MoE top-k)",
+        "6N / PaLM": "6 × their weights",
+        "Megatron": "72·l·h²: MHA and a 4h two-matrix MLP assumed",
+        "Chinchilla App. F": "MHA projections, two-matrix dense block",
+        "Kaplan Table 1": "6N, N = 2·d·L·(2·d_attn + d_ff)",
+    },
+    {
+        "what": "attention QKᵀ + AV",
+        "ours": "full: 4·L·h·d_h·T forward; causal: about half",
+        "6N / PaLM": "6N: none; PaLM: 12·L·H·Q·T (= ours, full)",
+        "Megatron": "12·l·h·s (= ours, full)",
+        "Chinchilla App. F": "4·T·(key_size·heads) per layer forward (full)",
+        "Kaplan Table 1": "2·L·T·d_attn forward: half of full, about ours causal",
+    },
+    {
+        "what": "softmax",
+        "ours": "0",
+        "6N / PaLM": "0",
+        "Megatron": "0",
+        "Chinchilla App. F": "3·H·T per layer",
+        "Kaplan Table 1": "0",
+    },
+    {
+        "what": "lm_head",
+        "ours": "2·d·V forward",
+        "6N / PaLM": "through the head weight (or the tied table)",
+        "Megatron": "6·h·V training (never recomputed)",
+        "Chinchilla App. F": "2·d·V forward",
+        "Kaplan Table 1": "left out of C_forward (N is non-embedding)",
+    },
+    {
+        "what": "embedding lookup",
+        "ours": "0 (a lookup)",
+        "6N / PaLM": "6·V·d when untied (counted as a matmul)",
+        "Megatron": "0",
+        "Chinchilla App. F": "2·V·d forward (counted as a matmul)",
+        "Kaplan Table 1": "4·d, left out",
+    },
+    {
+        "what": "biases, norms, position table",
+        "ours": "0",
+        "6N / PaLM": "6 × their parameters",
+        "Megatron": "0",
+        "Chinchilla App. F": "0",
+        "Kaplan Table 1": "0",
+    },
+    {
+        "what": "backward / recompute",
+        "ours": "2 × forward; recompute reported apart (hardware FLOPs)",
+        "6N / PaLM": "4N (2 × forward)",
+        "Megatron": "2 × forward; the 96 form adds one forward (full recompute)",
+        "Chinchilla App. F": "2 × forward",
+        "Kaplan Table 1": "2 × forward",
+    },
 ]
 
 
@@ -164,20 +123,24 @@ def _component_table(name: str, T: int) -> str:
         rows.append({"component": text, **{label: fmt.exact(r[key]) for label, r in results.items()}})
     rows.append({"component": "**total**", **{label: fmt.exact(sum(r.values())) for label, r in results.items()}})
     base = sum(results["ours, full"].values())
-    rows.append({"component": "vs ours, full",
-                 **{label: fmt.diff(sum(r.values()), base) for label, r in results.items()}})
+    rows.append(
+        {"component": "vs ours, full", **{label: fmt.diff(sum(r.values()), base) for label, r in results.items()}}
+    )
     return fmt.markdown_table(rows)
 
 
 def _example_remarks(name: str, T: int) -> str:
     cfg = get_preset(name).config
-    base = sum(ours(cfg, T).values())
-    mega, palm_total = sum(megatron(cfg, T).values()), sum(palm(cfg, T).values())
-    mega_text = ("equals ours (full) exactly" if mega == base else f"is {fmt.diff(mega, base)} from ours (full)")
+    base = sum(ours_convention(cfg, T).values())
+    mega, palm_total = sum(megatron_convention(cfg, T).values()), sum(palm_convention(cfg, T).values())
+    mega_text = "equals ours (full) exactly" if mega == base else f"is {fmt.diff(mega, base)} from ours (full)"
     extra = palm_total - base
-    return (f"Megatron's model-FLOPs form {mega_text} here; PaLM's exceeds ours by {fmt.count(extra)} FLOPs per "
-            f"token = 6 × {fmt.count(extra // 6)}, the parameters that are not matmul weights (position table, "
-            "biases, norms).")
+    not_weights = extra // KAPLAN_FLOPS_PER_PARAM  # 6N counts 6 per parameter
+    return (
+        f"Megatron's model-FLOPs form {mega_text} here; PaLM's exceeds ours by {fmt.count(extra)} FLOPs per "
+        f"token = 6 × {fmt.count(not_weights)}, the parameters that are not matmul weights (position table, "
+        "biases, norms)."
+    )
 
 
 def _totals_table() -> str:
@@ -186,7 +149,7 @@ def _totals_table() -> str:
         row = {"convention": label, "source": source}
         for name, T in EXAMPLES:
             cfg = get_preset(name).config
-            total, base = sum(fn(cfg, T).values()), sum(ours(cfg, T).values())
+            total, base = sum(fn(cfg, T).values()), sum(ours_convention(cfg, T).values())
             row[f"{name}, T={fmt.count(T)}"] = fmt.exact(total)
             row[f"{name} vs ours"] = fmt.diff(total, base)
         rows.append(row)

@@ -11,8 +11,9 @@ import os
 import struct
 import tempfile
 import zlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO, Callable
+from typing import BinaryIO
 
 
 def write_atomic(path: Path, writer: Callable[[BinaryIO], None]) -> None:
@@ -47,8 +48,8 @@ def png_text(data: bytes) -> dict[str, str]:
         return out
     pos = 8
     while pos + 8 <= len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + length]
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        body = data[pos + 8 : pos + 8 + length]
         if kind == b"tEXt" and b"\0" in body:
             key, _, value = body.partition(b"\0")
             out[key.decode("latin-1")] = value.decode("latin-1")
@@ -61,8 +62,12 @@ def png_text(data: bytes) -> dict[str, str]:
     return out
 
 
-def stale_files(expected: dict[str, bytes], out_dir: Path, managed_dirs: tuple[str, ...],
-                png_equivalent: Callable[[bytes, bytes], str | None]) -> list[str]:
+def stale_files(
+    expected: dict[str, bytes],
+    out_dir: Path,
+    managed_dirs: tuple[str, ...],
+    png_equivalent: Callable[[bytes, bytes], str | None],
+) -> list[str]:
     """Lines naming every file of `out_dir` that differs from `expected` (relative path ->
     bytes): missing, different, or left over in a generated folder (`managed_dirs`).
     Markdown is compared byte for byte; PNGs through `png_equivalent(committed, fresh)`, which

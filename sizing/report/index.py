@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from . import cells as fmt
-from . import memory_summary as report_memory
+from ..conventions import model_flops_per_token
 from ..estimate import estimate
 from ..presets import PRESETS
-from .plots import SHARE_MODELS, Plot
-from .sheet import MFU, attention_share
 from ..units import GIB
+from ..vocabulary import DEFAULT_MFU
+from . import cells as fmt
+from . import memory_summary as report_memory
+from .plots import SHARE_MODELS, Plot
+from .sheet import attention_share
 
 SUMMARY_GPUS = (("a100-80gb", "A100-80GB"), ("h100-sxm", "H100-SXM"))
 SHARE_TABLE_CONTEXTS = (2048, 8192, 32768, 131072)
@@ -18,22 +20,26 @@ def summary_rows() -> list[dict]:
     """One row per preset."""
     rows = []
     for preset in PRESETS.values():
-        est = estimate(preset, mfu=MFU)
+        est = estimate(preset, mfu=DEFAULT_MFU)
         fl, p = est.flops, est.params
-        training = fl.per_token(fl.forward + fl.backward)
+        training = model_flops_per_token(fl)
         row = {
-            "preset": f"[{preset.name}](presets/{preset.name}.md)", "params": fmt.count(p.total),
-            "active": fmt.count(p.active) if p.active != p.total else "", "T": fmt.count(fl.seq_len),
-            "training FLOPs/token (full)": fmt.si(training), "6N/token": fmt.si(est.kaplan_6n_per_token),
+            "preset": f"[{preset.name}](presets/{preset.name}.md)",
+            "params": fmt.count(p.total),
+            "active": fmt.count(p.active) if p.active != p.total else "",
+            "T": fmt.count(fl.seq_len),
+            "training FLOPs/token (full)": fmt.si(training),
+            "6N/token": fmt.si(est.kaplan_6n_per_token),
             "6N vs exact": fmt.diff(est.kaplan_6n_per_token, training),
             "tokens": fmt.si(preset.training_tokens) if preset.training_tokens else "",
         }
         for key, label in SUMMARY_GPUS:
-            hours = estimate(preset, gpu=key, mfu=MFU).training.gpu_hours if preset.training_tokens else None
+            hours = estimate(preset, gpu=key, mfu=DEFAULT_MFU).training.gpu_hours if preset.training_tokens else None
             row[f"{label} GPU-hours"] = fmt.hours(hours) if hours is not None else ""
         inf = report_memory.inference_bytes(preset.config, preset.context)
         row["inference GiB (weights + KV = total)"] = (
-            f"{inf['weights_bytes'] / GIB:,.2f} + {inf['kv_cache_bytes'] / GIB:,.2f} = {inf['total_bytes'] / GIB:,.2f}")
+            f"{inf['weights_bytes'] / GIB:,.2f} + {inf['kv_cache_bytes'] / GIB:,.2f} = {inf['total_bytes'] / GIB:,.2f}"
+        )
         rows.append(row)
     return rows
 
@@ -59,18 +65,23 @@ def render_index(plots: list[Plot], has_verification: bool, has_gpu_profile: boo
         "with its source",
     ]
     if has_verification:
-        files.append("- [verification.md](verification.md): formulas checked against the PyTorch reference model "
-                     "(produced by `sizing report --with-verification`, needs torch)")
+        files.append(
+            "- [verification.md](verification.md): formulas checked against the PyTorch reference model "
+            "(produced by `sizing report --with-verification`, needs torch)"
+        )
     if has_gpu_profile:
-        files.append("- [gpu-profile.md](gpu-profile.md): the reference model's training step timed on a GPU "
-                     "against the predictions (produced by `sizing profile --plan-report`, needs torch)")
+        files.append(
+            "- [gpu-profile.md](gpu-profile.md): the reference model's training step timed on a GPU "
+            "against the predictions (produced by `sizing profile --plan-report`, needs torch)"
+        )
     files.append("- `presets/<name>.md`: one sheet per preset (linked from the table below)")
-    memory_note = ("Inference memory: bf16 weights + KV cache, batch 1, at the preset's training context "
-                   "(sizing.memory).")
+    memory_note = (
+        "Inference memory: bf16 weights + KV cache, batch 1, at the preset's training context (sizing.memory)."
+    )
     plot_parts = []
     for plot in plots:
         plot_parts.append(f"### {plot.title}")
-        plot_parts.append(f"![{plot.title}]({plot.path})\n\n{plot.note}" if plot.png else plot.note)
+        plot_parts.append(f"![{plot.title}]({plot.path})\n\n{plot.note}")
     return fmt.document(
         fmt.GENERATED_NOTE,
         "# Reports",
@@ -85,7 +96,7 @@ def render_index(plots: list[Plot], has_verification: bool, has_gpu_profile: boo
         "## Every preset",
         f"Training FLOPs per token = forward + backward matmul FLOPs at the preset's training context T, **full "
         f"attention** (T keys per query), no recomputation; 6N = 6 × active parameters. GPU-hours use the "
-        f"published training tokens, the exact FLOPs and the dense bf16 peak at MFU {MFU:g}. {memory_note}",
+        f"published training tokens, the exact FLOPs and the dense bf16 peak at MFU {DEFAULT_MFU:g}. {memory_note}",
         fmt.markdown_table(rows),
         "## Plots",
         *plot_parts,

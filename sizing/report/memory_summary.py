@@ -7,13 +7,39 @@ from typing import Any
 
 from ..config import ModelConfig
 from ..memory import summary_for_estimate
+from ..vocabulary import DEFAULT_GPU
 
-MEMORY_GPU = "a100-80gb"  # the GPU whose capacity the fit checks use
-TRAINING_KEYS = ("precision", "optimizer", "micro_batch", "zero_stage", "recompute", "attention_impl",
-                 "weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes", "transient_bytes",
-                 "total_bytes", "gpu", "fits", "max_micro_batch")
-INFERENCE_KEYS = ("weight_dtype", "kv_dtype", "context", "batch", "weights_bytes", "kv_cache_bytes", "total_bytes",
-                  "gpu", "fits", "max_batch", "max_context")
+MEMORY_GPU = DEFAULT_GPU  # the GPU whose capacity the fit checks use
+TRAINING_KEYS = (
+    "precision",
+    "optimizer",
+    "micro_batch",
+    "zero_stage",
+    "recompute",
+    "attention_impl",
+    "weights_bytes",
+    "gradients_bytes",
+    "optimizer_bytes",
+    "activations_bytes",
+    "transient_bytes",
+    "total_bytes",
+    "gpu",
+    "fits",
+    "max_micro_batch",
+)
+INFERENCE_KEYS = (
+    "weight_dtype",
+    "kv_dtype",
+    "context",
+    "batch",
+    "weights_bytes",
+    "kv_cache_bytes",
+    "total_bytes",
+    "gpu",
+    "fits",
+    "max_batch",
+    "max_context",
+)
 
 
 def summary(cfg: ModelConfig, seq_len: int, micro_batch: int = 1) -> dict[str, Any]:

@@ -3,22 +3,20 @@ GPU-hours, each row with its source and the relative difference."""
 
 from __future__ import annotations
 
-from .. import flops as F
 from .. import params as P
 from .. import published as pub
-from . import cells as fmt
+from ..conventions import model_training_flops, palm_flops_per_token
+from ..flops import kaplan_6n_per_token
 from ..hardware import get_gpu
 from ..presets import get_preset
-from .sheet import MFU
-from ..training import gpu_hours, implied_mfu
+from ..training import gpu_hours, implied_mfu, training_flops
+from ..vocabulary import DEFAULT_MFU
+from . import cells as fmt
 
-A100 = "a100-80gb"
 
-
-def _exact_training_flops(cfg, seq_len: int, tokens: int) -> int | float:
-    """Forward + backward matmul FLOPs, full attention, no recomputation (model FLOPs)."""
-    b = F.flop_breakdown(cfg, seq_len, "full")
-    return b.per_token(b.forward + b.backward) * tokens
+def _six_nd(n_params: int, tokens: int) -> int:
+    """Kaplan's 6ND for a run: 6N per token times D tokens."""
+    return training_flops(kaplan_6n_per_token(n_params), tokens)
 
 
 def _peak(gpu_key: str) -> float:
@@ -31,15 +29,22 @@ def gpt3_rows() -> list[dict]:
     for run in pub.GPT3_TABLE_D1:
         preset = get_preset(run["preset"])
         n = P.total_params(preset.config)
-        six_nd = 6 * n * run["tokens"]
-        exact = _exact_training_flops(preset.config, 2048, run["tokens"])
-        rows.append({
-            "model": run["model"], "preset": preset.name, "N (ours)": fmt.count(n),
-            "N (D.1)": f"{run['params_millions']:,}M", "compute (D.1)": f"{fmt.flops_total(run['flops'])} "
-            f"({run['pf_days']:g} PF-days)", "6ND (our N)": fmt.flops_total(six_nd),
-            "difference": fmt.diff(six_nd, run["flops"]), "exact fwd+bwd, T=2048, full": fmt.flops_total(exact),
-            "exact vs D.1": fmt.diff(exact, run["flops"]), "source": run["source"],
-        })
+        six_nd = _six_nd(n, run["tokens"])
+        exact = model_training_flops(preset.config, 2048, run["tokens"])
+        rows.append(
+            {
+                "model": run["model"],
+                "preset": preset.name,
+                "N (ours)": fmt.count(n),
+                "N (D.1)": f"{run['params_millions']:,}M",
+                "compute (D.1)": f"{fmt.flops_total(run['flops'])} ({run['pf_days']:g} PF-days)",
+                "6ND (our N)": fmt.flops_total(six_nd),
+                "difference": fmt.diff(six_nd, run["flops"]),
+                "exact fwd+bwd, T=2048, full": fmt.flops_total(exact),
+                "exact vs D.1": fmt.diff(exact, run["flops"]),
+                "source": run["source"],
+            }
+        )
     return rows
 
 
@@ -49,17 +54,25 @@ def llama_rows() -> list[dict]:
         preset = get_preset(run["preset"])
         cfg, T, D = preset.config, preset.context, run["tokens"]
         peak = _peak(run["gpu"])
-        exact = _exact_training_flops(cfg, T, D)
-        six_nd = 6 * P.active_params(cfg) * D
-        predicted = gpu_hours(exact, peak, MFU)
-        rows.append({
-            "model": run["model"], "preset": preset.name, "tokens": fmt.si(D), "T": fmt.count(T),
-            "GPU-hours (published)": fmt.hours(run["gpu_hours"]), "exact FLOPs": fmt.flops_total(exact),
-            "implied MFU (exact)": fmt.pct(implied_mfu(exact, run["gpu_hours"], peak)), "6ND": fmt.flops_total(six_nd),
-            "implied MFU (6N)": fmt.pct(implied_mfu(six_nd, run["gpu_hours"], peak)),
-            f"GPU-hours at MFU {MFU:g} (exact)": fmt.hours(predicted),
-            "difference": fmt.diff(predicted, run["gpu_hours"]), "source": run["source"],
-        })
+        exact = model_training_flops(cfg, T, D)
+        six_nd = _six_nd(P.active_params(cfg), D)
+        predicted = gpu_hours(exact, peak, DEFAULT_MFU)
+        rows.append(
+            {
+                "model": run["model"],
+                "preset": preset.name,
+                "tokens": fmt.si(D),
+                "T": fmt.count(T),
+                "GPU-hours (published)": fmt.hours(run["gpu_hours"]),
+                "exact FLOPs": fmt.flops_total(exact),
+                "implied MFU (exact)": fmt.pct(implied_mfu(exact, run["gpu_hours"], peak)),
+                "6ND": fmt.flops_total(six_nd),
+                "implied MFU (6N)": fmt.pct(implied_mfu(six_nd, run["gpu_hours"], peak)),
+                f"GPU-hours at MFU {DEFAULT_MFU:g} (exact)": fmt.hours(predicted),
+                "difference": fmt.diff(predicted, run["gpu_hours"]),
+                "source": run["source"],
+            }
+        )
     return rows
 
 
@@ -68,32 +81,59 @@ def other_rows() -> list[dict]:
     rows: list[dict] = []
 
     def add(run, quantity, predicted, published, difference, shown=None):
-        rows.append({"run": run["model"], "quantity": quantity, "predicted": shown[0] if shown else predicted,
-                     "published": shown[1] if shown else published, "difference": difference,
-                     "source": run["source"]})
+        rows.append(
+            {
+                "run": run["model"],
+                "quantity": quantity,
+                "predicted": shown[0] if shown else predicted,
+                "published": shown[1] if shown else published,
+                "difference": difference,
+                "source": run["source"],
+            }
+        )
 
     # Chinchilla: compute only; N as the paper states it.
     run = runs["Chinchilla-70B"]
-    six_nd = 6 * run["params"] * run["tokens"]
-    add(run, f"training FLOPs, 6ND with N = {fmt.si(run['params'])} ({run['params_note']})",
-        fmt.flops_total(six_nd), fmt.flops_total(run["flops"]), fmt.diff(six_nd, run["flops"]))
+    six_nd = _six_nd(run["params"], run["tokens"])
+    add(
+        run,
+        f"training FLOPs, 6ND with N = {fmt.si(run['params'])} ({run['params_note']})",
+        fmt.flops_total(six_nd),
+        fmt.flops_total(run["flops"]),
+        fmt.diff(six_nd, run["flops"]),
+    )
 
     # PaLM: not a preset; 6ND with the paper's N, plus PaLM's own attention term.
     run = runs["PaLM-540B"]
     shape = pub.PALM_540B_SHAPE
     L, H, Q, T = shape["n_layers"], shape["n_heads"], shape["head_dim"], shape["seq_len"]
-    six_nd = 6 * run["params"] * run["tokens"]
-    palm = (6 * run["params"] + 12 * L * H * Q * T) * run["tokens"]
-    add(run, f"training FLOPs, 6ND with N = {fmt.si(run['params'])} ({run['params_note']})",
-        fmt.flops_total(six_nd), fmt.flops_total(run["flops"]), fmt.diff(six_nd, run["flops"]))
-    add(run, f"training FLOPs, (6N + 12·L·H·Q·T)·D (PaLM App. B; L={L}, H={H}, Q={Q}, T={fmt.count(T)})",
-        fmt.flops_total(palm), fmt.flops_total(run["flops"]), fmt.diff(palm, run["flops"]))
+    six_nd = _six_nd(run["params"], run["tokens"])
+    palm = training_flops(palm_flops_per_token(run["params"], L, H, Q, T), run["tokens"])
+    add(
+        run,
+        f"training FLOPs, 6ND with N = {fmt.si(run['params'])} ({run['params_note']})",
+        fmt.flops_total(six_nd),
+        fmt.flops_total(run["flops"]),
+        fmt.diff(six_nd, run["flops"]),
+    )
+    add(
+        run,
+        f"training FLOPs, (6N + 12·L·H·Q·T)·D (PaLM App. B; L={L}, H={H}, Q={Q}, T={fmt.count(T)})",
+        fmt.flops_total(palm),
+        fmt.flops_total(run["flops"]),
+        fmt.diff(palm, run["flops"]),
+    )
     peak = _peak(run["gpu"])
     for label, flops in (("(6N + 12·L·H·Q·T)·D", palm), ("6ND", six_nd)):
         mfu = implied_mfu(flops, run["gpu_hours"], peak)
-        add(run, f"MFU implied by {fmt.hours(run['gpu_hours'])} TPU v4 chip-hours at {peak / 1e12:g} TFLOP/s, {label}",
-            mfu, run["reported_mfu"], fmt.diff(mfu, run["reported_mfu"]),
-            shown=(fmt.pct(mfu), f"{fmt.pct(run['reported_mfu'])} (reported MFU)"))
+        add(
+            run,
+            f"MFU implied by {fmt.hours(run['gpu_hours'])} TPU v4 chip-hours at {peak / 1e12:g} TFLOP/s, {label}",
+            mfu,
+            run["reported_mfu"],
+            fmt.diff(mfu, run["reported_mfu"]),
+            shown=(fmt.pct(mfu), f"{fmt.pct(run['reported_mfu'])} (reported MFU)"),
+        )
 
     # OPT-175B: our preset; GPU-hours -> implied MFU vs the reported 147 TFLOP/s per GPU.
     run = runs["OPT-175B"]
@@ -104,31 +144,44 @@ def other_rows() -> list[dict]:
     # BLOOM-176B: our preset (embedding LayerNorm included); count vs the model card, then the implied MFU.
     run = runs["BLOOM-176B"]
     preset = get_preset(run["preset"])
-    _params_row(add, run, P.total_params(preset.config), preset.published_params,
-                "published (HF bigscience/bloom model card)")
+    _params_row(
+        add, run, P.total_params(preset.config), preset.published_params, "published (HF bigscience/bloom model card)"
+    )
     _mfu_rows(add, run, preset.config, preset.context, P.active_params(preset.config))
     return rows
 
 
 def _params_row(add, run, ours, published, what, label="parameters"):
-    add(run, f"{label} vs {what}", ours, published, fmt.diff(ours, published),
-        shown=(fmt.count(ours), fmt.count(int(published)) if published == int(published) else fmt.si(published)))
+    add(
+        run,
+        f"{label} vs {what}",
+        ours,
+        published,
+        fmt.diff(ours, published),
+        shown=(fmt.count(ours), fmt.count(int(published)) if published == int(published) else fmt.si(published)),
+    )
 
 
 def _mfu_rows(add, run, cfg, seq_len, n_params):
     peak = _peak(run["gpu"])
     reported = run["reported_tflops_per_gpu"] * 1e12 / peak
-    exact = _exact_training_flops(cfg, seq_len, run["tokens"])
-    six_nd = 6 * n_params * run["tokens"]
+    exact = model_training_flops(cfg, seq_len, run["tokens"])
+    six_nd = _six_nd(n_params, run["tokens"])
     for label, flops in ((f"exact fwd+bwd at T={fmt.count(seq_len)}, full", exact), ("6ND", six_nd)):
         mfu = implied_mfu(flops, run["gpu_hours"], peak)
-        add(run, f"MFU implied by {fmt.hours(run['gpu_hours'])} A100-80GB GPU-hours ({fmt.si(run['tokens'])} tokens), "
-            f"{label}", mfu, reported, fmt.diff(mfu, reported),
-            shown=(fmt.pct(mfu), f"{fmt.pct(reported)} ({run['reported_tflops_per_gpu']} TFLOP/s of {peak / 1e12:g})"))
+        add(
+            run,
+            f"MFU implied by {fmt.hours(run['gpu_hours'])} A100-80GB GPU-hours ({fmt.si(run['tokens'])} tokens), "
+            f"{label}",
+            mfu,
+            reported,
+            fmt.diff(mfu, reported),
+            shown=(fmt.pct(mfu), f"{fmt.pct(reported)} ({run['reported_tflops_per_gpu']} TFLOP/s of {peak / 1e12:g})"),
+        )
 
 
 def render_published_runs() -> str:
-    peak = _peak(A100)
+    peak = _peak(pub.A100_80GB)
     return fmt.document(
         fmt.GENERATED_NOTE,
         "# Predicted vs published training runs",
@@ -136,16 +189,16 @@ def render_published_runs() -> str:
         "− 1). "
         "*Exact* FLOPs are this tool's matmul count, forward + backward, full attention (T keys per query), no "
         "recomputation — the model FLOPs of PaLM's MFU. *6ND* is Kaplan's approximation with the run's parameters. "
-        "Published figures are copied in `sizing/published.py` (checked against ../shared/reference-figures.json "
-        "by tests/test_report.py).",
+        "Published figures are copied in `sizing/published.py` (checked against "
+        "tests/fixtures/reference-figures.json by tests/test_report.py).",
         "## GPT-3 (Table D.1): total training compute, 300B tokens",
         "Table D.1 computes 6ND with its rounded N; we use our exact N, then our exact count at the training "
         "context T = 2048.",
         fmt.markdown_table(gpt3_rows()),
         "## LLaMA-1 and Llama-2: GPU-hours as the MFU each implies",
         f"Implied MFU = FLOPs / (published GPU-hours × 3600 s × {peak / 1e12:g} TFLOP/s, A100-80GB dense bf16). "
-        f"The last columns turn our exact FLOPs back into GPU-hours at the reports' MFU of {MFU:g}. Llama-2-34B "
-        "(unreleased, no exact parameter count) is left out.",
+        f"The last columns turn our exact FLOPs back into GPU-hours at the reports' MFU of {DEFAULT_MFU:g}. "
+        "Llama-2-34B (unreleased, no exact parameter count) is left out.",
         fmt.markdown_table(llama_rows()),
         "## Chinchilla, PaLM, OPT-175B and BLOOM-176B",
         "PaLM and Chinchilla are not presets: their rows use the parameter count the paper states, labelled. "

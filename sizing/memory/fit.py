@@ -1,0 +1,373 @@
+"""Will it fit: training and inference memory against one GPU, the largest micro-batch, batch
+or context that fits, and, when nothing does, what would (the would-fit advice).
+
+Training memory per GPU = model states (sharded by ZeRO) + activations saved for backward
+(per micro-batch) + a transient working set. Inference memory = weights in a dtype + KV
+cache. Not counted anywhere: the CUDA context and kernels (~0.3-1 GiB), allocator
+fragmentation, communication buffers, quantisation scales of 8/4-bit weights. The headroom
+is what is left for those.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .. import params as P
+from ..config import ModelConfig
+from ..hardware import GPU, GPUS, get_gpu
+from ..presets import get_preset
+from ..units import format_gib
+from ..validate import SizingError, require_choice, require_int, show
+from ..vocabulary import (
+    ATTENTION_IMPL_ALIASES,
+    ATTENTION_IMPLS,
+    DEFAULT_ATTENTION_IMPL,
+    DEFAULT_GPU,
+    DEFAULT_OPTIMIZER,
+    DEFAULT_PRECISION,
+    DEFAULT_RECOMPUTE,
+    DTYPE_BITS,
+    RECOMPUTE_MODES,
+    ceil_div,
+)
+from .activations import (
+    activation_terms,
+    activations_bytes,
+    korthikanti_activations_bytes_per_layer,
+    sum_terms,
+    transient_bytes,
+)
+from .kv import cached_positions, inference_weights_bytes, kv_cache_bytes
+from .results import InferenceMemory, MemorySummary, TrainingMemory
+from .states import (
+    ZERO_STAGES,
+    get_optimizer,
+    get_precision,
+    gradients_bytes,
+    model_states_per_gpu,
+    optimizer_bytes,
+    weights_bytes,
+    zero3_gathered_bytes,
+)
+
+PerGpu = Callable[..., dict]  # per_gpu(micro_batch, zero, dp, recompute) -> bytes by kind
+
+
+# ---------------------------------------------------------------- searches
+def _largest_fitting(total_for: Callable[[int], int], capacity: int, limit: int = 1 << 40) -> int | None:
+    """Largest n >= 1 with total_for(n) <= capacity (total_for increasing), None if n = 1 fails."""
+    if total_for(1) > capacity:
+        return None
+    lo, hi = 1, 2
+    while hi < limit and total_for(hi) <= capacity:
+        lo, hi = hi, hi * 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if total_for(mid) <= capacity else (lo, mid)
+    return lo
+
+
+def _min_ranks(total_for_ranks: Callable[[int], int], capacity: int, limit: int = 1 << 20) -> int | None:
+    """Smallest dp (ZeRO-3) with total_for_ranks(dp) <= capacity, None if none up to `limit`.
+    From dp 2 on the per-GPU total only falls (the gathered unit is constant), so bisect there."""
+    if total_for_ranks(1) <= capacity:
+        return 1
+    if total_for_ranks(limit) > capacity:
+        return None
+    lo, hi = 1, limit  # hi fits, lo does not
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if total_for_ranks(mid) <= capacity else (mid, hi)
+    return hi
+
+
+def _bigger_gpus(need_bytes: int) -> list[GPU]:
+    """The three smallest GPUs with at least `need_bytes`."""
+    return sorted((g for g in GPUS.values() if g.memory_bytes >= need_bytes), key=lambda g: g.memory_bytes)[:3]
+
+
+# ---------------------------------------------------------------- training
+def _per_gpu_training(
+    cfg: ModelConfig,
+    seq_len: int,
+    micro_batch: int,
+    precision: str,
+    optimizer: str,
+    zero: int,
+    dp: int,
+    recompute: str,
+    attention_impl: str,
+) -> dict[str, int]:
+    a = get_precision(precision).activation_bytes
+    out = model_states_per_gpu(P.total_params(cfg), precision, optimizer, zero, dp)
+    out["zero3_gathered_bytes"] = zero3_gathered_bytes(cfg, precision, dp) if zero == 3 else 0
+    out["activations_bytes"] = activations_bytes(cfg, seq_len, micro_batch, attention_impl, recompute, a)
+    out["transient_bytes"] = transient_bytes(cfg, seq_len, micro_batch, attention_impl, recompute, a)
+    out["total_bytes"] = sum(out.values())
+    return out
+
+
+def training_memory(
+    model: ModelConfig | str,
+    seq_len: int | None = None,
+    micro_batch: int = 1,
+    precision: str = DEFAULT_PRECISION,
+    optimizer: str = DEFAULT_OPTIMIZER,
+    zero: int = 0,
+    dp: int = 1,
+    recompute: str = DEFAULT_RECOMPUTE,
+    attention_impl: str = DEFAULT_ATTENTION_IMPL,
+    gpu: str = DEFAULT_GPU,
+    name: str | None = None,
+) -> TrainingMemory:
+    """Training memory per GPU and the largest micro-batch that fits `gpu`. When micro-batch 1
+    does not fit, `fits` is False, `max_micro_batch` None, and `would_fit` says what would
+    (ZeRO-3 over at least N GPUs, full recomputation, a larger GPU)."""
+    cfg, name, seq_len = _resolve(model, name, seq_len)
+    get_precision(precision)
+    get_optimizer(optimizer)
+    require_choice("zero", zero, ZERO_STAGES)
+    for what, value in (("seq_len", seq_len), ("micro_batch", micro_batch), ("dp", dp)):
+        require_int(what, value)
+    impl = require_choice("attention_impl", attention_impl, ATTENTION_IMPLS, ATTENTION_IMPL_ALIASES)
+    require_choice("recompute", recompute, RECOMPUTE_MODES)
+    gpu_entry = get_gpu(gpu)
+    capacity = gpu_entry.memory_bytes
+    a = get_precision(precision).activation_bytes
+
+    def per_gpu(b: int, zero_: int = zero, dp_: int = dp, recompute_: str = recompute) -> dict[str, int]:
+        return _per_gpu_training(cfg, seq_len, b, precision, optimizer, zero_, dp_, recompute_, impl)
+
+    pg = per_gpu(micro_batch)
+    max_b = _largest_fitting(lambda b: per_gpu(b)["total_bytes"], capacity)
+    fits = pg["total_bytes"] <= capacity
+    reason, would = None, []
+    if not fits:
+        reason, would = _training_advice(per_gpu, pg, micro_batch, max_b, capacity, gpu_entry, zero, dp, recompute)
+    n = P.total_params(cfg)
+    terms = tuple(activation_terms(cfg, seq_len, micro_batch, impl, recompute, a))
+    per_layer, outside = sum_terms(list(terms))
+    return TrainingMemory(
+        model=name,
+        config=cfg,
+        seq_len=seq_len,
+        micro_batch=micro_batch,
+        precision=precision,
+        optimizer=optimizer,
+        zero=zero,
+        dp=dp,
+        recompute=recompute,
+        attention_impl=impl,
+        gpu=gpu_entry.key,
+        params=n,
+        weights_bytes=weights_bytes(n, precision),
+        gradients_bytes=gradients_bytes(n, precision),
+        optimizer_bytes=optimizer_bytes(n, precision, optimizer),
+        activations_bytes=pg["activations_bytes"],
+        activations_per_layer_bytes=per_layer,
+        activations_outside_bytes=outside,
+        transient_bytes=pg["transient_bytes"],
+        per_gpu=pg,
+        gpu_memory_bytes=capacity,
+        max_micro_batch=max_b,
+        fits=fits,
+        reason=reason,
+        would_fit=tuple(would),
+        terms=terms,
+        korthikanti_per_layer_bytes=korthikanti_activations_bytes_per_layer(cfg, seq_len, micro_batch, recompute),
+    )
+
+
+def _training_advice(
+    per_gpu: PerGpu,
+    pg: dict[str, int],
+    micro_batch: int,
+    max_b: int | None,
+    capacity: int,
+    gpu_entry: GPU,
+    zero: int,
+    dp: int,
+    recompute: str,
+) -> tuple[str, list[str]]:
+    """Why this training setting does not fit and what would: (reason, would-fit suggestions)."""
+    gib = format_gib
+    states = pg["weights_bytes"] + pg["gradients_bytes"] + pg["optimizer_bytes"] + pg["zero3_gathered_bytes"]
+    if max_b is not None:  # a smaller micro-batch fits
+        reason = (
+            f"micro-batch {micro_batch} needs {gib(pg['total_bytes'])} per GPU, more than the "
+            f"{gib(capacity)} of {gpu_entry.key}"
+        )
+        return reason, [f"micro-batch {max_b} or less (gradient accumulation for the rest)"]
+    one = per_gpu(1)
+    if states > capacity:
+        gathered = f" + gathered unit {gib(pg['zero3_gathered_bytes'])}" if pg["zero3_gathered_bytes"] else ""
+        reason = (
+            f"model states alone (weights {gib(pg['weights_bytes'])} + gradients {gib(pg['gradients_bytes'])} + "
+            f"optimizer {gib(pg['optimizer_bytes'])}{gathered}) need {gib(states)} per GPU, more than the "
+            f"{gib(capacity)} of {gpu_entry.key}"
+        )
+    else:
+        reason = (
+            f"micro-batch 1 needs {gib(one['total_bytes'])} per GPU (model states {gib(states)}, activations "
+            f"{gib(one['activations_bytes'])}, transient {gib(one['transient_bytes'])}), more than the "
+            f"{gib(capacity)} of {gpu_entry.key}"
+        )
+    would = []
+    ranks = _min_ranks(lambda r: per_gpu(1, 3, r, recompute)["total_bytes"], capacity)
+    if ranks is not None:
+        would.append(f"ZeRO-3 over at least {ranks} GPUs (micro-batch 1)")
+    if recompute != "full":
+        if per_gpu(1, zero, dp, "full")["total_bytes"] <= capacity:
+            would.append(f"recompute full (micro-batch 1, ZeRO {zero}, dp {dp})")
+        else:
+            ranks_full = _min_ranks(lambda r: per_gpu(1, 3, r, "full")["total_bytes"], capacity)
+            if ranks_full is not None and (ranks is None or ranks_full < ranks):
+                would.append(f"recompute full and ZeRO-3 over at least {ranks_full} GPUs (micro-batch 1)")
+    need = one["total_bytes"]
+    bigger = _bigger_gpus(need)
+    if bigger:
+        would.append(f"a GPU with at least {gib(need)}: " + ", ".join(g.key for g in bigger))
+    if not would:
+        would.append("nothing in this tool's range: shard activations too (tensor/sequence/pipeline parallelism)")
+    return reason, would
+
+
+# ---------------------------------------------------------------- inference
+def inference_memory(
+    model: ModelConfig | str,
+    context: int | None = None,
+    batch: int = 1,
+    weight_dtype: str = "bf16",
+    kv_dtype: str = "bf16",
+    gpu: str = DEFAULT_GPU,
+    name: str | None = None,
+) -> InferenceMemory:
+    """Weights + KV cache, the largest batch at this context and the largest context at this batch."""
+    cfg, name, context = _resolve(model, name, context, what="context")
+    require_choice("weight_dtype", weight_dtype, DTYPE_BITS)
+    require_choice("kv_dtype", kv_dtype, DTYPE_BITS)
+    require_int("context", context)
+    require_int("batch", batch)
+    gpu_entry = get_gpu(gpu)
+    capacity = gpu_entry.memory_bytes
+    w = inference_weights_bytes(cfg, weight_dtype)
+    kv = kv_cache_bytes(cfg, context, batch, kv_dtype)
+    max_batch = _largest_fitting(lambda bb: w + kv_cache_bytes(cfg, context, bb, kv_dtype), capacity)
+    window = cfg.sliding_window
+    unbounded = window is not None and w + kv_cache_bytes(cfg, window, batch, kv_dtype) <= capacity
+    max_context = (
+        None if unbounded else _largest_fitting(lambda c: w + kv_cache_bytes(cfg, c, batch, kv_dtype), capacity)
+    )
+    limited_by = "window" if unbounded else "memory" if max_context else None
+    if cfg.position == "learned" and (unbounded or (max_context or 0) > cfg.max_positions):
+        # a learned position table has no row beyond max_positions
+        max_context, unbounded, limited_by = cfg.max_positions, False, "max_positions"
+    fits = w + kv <= capacity
+    reason, would = (
+        (None, [])
+        if fits
+        else _inference_advice(cfg, context, batch, weight_dtype, kv_dtype, gpu_entry, max_batch, max_context)
+    )
+    return InferenceMemory(
+        model=name,
+        config=cfg,
+        context=context,
+        batch=batch,
+        weight_dtype=weight_dtype,
+        kv_dtype=kv_dtype,
+        gpu=gpu_entry.key,
+        params=P.total_params(cfg),
+        weights_bytes=w,
+        kv_cache_bytes=kv,
+        kv_cache_bytes_per_sequence=kv_cache_bytes(cfg, context, 1, kv_dtype),
+        cached_positions=cached_positions(cfg, context),
+        gpu_memory_bytes=capacity,
+        max_batch=max_batch,
+        max_context=max_context,
+        context_unbounded=unbounded,
+        max_context_limited_by=limited_by,
+        fits=fits,
+        reason=reason,
+        would_fit=tuple(would),
+    )
+
+
+def _inference_advice(
+    cfg: ModelConfig,
+    context: int,
+    batch: int,
+    weight_dtype: str,
+    kv_dtype: str,
+    gpu_entry: GPU,
+    max_batch: int | None,
+    max_context: int | None,
+) -> tuple[str, list[str]]:
+    """Why weights + KV cache do not fit and what would: (reason, would-fit suggestions)."""
+    gib, capacity = format_gib, gpu_entry.memory_bytes
+    w = inference_weights_bytes(cfg, weight_dtype)
+    kv = kv_cache_bytes(cfg, context, batch, kv_dtype)
+    per_seq = kv_cache_bytes(cfg, context, 1, kv_dtype)
+    would = []
+    if w > capacity:
+        reason = f"the weights alone ({weight_dtype}) need {gib(w)}, more than the {gib(capacity)} of {gpu_entry.key}"
+        for dt in ("int8", "int4"):
+            if DTYPE_BITS[dt] < DTYPE_BITS[weight_dtype] and inference_weights_bytes(cfg, dt) + per_seq <= capacity:
+                would.append(f"{dt} weights (batch 1)")
+                break
+    else:
+        reason = (
+            f"weights {gib(w)} + KV cache {gib(kv)} = {gib(w + kv)}, more than the {gib(capacity)} of {gpu_entry.key}"
+        )
+        if max_batch:
+            would.append(f"batch {max_batch} or less at context {context}")
+        if max_context:
+            would.append(f"context {max_context} or less at batch {batch}")
+    bigger = _bigger_gpus(w + kv)
+    if bigger:
+        would.append(f"a GPU with at least {gib(w + kv)}: " + ", ".join(g.key for g in bigger))
+    if w + per_seq > capacity:
+        would.append(
+            f"weights and KV cache split over at least {ceil_div(w + per_seq, capacity)} "
+            f"{gpu_entry.key} GPUs (tensor/pipeline parallelism, batch 1)"
+        )
+    return reason, would
+
+
+# ---------------------------------------------------------------- sizing estimate
+def summary_for_estimate(
+    cfg: ModelConfig, seq_len: int, gpu_key: str, micro_batch: int = 1, name: str | None = None
+) -> MemorySummary:
+    """The memory block of `sizing estimate`: bf16-mixed AdamW training at micro-batch 1 (by
+    default), no ZeRO, no recompute, flash attention; bf16 inference with a KV cache of
+    seq_len, batch 1."""
+    return MemorySummary(
+        training=training_memory(
+            cfg,
+            seq_len,
+            micro_batch,
+            DEFAULT_PRECISION,
+            DEFAULT_OPTIMIZER,
+            0,
+            1,
+            DEFAULT_RECOMPUTE,
+            DEFAULT_ATTENTION_IMPL,
+            gpu_key,
+            name=name,
+        ),
+        inference=inference_memory(cfg, seq_len, 1, "bf16", "bf16", gpu_key, name=name),
+    )
+
+
+def _resolve(
+    model: ModelConfig | str, name: str | None, length: int | None, what: str = "seq_len"
+) -> tuple[ModelConfig, str | None, int]:
+    """(config, name, length) of a preset name or a config; a preset supplies its context."""
+    if isinstance(model, str):
+        preset = get_preset(model)
+        model, name = preset.config, name or preset.name
+        length = length if length is not None else preset.context
+    elif not isinstance(model, ModelConfig):
+        raise SizingError(f"model ({show(model)}) must be a preset name or a ModelConfig")
+    if length is None:
+        raise SizingError(f"{what} must be given for a config that is not a preset")
+    return model, name, model.check_context(length, what)

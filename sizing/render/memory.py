@@ -1,0 +1,196 @@
+"""Render sizing.memory results (TrainingMemory, InferenceMemory, MemorySummary) as a table,
+markdown, JSON or CSV. `sizing memory` prints render_memory(result, fmt, details=True);
+`sizing estimate` embeds render_memory(summary, fmt) and flat_items(summary) in its CSV."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..memory import KORTHIKANTI_LABEL, InferenceMemory, MemorySummary, TrainingMemory, get_optimizer, get_precision
+from ..units import format_gib, format_int
+from ..vocabulary import DTYPE_BITS
+from .tables import csv_text, heading, table
+
+MemoryResult = TrainingMemory | InferenceMemory | MemorySummary
+
+
+def render_memory(result: MemoryResult, fmt: str = "table", details: bool = False) -> str:
+    """fmt table | markdown | json | csv; details adds the term-by-term activation table."""
+    if fmt == "json":
+        return json.dumps(result.to_dict(), indent=2)
+    if fmt == "csv":
+        return csv_text(["key", "value"], [list(item) for item in flat_items(result)])
+    if isinstance(result, MemorySummary):
+        return "\n".join(
+            [render_memory(result.training, fmt, details), "", render_memory(result.inference, fmt, details)]
+        )
+    if isinstance(result, TrainingMemory):
+        return _training_text(result, fmt, details)
+    return _inference_text(result, fmt)
+
+
+def flat_items(result: MemoryResult) -> list[tuple[str, Any]]:
+    """(key, value) pairs of to_dict(), nested keys joined with '.', lists joined with '; ': for CSV."""
+    out: list[tuple[str, Any]] = []
+    _flatten("", result.to_dict(), out)
+    return out
+
+
+def _flatten(prefix: str, value: Any, out: list[tuple[str, Any]]) -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _flatten(f"{prefix}.{key}" if prefix else str(key), item, out)
+    elif isinstance(value, (list, tuple)):
+        out.append((prefix, "; ".join(str(v) for v in value)))
+    else:
+        out.append((prefix, value))
+
+
+def _gib(n_bytes: int | None) -> str:
+    return "" if n_bytes is None else format_gib(n_bytes)
+
+
+def _does_not_fit(reason: str | None, would_fit: tuple[str, ...]) -> str:
+    return "\n".join([f"does not fit: {reason}"] + [f"  would fit: {s}" for s in would_fit])
+
+
+# ---------------------------------------------------------------- training
+def training_heading(mem: TrainingMemory) -> str:
+    return (
+        f"Training memory per GPU: {mem.precision} {mem.optimizer}, ZeRO {mem.zero} over dp {mem.dp}, "
+        f"micro-batch {mem.micro_batch}, T = {mem.seq_len}, recompute {mem.recompute}, "
+        f"{mem.attention_impl} attention, {mem.gpu}"
+    )
+
+
+def training_rows(mem: TrainingMemory) -> list[list]:
+    """quantity, formula (bytes), whole model, per GPU."""
+    pg = mem.per_gpu
+    prec = get_precision(mem.precision)
+    rows = [
+        ["weights", f"N·{prec.weight_bytes}", _gib(mem.weights_bytes), _gib(pg["weights_bytes"])],
+        ["gradients", f"N·{prec.grad_bytes}", _gib(mem.gradients_bytes), _gib(pg["gradients_bytes"])],
+        ["optimizer states", _optimizer_formula(mem), _gib(mem.optimizer_bytes), _gib(pg["optimizer_bytes"])],
+    ]
+    if pg["zero3_gathered_bytes"]:
+        rows.append(["ZeRO-3 gathered unit", "(w + g bytes)·largest unit", "", _gib(pg["zero3_gathered_bytes"])])
+    recomputing = mem.recompute != "none"
+    rows += [
+        [
+            f"activations (b={mem.micro_batch}, T={mem.seq_len})",
+            f"L·{_gib(mem.activations_per_layer_bytes)} + {_gib(mem.activations_outside_bytes)} outside",
+            _gib(mem.activations_bytes),
+            _gib(pg["activations_bytes"]),
+        ],
+        [
+            "transient (logits + grad" + (", recompute" if recomputing else "") + ")",
+            "b·T·V·(a+4)" + (" + 1 layer" if recomputing else ""),
+            _gib(mem.transient_bytes),
+            _gib(pg["transient_bytes"]),
+        ],
+        ["total", "", _gib(mem.total_bytes), _gib(mem.per_gpu_bytes)],
+        [f"GPU {mem.gpu}", "", "", _gib(mem.gpu_memory_bytes)],
+        ["headroom", "GPU - total", "", _gib(mem.headroom_bytes)],
+        ["max micro-batch", "", "", str(mem.max_micro_batch) if mem.max_micro_batch else "none fits"],
+        [
+            "Korthikanti et al. 2022 activations",
+            f"L·{KORTHIKANTI_LABEL[mem.recompute]} (16-bit, for comparison)",
+            _gib(mem.korthikanti_bytes),
+            _gib(mem.korthikanti_bytes),
+        ],
+    ]
+    return rows
+
+
+def _optimizer_formula(mem: TrainingMemory) -> str:
+    prec = get_precision(mem.precision)
+    master = f"N·{prec.master_bytes} master + " if prec.master_bytes else ""
+    if mem.optimizer == "adam8bit":
+        return master + "2·(N + 4·⌈N/2048⌉)"
+    return master + f"{get_optimizer(mem.optimizer).states}·N·{prec.state_bytes}"
+
+
+def training_verdict(mem: TrainingMemory) -> str:
+    if not mem.fits:
+        return _does_not_fit(mem.reason, mem.would_fit)
+    return (
+        f"fits: micro-batch {mem.micro_batch} uses {_gib(mem.per_gpu_bytes)} of {_gib(mem.gpu_memory_bytes)}; "
+        f"largest micro-batch that fits: {mem.max_micro_batch}"
+    )
+
+
+def activation_rows(mem: TrainingMemory) -> list[list]:
+    """term, formula, bytes, counted (per layer or once)."""
+    return [[t.key, t.formula, format_int(t.bytes), "per layer" if t.per_layer else "once"] for t in mem.terms]
+
+
+def _training_text(mem: TrainingMemory, fmt: str, details: bool) -> str:
+    parts = [
+        heading(training_heading(mem), fmt),
+        table(["quantity", "formula (bytes)", "whole model", "per GPU"], training_rows(mem), fmt),
+        training_verdict(mem),
+    ]
+    if details:
+        a = get_precision(mem.precision).activation_bytes
+        parts += [
+            "",
+            heading(f"Activations saved for backward, term by term (a = {a} bytes)", fmt),
+            table(["term", "formula", "bytes", "counted"], activation_rows(mem), fmt),
+        ]
+    return "\n".join(parts)
+
+
+# ---------------------------------------------------------------- inference
+def inference_heading(mem: InferenceMemory) -> str:
+    return (
+        f"Inference memory: weights {mem.weight_dtype}, KV cache {mem.kv_dtype}, context {mem.context}, "
+        f"batch {mem.batch}, {mem.gpu}"
+    )
+
+
+def inference_rows(mem: InferenceMemory) -> list[list]:
+    """quantity, formula (bytes), GiB."""
+    window_size = mem.config.sliding_window
+    window = f" (window {window_size})" if window_size and window_size < mem.context else ""
+    max_ctx = (
+        "unbounded (window caps the cache)"
+        if mem.context_unbounded
+        else format_int(mem.max_context)
+        if mem.max_context
+        else "none fits"
+    )
+    if mem.max_context_limited_by == "max_positions":
+        max_ctx += " (max_positions)"
+    return [
+        [f"weights ({mem.weight_dtype})", f"N·{DTYPE_BITS[mem.weight_dtype] / 8:g}", _gib(mem.weights_bytes)],
+        [
+            f"KV cache ({mem.kv_dtype}, C={mem.context}{window}, batch {mem.batch})",
+            f"2·L·h_kv·d_h·{DTYPE_BITS[mem.kv_dtype] / 8:g}·{mem.cached_positions}·{mem.batch}",
+            _gib(mem.kv_cache_bytes),
+        ],
+        ["total", "", _gib(mem.total_bytes)],
+        [f"GPU {mem.gpu}", "", _gib(mem.gpu_memory_bytes)],
+        ["headroom", "GPU - total", _gib(mem.headroom_bytes)],
+        [f"max batch at C={mem.context}", "", format_int(mem.max_batch) if mem.max_batch else "none fits"],
+        [f"max context at batch {mem.batch}", "", max_ctx],
+    ]
+
+
+def inference_verdict(mem: InferenceMemory) -> str:
+    if not mem.fits:
+        return _does_not_fit(mem.reason, mem.would_fit)
+    return (
+        f"fits: {_gib(mem.total_bytes)} of {_gib(mem.gpu_memory_bytes)} "
+        "(not counted: CUDA context, activations of the forward pass, fragmentation)"
+    )
+
+
+def _inference_text(mem: InferenceMemory, fmt: str) -> str:
+    return "\n".join(
+        [
+            heading(inference_heading(mem), fmt),
+            table(["quantity", "formula (bytes)", "GiB"], inference_rows(mem), fmt),
+            inference_verdict(mem),
+        ]
+    )

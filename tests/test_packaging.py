@@ -1,0 +1,21 @@
+"""`pip install .` (not editable) must carry every subpackage: an explicit package list once
+shipped `sizing` without `sizing.cli`, and the README's first command failed on a fresh machine."""
+
+import tomllib
+from pathlib import Path
+
+from setuptools import find_packages
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _packages_on_disk(top: str) -> set[str]:
+    return {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / top).rglob("__init__.py")}
+
+
+def test_the_wheel_carries_every_subpackage():
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]
+    shipped = set(find_packages(where=str(ROOT), include=config["include"]))
+    on_disk = _packages_on_disk("sizing") | _packages_on_disk("reference_model")
+    assert {"sizing.cli", "sizing.memory", "sizing.render", "sizing.report"} <= on_disk
+    assert shipped == on_disk
