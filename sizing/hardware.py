@@ -1,8 +1,19 @@
-"""Accelerators: peak dense (no 2:4 sparsity) matmul rates per dtype and memory.
+"""Accelerators: peak dense (no 2:4 sparsity) matmul rates per dtype, memory and bandwidths.
 
-Figures are those of ../shared/reference-figures.json ("hardware"), which cites a source
-for each; tests check this table against that file. HBM capacities are sold in binary
-units (nvidia-smi shows 81,920 MiB for an A100 80GB), so `memory_gib` is GiB.
+Peaks, capacities and HBM bandwidths are those of tests/fixtures/reference-figures.json
+("hardware", a copy of the project's seed file), which cites a source for each; the tests check
+this table against it. `memory_gib` is the capacity a GPU is sold by, read as GiB (nvidia-smi
+shows 81,920 MiB for an A100 80GB). Where the memory the device itself reports is known and
+differs (an H100 80GB shows 81,559 MiB, an H200 143,771 MiB), `device_memory_mib` holds it and
+`memory_bytes`, which every "will it fit" answer uses, is that figure.
+
+Interconnect bandwidths are per GPU and per direction, in GB/s (10^9 bytes/s), the figure a
+collective's bus bandwidth is measured against (NCCL's busbw):
+- `nvlink_gbs`: the scale-up link inside a node (NVLink / Infinity Fabric / PCIe where a card has
+  no NVLink); the datasheets quote the bidirectional total, twice this.
+- `network_gbs`: the scale-out link between nodes in the vendor's reference node (one NIC per
+  GPU: 200 Gb/s HDR InfiniBand on DGX A100, 400 Gb/s NDR on DGX H100/H200/B200).
+Both are nominal: achieved bus bandwidth is lower, which callers express as an efficiency.
 """
 
 from __future__ import annotations
@@ -22,9 +33,13 @@ class GPU:
     name: str
     peak_tflops: dict  # dtype -> dense TFLOP/s
     memory_gib: float
-    bandwidth_tbs: float
+    bandwidth_tbs: float  # HBM, TB/s (10^12 bytes/s)
     source: str
     device_names: tuple = ()  # substrings of torch.cuda.get_device_name() that mean this GPU
+    nvlink_gbs: float | None = None  # scale-up, per direction, GB/s (None: not modelled)
+    network_gbs: float | None = None  # scale-out, per GPU per direction, GB/s (None: not modelled)
+    interconnect_source: str = ""
+    device_memory_mib: int | None = None  # what nvidia-smi / torch report, where known
 
     def peak_flops_per_second(self, dtype: str) -> float:
         """Dense peak FLOP/s in `dtype`; UnknownName (a SizingError and a KeyError) for a
@@ -41,12 +56,42 @@ class GPU:
 
     @property
     def memory_bytes(self) -> int:
+        """The memory a model must fit in: the device-reported figure where known, else the
+        sold capacity as GiB."""
+        if self.device_memory_mib is not None:
+            return self.device_memory_mib * 2**20
         return int(self.memory_gib * 2**30)
 
+    @property
+    def hbm_bytes_per_second(self) -> float:
+        return self.bandwidth_tbs * 1e12
 
-def _gpu(key, name, memory_gib, bandwidth_tbs, source, device_names=(), **rates):
+
+def _gpu(key, name, memory_gib, bandwidth_tbs, source, device_names=(), link=None, mib=None, **rates):
+    """One row; `link` = (nvlink_gbs, network_gbs, source) per direction, `mib` the device-reported memory."""
     peak = {dtype: rates[dtype] for dtype in DTYPES if rates.get(dtype) is not None}
-    return GPU(key, name, peak, memory_gib, bandwidth_tbs, source, tuple(device_names))
+    nvlink, network, link_source = link if link is not None else (None, None, "")
+    return GPU(
+        key, name, peak, memory_gib, bandwidth_tbs, source, tuple(device_names), nvlink, network, link_source, mib
+    )
+
+
+# Interconnects, per direction (half the datasheets' bidirectional totals). NVLink generations:
+# 2 (V100) 300 GB/s total, 3 (A100) 600, 4 (H100/H200) 900, H800 400 (export variant), 5 (B200) 1,800.
+_NVL2 = (150, 12.5, "NVIDIA V100 datasheet: NVLink 300 GB/s; DGX-1: 100 Gb/s EDR per GPU")
+_NVL3 = (300, 25, "NVIDIA A100 datasheet: NVLink 600 GB/s; DGX A100: 200 Gb/s HDR InfiniBand per GPU")
+_NVL4 = (450, 50, "NVIDIA H100 datasheet: NVLink 900 GB/s; DGX H100: 400 Gb/s NDR InfiniBand per GPU")
+_NVL4_H200 = (450, 50, "NVIDIA H200 datasheet: NVLink 900 GB/s; HGX H200: 400 Gb/s NDR InfiniBand per GPU")
+_NVL_H800 = (
+    200,
+    50,
+    "NVIDIA H800 (export variant): NVLink 400 GB/s; 400 Gb/s InfiniBand per GPU as in the DeepSeek-V3 "
+    "report (arXiv:2412.19437 sec. 3.1: IB 50 GB/s, NVLink 160 GB/s achievable)",
+)
+_NVL5 = (900, 50, "NVIDIA B200 datasheet: NVLink 5 1.8 TB/s; DGX B200: 400 Gb/s ConnectX-7 per GPU")
+_PCIE4 = (32, 25, "PCIe 4.0 x16: 32 GB/s per direction (no NVLink assumed); 200 Gb/s network per GPU assumed")
+_PCIE5 = (64, 50, "PCIe 5.0 x16: 64 GB/s per direction (no NVLink assumed); 400 Gb/s network per GPU assumed")
+_MI300X = (448, 50, "AMD MI300X: 7 Infinity Fabric links, 896 GB/s peer total; 400 Gb/s network per GPU assumed")
 
 
 _NV_A100 = "NVIDIA A100 datasheet (via glennklockwood.com/garden/processors/A100)"
@@ -60,6 +105,7 @@ GPUS: dict[str, GPU] = {
             0.9,
             "cli99/llm-analysis gpu_configs/v100-sxm-32gb.json",
             ("V100-SXM",),
+            link=_NVL2,
             fp16=125,
             fp32=15.7,
         ),
@@ -70,6 +116,7 @@ GPUS: dict[str, GPU] = {
             0.9,
             "cli99/llm-analysis gpu_configs/v100-pcie-32gb.json",
             ("V100-PCIE",),
+            link=(16, 12.5, "PCIe 3.0 x16: 16 GB/s per direction; 100 Gb/s network per GPU assumed"),
             fp16=112,
             fp32=14.0,
         ),
@@ -80,6 +127,7 @@ GPUS: dict[str, GPU] = {
             1.555,
             _NV_A100,
             ("A100-SXM4-40GB", "A100-PCIE-40GB"),
+            link=_NVL3,
             bf16=312,
             fp16=312,
             tf32=156,
@@ -92,6 +140,8 @@ GPUS: dict[str, GPU] = {
             2.039,
             _NV_A100,
             ("A100-SXM4-80GB",),
+            link=_NVL3,
+            mib=81920,  # nvidia-smi
             bf16=312,
             fp16=312,
             tf32=156,
@@ -104,6 +154,7 @@ GPUS: dict[str, GPU] = {
             1.935,
             _NV_A100,
             ("A100 80GB PCIe", "A100-PCIE-80GB"),
+            link=_PCIE4,
             bf16=312,
             fp16=312,
             tf32=156,
@@ -116,6 +167,8 @@ GPUS: dict[str, GPU] = {
             3.35,
             "NVIDIA H100 datasheet (dense = half the sparse headline)",
             ("H100 80GB HBM3", "H100 SXM"),
+            link=_NVL4,
+            mib=81559,  # nvidia-smi
             bf16=989.4,
             fp16=989.4,
             fp8=1978.9,
@@ -129,11 +182,27 @@ GPUS: dict[str, GPU] = {
             2.0,
             "cli99/llm-analysis gpu_configs (fp16 756, 2000 GB/s)",
             ("H100 PCIe",),
+            link=_PCIE5,
             bf16=756,
             fp16=756,
             fp8=1513,
             tf32=378,
             fp32=51,
+        ),
+        _gpu(
+            "h800",
+            "H800 SXM5 80GB",
+            80,
+            3.35,
+            "NVIDIA H800: the H100 SXM5 die and HBM3 with NVLink cut to 400 GB/s (DeepSeek-V3 trained on it, "
+            "arXiv:2412.19437); dense rates as H100 SXM",
+            ("H800",),
+            link=_NVL_H800,
+            bf16=989.4,
+            fp16=989.4,
+            fp8=1978.9,
+            tf32=494.7,
+            fp32=66.9,
         ),
         _gpu(
             "h200",
@@ -142,6 +211,8 @@ GPUS: dict[str, GPU] = {
             4.8,
             "NVIDIA H200 (same GH100 compute as H100 SXM; 141 GB HBM3e)",
             ("H200",),
+            link=_NVL4_H200,
+            mib=143771,  # nvidia-smi
             bf16=989.4,
             fp16=989.4,
             fp8=1978.9,
@@ -155,6 +226,7 @@ GPUS: dict[str, GPU] = {
             8.0,
             "glennklockwood.com/garden/processors/B200 (HGX B200 dense)",
             ("B200",),
+            link=_NVL5,
             bf16=2250,
             fp16=2250,
             fp8=4500,
@@ -168,6 +240,7 @@ GPUS: dict[str, GPU] = {
             5.3,
             "AMD MI300X (dense BF16 1307.4, FP8 2614.9)",
             ("MI300X",),
+            link=_MI300X,
             bf16=1307.4,
             fp16=1307.4,
             fp8=2614.9,
@@ -184,6 +257,7 @@ GPUS: dict[str, GPU] = {
             0.864,
             "NVIDIA L40S datasheet table",
             ("L40S",),
+            link=_PCIE4,
             bf16=362.05,
             fp16=362.05,
             fp8=733,
@@ -197,6 +271,7 @@ GPUS: dict[str, GPU] = {
             1.008,
             "waredb.com nvidia-geforce-rtx-4090 (dense tensor rates)",
             ("RTX 4090",),
+            link=_PCIE4,
             bf16=165.2,
             fp16=165.2,
             fp8=330.3,
@@ -205,13 +280,46 @@ GPUS: dict[str, GPU] = {
         ),
     ]
 }
-GPU_ALIASES = {"a100": "a100-80gb", "h100": "h100-sxm", "v100-sxm": "v100", "4090": "rtx4090"}
+# The spellings people type (vendor names, memory sizes, form factors): each maps to one row.
+GPU_ALIASES = {
+    "a100": "a100-80gb",
+    "a100-80g": "a100-80gb",
+    "a100-sxm": "a100-80gb",
+    "a100-sxm4": "a100-80gb",
+    "a100-sxm4-80gb": "a100-80gb",
+    "a100-40g": "a100-40gb",
+    "a100-sxm4-40gb": "a100-40gb",
+    "a100-pcie": "a100-pcie-80gb",
+    "h100": "h100-sxm",
+    "h100-80gb": "h100-sxm",
+    "h100-80g": "h100-sxm",
+    "h100-sxm5": "h100-sxm",
+    "h100-sxm5-80gb": "h100-sxm",
+    "h100-hbm3": "h100-sxm",
+    "h100-pcie-80gb": "h100-pcie",
+    "h800-sxm": "h800",
+    "h800-80gb": "h800",
+    "h200-141gb": "h200",
+    "h200-sxm": "h200",
+    "b200-180gb": "b200",
+    "b200-192gb": "b200",
+    "mi300": "mi300x",
+    "mi300x-192gb": "mi300x",
+    "v100-sxm": "v100",
+    "v100-sxm2": "v100",
+    "v100-32gb": "v100",
+    "l40s-48gb": "l40s",
+    "4090": "rtx4090",
+    "rtx-4090": "rtx4090",
+}
 
 
 def get_gpu(name: str) -> GPU:
     """The table entry for a name or alias ('A100', 'h100_sxm'); UnknownName (a SizingError
     and a KeyError) naming the closest GPUs otherwise."""
     key = name.strip().lower().replace("_", "-").replace(" ", "-") if isinstance(name, str) else name
+    if isinstance(key, str):
+        key = key.removeprefix("nvidia-").removeprefix("amd-")
     return lookup(key, GPUS, GPU_ALIASES, "gpu", f"valid: {', '.join(GPUS)}", cutoff=0.5)
 
 

@@ -70,3 +70,44 @@ def test_aliases_and_errors():
     with pytest.raises(SizingError, match="a100-80gb has no fp8 peak"):
         get_gpu("a100").peak_flops_per_second("fp8")
     assert get_gpu("v100").default_dtype == "fp16"
+
+
+def test_h800_shares_the_h100_sxm_compute_with_a_narrower_nvlink():
+    h800, h100 = get_gpu("h800"), get_gpu("h100")
+    assert h800.peak_tflops == h100.peak_tflops and h800.bandwidth_tbs == h100.bandwidth_tbs
+    assert (h800.nvlink_gbs, h100.nvlink_gbs) == (200, 450)  # 400 vs 900 GB/s bidirectional
+
+
+@pytest.mark.parametrize(
+    "spelling,key",
+    [
+        ("h100-80gb", "h100-sxm"),
+        ("H100-SXM5", "h100-sxm"),
+        ("NVIDIA H100 SXM5 80GB", "h100-sxm"),
+        ("a100-80g", "a100-80gb"),
+        ("A100_SXM4_40GB", "a100-40gb"),
+        ("h200-141gb", "h200"),
+        ("nvidia-h200", "h200"),
+        ("mi300", "mi300x"),
+    ],
+)
+def test_common_spellings(spelling, key):
+    assert get_gpu(spelling).key == key
+
+
+def test_fit_uses_the_memory_the_device_reports():
+    # nvidia-smi: H200 143,771 MiB (the session's device reports about 140 GiB), H100 80GB 81,559 MiB,
+    # A100 80GB 81,920 MiB (= 80 GiB, the sold figure)
+    assert get_gpu("h200").memory_bytes == 143_771 * 2**20
+    assert get_gpu("h100").memory_bytes == 81_559 * 2**20
+    assert get_gpu("a100").memory_bytes == 80 * 2**30
+    assert get_gpu("b200").memory_bytes == 180 * 2**30  # no device figure recorded: the sold capacity
+
+
+def test_every_nvidia_gpu_has_interconnect_bandwidths_with_a_source():
+    for g in GPUS.values():
+        if g.key.startswith("tpu"):
+            assert g.nvlink_gbs is None and g.network_gbs is None  # ICI topologies are not modelled
+            continue
+        assert g.nvlink_gbs > 0 and g.network_gbs > 0 and g.interconnect_source, g.key
+        assert g.network_gbs < g.nvlink_gbs, g.key  # scale-out is the narrower link

@@ -65,12 +65,18 @@ def presets(fmt):
 @click.command()
 @click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
 def gpus(fmt):
-    """List the GPUs: dense peak TFLOP/s per dtype, memory and bandwidth."""
-    headers = ["name", "gpu"] + [f"{d} TFLOP/s" for d in DTYPES] + ["memory GiB", "TB/s"]
+    """List the GPUs: dense peak TFLOP/s per dtype, memory, HBM bandwidth, and the scale-up
+    (NVLink) and scale-out (network) bandwidths per GPU per direction."""
+    headers = (
+        ["name", "gpu"]
+        + [f"{d} TFLOP/s" for d in DTYPES]
+        + ["memory GiB", "usable GiB", "HBM TB/s", "NVLink GB/s", "network GB/s"]
+    )
     rows = [
         [g.key, g.name]
         + [f"{g.peak_tflops[d]:g}" if d in g.peak_tflops else "" for d in DTYPES]
-        + [f"{g.memory_gib:g}", f"{g.bandwidth_tbs:g}"]
+        + [f"{g.memory_gib:g}", f"{g.memory_bytes / 2**30:.2f}", f"{g.bandwidth_tbs:g}"]
+        + [f"{v:g}" if v is not None else "" for v in (g.nvlink_gbs, g.network_gbs)]
         for g in GPUS.values()
     ]
     _echo_rows(
@@ -83,8 +89,12 @@ def gpus(fmt):
                 gpu=g.name,
                 peak_tflops=g.peak_tflops,
                 memory_gib=g.memory_gib,
+                memory_bytes=g.memory_bytes,
                 bandwidth_tbs=g.bandwidth_tbs,
+                nvlink_gbs=g.nvlink_gbs,
+                network_gbs=g.network_gbs,
                 source=g.source,
+                interconnect_source=g.interconnect_source or None,
             )
             for g in GPUS.values()
         ],
