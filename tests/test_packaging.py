@@ -1,10 +1,12 @@
 """`pip install .` (not editable) must carry every subpackage: an explicit package list once
 shipped `sizing` without `sizing.cli`, and the README's first command failed on a fresh machine."""
 
-import tomllib
 from pathlib import Path
 
+import pytest
 from setuptools import find_packages
+
+tomllib = pytest.importorskip("tomllib")  # Python >= 3.11; the check needs to run on one version only
 
 ROOT = Path(__file__).resolve().parents[1]
 
