@@ -12,7 +12,6 @@ model, component by component, forward and training (forward + backward), with b
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 
@@ -21,23 +20,16 @@ from torch.utils.checkpoint import set_checkpoint_early_stop
 
 from sizing.config import ModelConfig
 from sizing.flops import BACKWARD_PER_FORWARD, SELECTIVE_RECOMPUTE_KEYS, flop_breakdown
-from sizing.presets import PRESETS
-from sizing.validate import MAX_SEQ_LEN, SizingError, require_choice, require_int
+from sizing.validate import require_choice
 from sizing.vocabulary import FLOP_COUNTERS
 
 from .check import CheckResult
 from .flop_count import count_fvcore, count_torch
+from .flop_limits import FULL_SIZE_BATCH, full_size_seq_len
 from .model import build
 from .small import small_config
 
-DEFAULT_SEQ_LEN = 2048  # the full-size run's T for a model that is not a preset
-FULL_SIZE_BATCH = 1
 TOY_SEQ_LEN, TOY_BATCH = 32, 2
-# torch sizes every tensor, meta ones included, in int64 bytes. The largest tensor of the
-# full-size run is the math path's (batch, h, T, T) score matrix in fp32 (the meta model is
-# built in the default dtype, and the softmax runs in fp32): 4.b.h.T^2 bytes must stay below 2^63.
-SCORE_BYTES = 4
-MAX_TENSOR_BYTES = 2**63 - 1
 
 
 @dataclass
@@ -168,39 +160,6 @@ def _recompute_rows(model, idx, fwd, formulas, mode: str, attn_impl: str) -> lis
 
 
 # ---------------------------------------------------------------- sizing verify --flops
-def meta_seq_len_limit(cfg: ModelConfig, batch: int = FULL_SIZE_BATCH) -> int:
-    """The longest T whose full-size run torch can size on the meta device: the largest T
-    with SCORE_BYTES.b.h.T^2 <= 2^63 - 1 (see SCORE_BYTES)."""
-    return math.isqrt(MAX_TENSOR_BYTES // (SCORE_BYTES * batch * cfg.n_heads))
-
-
-def full_size_seq_len(name: str, cfg: ModelConfig, seq_len: int | None = None, option: str = "seq_len") -> int:
-    """T of the full-size run. Default: the preset's training context (DEFAULT_SEQ_LEN for a
-    model that is not a preset), capped at a learned position table. An explicit T beyond a
-    learned position table, or longer than the meta device can size, is a SizingError that
-    names `option` (the CLI passes "--seq-len")."""
-    if seq_len is None:
-        preset = PRESETS.get(name)
-        T = preset.context if preset else DEFAULT_SEQ_LEN
-        if cfg.position == "learned":
-            T = min(T, cfg.max_positions)
-    else:
-        T = require_int(option, seq_len, 1, MAX_SEQ_LEN)
-        if cfg.position == "learned" and T > cfg.max_positions:
-            raise SizingError(
-                f"{option} ({T:,}) exceeds the learned position table of {name} (max_positions "
-                f"{cfg.max_positions:,}); use a shorter {option} or --set max_positions={T}"
-            )
-    limit = meta_seq_len_limit(cfg)
-    if T > limit:
-        raise SizingError(
-            f"{option} ({T:,}) is too long for the full-size FLOP check of {name}: its "
-            f"(batch, {cfg.n_heads} heads, T, T) fp32 score tensor would exceed torch's int64 "
-            f"byte count even on the meta device; at most {limit:,}"
-        )
-    return T
-
-
 def verify_flops(
     name: str, cfg: ModelConfig, seq_len: int | None = None, counter: str = "both", **_options
 ) -> CheckResult:

@@ -17,7 +17,8 @@ from .config import ModelConfig
 from .conventions import ATTENTION_NOTES, CONVENTIONS, model_flops_per_token
 from .hardware import GPU, get_gpu
 from .presets import Preset, get_preset
-from .training import TrainingRun, cost_usd, gpu_hours, training_flops, wall_clock_days
+from .training import TrainingRun, check_hardware_options, cost_usd, gpu_hours, training_flops, wall_clock_days
+from .validate import SizingError, show
 from .vocabulary import DEFAULT_GPU, DEFAULT_MFU
 
 
@@ -165,12 +166,15 @@ def estimate(
     seq_len and tokens default to the preset's training context and published tokens."""
     preset = get_preset(model) if isinstance(model, str) else model if isinstance(model, Preset) else None
     cfg = preset.config if preset else model
+    if not isinstance(cfg, ModelConfig):
+        raise SizingError(f"model ({show(model)}) must be a preset name, a Preset or a ModelConfig")
     if seq_len is None:
         if preset is None:
-            raise ValueError("seq_len must be given for a config that is not a preset")
+            raise SizingError("seq_len must be given for a config that is not a preset (e.g. seq_len=4096)")
         seq_len = preset.context
     if tokens is None and preset is not None:
         tokens = preset.training_tokens
+    check_hardware_options(gpu, dtype, mfu, num_gpus, price_per_gpu_hour)
     summary = param_summary(cfg)
     breakdown = F.flop_breakdown(cfg, seq_len, attention, recompute)
     cost = None

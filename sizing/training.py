@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .hardware import get_gpu
 from .validate import MAX_COUNT, MAX_PRICE, MAX_TOKENS, require_fraction, require_int, require_number
 from .vocabulary import DEFAULT_GPU, DEFAULT_MFU
 
@@ -54,13 +55,25 @@ class TrainingRun:
 
     def __post_init__(self):
         require_int("tokens", self.tokens, maximum=MAX_TOKENS)
-        require_fraction("mfu", self.mfu)
-        require_int("num_gpus", self.num_gpus, maximum=MAX_COUNT)
-        if self.price_per_gpu_hour is not None:
-            require_number(
-                "price_per_gpu_hour",
-                self.price_per_gpu_hour,
-                0,
-                MAX_PRICE,
-                what=f"a number of USD per GPU-hour in [0, {MAX_PRICE:g}]",
-            )
+        check_hardware_options(self.gpu, self.dtype, self.mfu, self.num_gpus, self.price_per_gpu_hour)
+
+
+def check_hardware_options(
+    gpu: str, dtype: str | None, mfu: float, num_gpus: int, price_per_gpu_hour: float | None
+) -> None:
+    """The run's hardware fields, checked whether or not there are tokens to cost: an unknown
+    GPU, a dtype it has no rate for, an MFU outside (0, 1] or a price that is not a number is
+    a SizingError, never accepted quietly because no training cost was asked for."""
+    gpu_entry = get_gpu(gpu)
+    if dtype is not None:
+        gpu_entry.peak_flops_per_second(dtype)
+    require_fraction("mfu", mfu)
+    require_int("num_gpus", num_gpus, maximum=MAX_COUNT)
+    if price_per_gpu_hour is not None:
+        require_number(
+            "price_per_gpu_hour",
+            price_per_gpu_hour,
+            0,
+            MAX_PRICE,
+            what=f"a number of USD per GPU-hour in [0, {MAX_PRICE:g}]",
+        )

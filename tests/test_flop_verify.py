@@ -6,13 +6,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
 from reference_model.causal_count import blocked_causal_attention, count_attention_flops, masked_attention
-from reference_model.flop_verify import (
-    DEFAULT_SEQ_LEN,
-    check_flops,
-    full_size_seq_len,
-    meta_seq_len_limit,
-    verify_flops,
-)
+from reference_model.flop_limits import DEFAULT_SEQ_LEN, full_size_seq_len, meta_seq_len_limit
+from reference_model.flop_verify import check_flops, verify_flops
 from reference_model.small import small_config
 from sizing import flops as F
 from sizing.flops import attended_pairs

@@ -375,3 +375,92 @@ def test_a_sizing_error_escaping_a_command_is_one_error_line():
         assert one_error("boom-test") == "Error: depth (0) must be a positive integer"
     finally:
         main.commands.pop("boom-test")
+
+
+# ---- the Python API: run options are checked even when no training cost is asked for
+@pytest.mark.parametrize(
+    "kwargs, words",
+    [
+        ({"gpu": "x"}, ["unknown gpu 'x'"]),  # gpt2 has no published tokens: nothing is costed
+        ({"gpu": "a100", "dtype": "fp8"}, ["a100-80gb has no fp8 peak"]),
+        ({"price_per_gpu_hour": "2"}, ["price_per_gpu_hour ('2')"]),
+        ({"mfu": 2}, ["mfu (2)", "(0, 1]"]),
+        ({"num_gpus": 0}, ["num_gpus (0)"]),
+        ({"seq_len": True}, ["seq_len (True)"]),
+    ],
+)
+def test_estimate_checks_every_option(kwargs, words):
+    from sizing import estimate
+
+    with pytest.raises(SizingError) as info:
+        estimate("gpt2", **kwargs)
+    for word in words:
+        assert word in str(info.value)
+
+
+@pytest.mark.parametrize("model", [None, 42, ["gpt2"]])
+def test_estimate_of_something_that_is_not_a_model(model):
+    from sizing import estimate
+
+    with pytest.raises(SizingError, match=r"must be a preset name, a Preset or a ModelConfig"):
+        estimate(model)
+
+
+def test_estimate_of_a_bare_config_needs_seq_len():
+    from sizing import ModelConfig, estimate
+
+    cfg = ModelConfig(vocab_size=100, d_model=64, n_layers=2, n_heads=4, d_ff=256, position="rope")
+    with pytest.raises(SizingError, match="seq_len must be given"):
+        estimate(cfg)
+
+
+# ---- sizing report --out: an unusable folder is one line, before anything is built
+def test_report_out_unusable(tmp_path):
+    a_file = tmp_path / "presets"
+    a_file.write_text("not a folder")
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "README.md").write_text("# my project\n")
+    (tmp_path / "odd").mkdir()
+    (tmp_path / "odd" / "presets").write_text("a file where a folder goes")
+    cases = {
+        "": "--out ('') must name a folder",
+        "/dev/null": "'/dev/null' exists and is not a folder",
+        str(a_file / "sub"): f"'{a_file}' is not a folder",
+        "/proc/x": "--out ('/proc/x'): cannot create it",
+        str(tmp_path / "proj"): "holds a README.md that `sizing report` did not write",
+        str(tmp_path / "odd"): "presets' exists and is not a folder",
+    }
+    for out, words in cases.items():
+        for extra in ([], ["--check"]):
+            if extra and out in ("/proc/x",):
+                continue  # --check creates nothing, so a missing folder is simply stale
+            line = one_error("report", "--out", out, *extra)
+            assert line.startswith("Error: ") and words in line, (out, extra, line)
+    assert (tmp_path / "proj" / "README.md").read_text() == "# my project\n"  # never overwritten
+
+
+def test_report_cleans_and_flags_temporaries_of_a_killed_run(tmp_path):
+    from sizing.report.build import check_reports, write_reports
+
+    write_reports(tmp_path, echo=lambda line: None)
+    strays = [tmp_path / ".README.md.k9k9k9.tmp", tmp_path / "presets" / ".gpt2.md.k9k9k9.tmp"]
+    for path in strays:
+        path.write_bytes(b"half a file")
+    stale = check_reports(tmp_path, echo=lambda line: None)
+    assert stale == [
+        ".README.md.k9k9k9.tmp: temporary file of an interrupted run",
+        "presets/.gpt2.md.k9k9k9.tmp: temporary file of an interrupted run",
+    ]
+    write_reports(tmp_path, echo=lambda line: None)
+    assert not any(path.exists() for path in strays)
+    assert check_reports(tmp_path, echo=lambda line: None) == []
+
+
+def test_verify_refuses_an_impossible_seq_len_before_torch_loads():
+    code = (
+        "import sys; from click.testing import CliRunner; from sizing.cli import main; "
+        "r = CliRunner().invoke(main, ['verify', '--flops', '--preset', 'llama2-7b', '--set', 'n_layers=1', "
+        "'--seq-len', '1000000000']); print(r.exit_code, 'torch' in sys.modules); print(r.output)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout
+    assert out.startswith("2 False\n") and "at most 268,435,455" in out

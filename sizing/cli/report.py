@@ -16,7 +16,6 @@ from .common import UserError
     "out_dir",
     default="reports",
     show_default=True,
-    type=click.Path(file_okay=False),
     help="Folder to write (or, with --check, to check).",
 )
 @click.option(
@@ -39,11 +38,18 @@ def report(out_dir, check, with_verification):
     missing = [name for name in ("pandas", "tabulate", "matplotlib") if not _importable(name)]
     if missing:
         raise UserError(f"sizing report needs {', '.join(missing)}: pip install 'transformer-sizing[report]'")
-    from ..report.build import check_reports, write_reports
+    from ..report.build import ReportFolderError, check_reports, write_reports
 
     def echo(line):
         click.echo(line, err=True)
 
+    try:
+        _run(out_dir, check, with_verification, echo, check_reports, write_reports)
+    except ReportFolderError as exc:
+        raise UserError(str(exc)) from None
+
+
+def _run(out_dir, check, with_verification, echo, check_reports, write_reports):
     if check:
         stale = check_reports(out_dir, with_verification, echo=echo)
         if stale:

@@ -110,12 +110,7 @@ def verify(ctx, presets, all_presets, config_path, overrides, seq_len, counter, 
         )
     check_options: dict = {"seq_len": seq_len, "counter": counter}
 
-    try:
-        import torch  # noqa: F401  (only to say how to install it: the reference model needs it)
-    except ImportError:
-        raise UserError(INSTALL_HINT) from None
-    from reference_model.flop_verify import full_size_seq_len
-    from reference_model.verify import run_checks
+    from reference_model.flop_limits import full_size_seq_len  # torch-free: checked before torch loads
 
     if "flops" in checks:  # a T beyond a learned position table, or too long to size on meta: before any check runs
         for name, cfg in models:
@@ -123,6 +118,12 @@ def verify(ctx, presets, all_presets, config_path, overrides, seq_len, counter, 
                 full_size_seq_len(name, cfg, seq_len, option="--seq-len")
             except SizingError as exc:
                 raise UserError(str(exc)) from None
+    try:
+        import torch  # noqa: F401  (only to say how to install it: the reference model needs it)
+    except ImportError:
+        raise UserError(INSTALL_HINT) from None
+    from reference_model.verify import run_checks
+
     results = run_checks(models, checks, **check_options)
     click.echo(_render(results, fmt), nl=False)
     if not all(r.ok for r in results):

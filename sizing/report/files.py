@@ -15,13 +15,25 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
+TEMP_PREFIX, TEMP_SUFFIX = ".", ".tmp"  # write_atomic's temporaries: .NAME.XXXXXXXX.tmp beside NAME
+
+
+def is_temporary(path: Path) -> bool:
+    """A temporary file of write_atomic, left behind only when a run was killed (kill -9)."""
+    return path.name.startswith(TEMP_PREFIX) and path.name.endswith(TEMP_SUFFIX)
+
+
+def stray_temporaries(folders: list[Path]) -> list[Path]:
+    """The temporaries of interrupted runs in `folders` (not recursive)."""
+    return sorted(p for folder in folders if folder.is_dir() for p in folder.iterdir() if is_temporary(p))
+
 
 def write_atomic(path: Path, writer: Callable[[BinaryIO], None]) -> None:
     """Call writer(file) on a temporary file beside `path`, then rename it over `path`.
     If the writer raises, the temporary file is removed and `path` is left as it was."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f"{TEMP_PREFIX}{path.name}.", suffix=TEMP_SUFFIX)
     try:
         with os.fdopen(fd, "wb") as handle:
             writer(handle)
@@ -93,4 +105,6 @@ def stale_files(
             rel = path.relative_to(out_dir).as_posix()
             if path.is_file() and rel not in expected and not path.name.startswith("."):
                 problems.append(f"{rel}: no longer generated")
+    for path in stray_temporaries([out_dir] + [out_dir / folder for folder in managed_dirs]):
+        problems.append(f"{path.relative_to(out_dir).as_posix()}: temporary file of an interrupted run")
     return problems
