@@ -139,12 +139,7 @@ def profile(
     if plan_report is not None:
         if preset or config_path or overrides or planned:
             raise UserError("--plan-report writes the page of planned runs; give it without a model or --planned")
-        try:
-            text = plan_report_markdown(Path(results) if results else None)
-        except SizingError as exc:
-            raise UserError(str(exc)) from None
-        _write(plan_report, text)
-        click.echo(f"wrote {plan_report}", err=True)
+        _write_plan_report(plan_report, results)
         return
     if results is not None:
         raise UserError("--results goes with --plan-report")
@@ -165,15 +160,7 @@ def profile(
         "compile": use_compile,
         "recompute": recompute,
     }
-    if given["seq_len"] is None and plan is None:
-        if model.preset is None:
-            raise UserError("--seq-len is needed for a model that is not a preset (e.g. --seq-len 2048)")
-        given["seq_len"] = model.preset.context
-    try:
-        settings = ProfileSettings(**_settings(plan, given), device=device, peak_tflops=peak_tflops)
-        settings.check_model(model.config)
-    except ProfileError as exc:
-        raise UserError(str(exc)) from None
+    settings = _checked_settings(model, plan, given, device, peak_tflops)
     if device == "cpu":
         _refuse_big_cpu_run(model.config, settings)
     try:
@@ -199,6 +186,30 @@ def profile(
         _write(out, result.render_markdown())
         click.echo(f"wrote {out}", err=True)
     click.echo(result.render(fmt), nl=False)
+
+
+def _write_plan_report(path: str, results: str | None) -> None:
+    try:
+        text = plan_report_markdown(Path(results) if results else None)
+    except SizingError as exc:
+        raise UserError(str(exc)) from None
+    _write(path, text)
+    click.echo(f"wrote {path}", err=True)
+
+
+def _checked_settings(model, plan: PlannedRun | None, given: dict, device: str, peak_tflops) -> ProfileSettings:
+    """The run's settings (command line, else the planned run, else the defaults), checked
+    against the model; T defaults to a preset's context."""
+    if given["seq_len"] is None and plan is None:
+        if model.preset is None:
+            raise UserError("--seq-len is needed for a model that is not a preset (e.g. --seq-len 2048)")
+        given = {**given, "seq_len": model.preset.context}
+    try:
+        settings = ProfileSettings(**_settings(plan, given), device=device, peak_tflops=peak_tflops)
+        settings.check_model(model.config)
+    except ProfileError as exc:
+        raise UserError(str(exc)) from None
+    return settings
 
 
 def _settings(plan: PlannedRun | None, given: dict) -> dict:
