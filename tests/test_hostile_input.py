@@ -464,3 +464,30 @@ def test_verify_refuses_an_impossible_seq_len_before_torch_loads():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout
     assert out.startswith("2 False\n") and "at most 268,435,455" in out
+
+
+# ---- a single-value option given twice is an error in every command (click keeps the last)
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["estimate", "-p", "gpt2", "--seq-len", "8", "--seq-len", "16"], "--seq-len given twice (8, 16)"),
+        (["estimate", "-p", "gpt2", "-T8", "-T", "9"], "--seq-len given twice (8, 9)"),
+        (["estimate", "-p", "gpt2", "--gpu", "h100", "--gpu=a100"], "--gpu given twice (h100, a100)"),
+        (["memory", "-p", "gpt2", "--zero", "1", "--zero", "2"], "--zero given twice (1, 2)"),
+        (["gpus", "--format", "json", "--format", "csv"], "--format given twice (json, csv)"),
+        (["presets", "--format", "json", "--format", "json"], "--format given twice (json, json)"),
+        (["report", "--out", "a", "--out", "b"], "--out given twice (a, b)"),
+        (["profile", "-p", "gpt2", "--compile", "--no-compile"], "--compile given twice (--compile, --no-compile)"),
+        (["verify", "--flops", "-p", "gpt2", "--seq-len", "8", "--seq-len", "9"], "--seq-len given twice (8, 9)"),
+    ],
+)
+def test_a_repeated_single_value_option_is_an_error(args, words):
+    assert words in one_error(*args)
+
+
+def test_options_that_may_repeat_still_repeat():
+    assert "2 model(s) match" in run_ok("verify", "--params", "-p", "gpt2", "-p", "gpt2-medium")
+    out = run_ok("estimate", "-p", "gpt2", "--set", "n_layers=2", "--set", "d_model=1536", "--format", "json")
+    assert json.loads(out)["model"]["config"]["n_layers"] == 2
+    # a value that happens to spell an option is a value, not a second option
+    assert "--seq-len" in one_error("estimate", "-p", "gpt2", "--seq-len", "--seq-len")

@@ -12,6 +12,7 @@ import click
 
 from ..validate import SizingError
 from .common import UserError
+from .repeats import reject_repeated_options
 
 
 class LazyGroup(click.Group):
@@ -36,6 +37,12 @@ class LazyGroup(click.Group):
             module = importlib.import_module(f".{module_name}", __package__)
             self.add_command(getattr(module, attribute), name)
         return super().get_command(ctx, name)
+
+    def resolve_command(self, ctx, args):
+        name, command, rest = super().resolve_command(ctx, args)
+        if command is not None:
+            reject_repeated_options(command, rest)
+        return name, command, rest
 
     def invoke(self, ctx):
         """Bad input that a command did not turn into a UserError itself still ends as one
