@@ -178,3 +178,22 @@ def test_learned_position_table_bounds_prompt_and_output():
     with pytest.raises(SizingError, match=r"prompt \+ output \(1100\) exceeds the learned position table"):
         serve("gpt2", 1000, 100)
     assert serve("gpt2", 1000, 24).fits
+
+
+@pytest.mark.parametrize(
+    "model, prompt, output, batch",
+    [
+        ("mistral-7b", 4000, 300, 4),  # crosses the 4096-token window: the last steps are alike
+        ("mistral-7b", 5000, 40, 2),  # starts past the window
+        ("llama2-7b", 16, 600, 300),  # compute-bound first, memory-bound once the KV cache grows
+    ],
+)
+def test_decode_time_is_the_sum_of_every_step(model, prompt, output, batch):
+    from sizing.serve.estimate import _Machine
+
+    est = serve(model, prompt, output, batch, gpu="h100")
+    machine = _Machine(est.config, est.gpu, est.settings)
+    loop = sum(machine.decode_step(C).roofline.seconds for C in range(prompt + 1, prompt + output))
+    assert est.decode_seconds == pytest.approx(loop, rel=1e-9)
+    if model == "llama2-7b":
+        assert est.decode_bound == "compute then memory"

@@ -140,7 +140,7 @@ def serve(
             price,
             prefill_chunk,
             name=model.name,
-            trained_context=model.preset.context if model.preset and not overrides else None,
+            trained_context=model.preset.context if model.preset else None,
         )
     except SizingError as exc:
         raise UserError(str(exc)) from None

@@ -81,6 +81,40 @@ class _Machine:
         moved = step_bytes(self.cfg, context, b, self.s.weight_dtype, self.s.kv_dtype)
         return StepEstimate(context, flops, moved, self.roofline(flops, moved.total, b))
 
+    def prefill(self) -> tuple[int, int, float, Roofline]:
+        """(FLOPs, forwards, bytes, roofline) of the batch's prefill: the weights read once per
+        forward (per chunk of `prefill_chunk` tokens when given), the KV cache written."""
+        cfg, s = self.cfg, self.s
+        per_forward = prefill_tokens(s.prompt, s.batch, s.prefill_chunk)
+        forwards = ceil_div(s.prompt * s.batch, per_forward)
+        flops = prefill_flops(cfg, s.prompt, s.batch, s.attention)
+        weights = step_bytes(cfg, s.prompt, 1, s.weight_dtype, s.kv_dtype, new_tokens=per_forward).weight_bytes
+        n_bytes = forwards * weights + kv_cache_bytes(cfg, s.prompt, s.batch, s.kv_dtype)
+        return flops, forwards, n_bytes, self.roofline(flops, n_bytes, s.prompt * s.batch)
+
+    def decode_seconds(self, first: int, last: int) -> float:
+        """Σ of the decode steps at C = first..last: exact (roofline.sum_of_steps) up to the window,
+        then all alike (the window caps the keys and the KV read)."""
+        window = self.cfg.sliding_window
+        ramp_end = last if window is None else min(last, max(first - 1, window))
+
+        def seconds_at(context: int) -> tuple[float, float, float]:
+            r = self.decode_step(context).roofline
+            return r.compute_seconds, r.memory_seconds, r.comm_seconds
+
+        capped = last - ramp_end
+        return sum_of_steps(seconds_at, first, ramp_end) + capped * self.decode_step(last).roofline.seconds
+
+    def memory(self, batch: int) -> tuple[int, int, int]:
+        """(weights, KV cache, prefill peak) bytes per GPU: weights and KV split over tp, the
+        prefill peak taken whole (conservative)."""
+        cfg, s = self.cfg, self.s
+        weights = ceil_div(inference_weights_bytes(cfg, s.weight_dtype), s.tp)
+        kv = ceil_div(kv_cache_bytes(cfg, s.prompt + s.output, batch, s.kv_dtype), s.tp)
+        n = prefill_tokens(s.prompt, batch, s.prefill_chunk)
+        a = dtype_bytes(1, s.activation_dtype)
+        return weights, kv, prefill_activation_peak_bytes(cfg, n, min(batch, max(1, n // s.prompt)), a)
+
 
 def serve(
     model: ModelConfig | str,
@@ -102,7 +136,9 @@ def serve(
     trained_context: int | None = None,
 ) -> ServeEstimate:
     """Serving `model` (a preset name or a ModelConfig) on `gpu`: b sequences of `prompt` tokens
-    generating `output` tokens each. A SizingError names the field for any bad input."""
+    generating `output` tokens each, prefilled together (in chunks of `prefill_chunk` tokens), then
+    decoded in lockstep. `trained_context` (a preset's own by default) bounds the prompt. A
+    SizingError names the field for any bad input."""
     cfg, name, trained_context = _resolve(model, name, trained_context)
     s = _settings(cfg, prompt, output, batch, tp, gpus, weight_dtype, kv_dtype, activation_dtype, attention)
     s = _with_rates(s, compute_efficiency, bandwidth_efficiency, price, prefill_chunk)
@@ -111,39 +147,10 @@ def serve(
         raise SizingError(f"tp ({tp}) needs a GPU link bandwidth; gpu {gpu_entry.key} has none in the table")
     machine = _Machine(cfg, gpu_entry, s)
     notes = _notes(cfg, s, trained_context)
-
-    # ---- prefill: the batch's prompts, in chunks of `prefill_chunk` tokens when given
-    per_forward = prefill_tokens(prompt, batch, prefill_chunk)
-    forwards = ceil_div(prompt * batch, per_forward)
-    p_flops = prefill_flops(cfg, prompt, batch, attention)
-    weights_per_forward = step_bytes(cfg, prompt, 1, weight_dtype, kv_dtype, new_tokens=per_forward).weight_bytes
-    kv_written = kv_cache_bytes(cfg, prompt, batch, kv_dtype)
-    p_bytes = forwards * weights_per_forward + kv_written
-    prefill = machine.roofline(p_flops, p_bytes, prompt * batch)
-
-    # ---- decode: steps at C = P+1 .. P+O-1 (the prefill gave the first token)
-    first, last = prompt + 1, prompt + output - 1
-    window = cfg.sliding_window
-    ramp_end = last if window is None else min(last, max(first - 1, window))
-
-    def seconds_at(context: int) -> tuple[float, float, float]:
-        r = machine.decode_step(context).roofline
-        return r.compute_seconds, r.memory_seconds, r.comm_seconds
-
-    capped = last - ramp_end  # steps past the window: all alike
-    decode_seconds = sum_of_steps(seconds_at, first, ramp_end) + capped * machine.decode_step(last).roofline.seconds
+    p_flops, forwards, p_bytes, prefill = machine.prefill()
+    first, last = prompt + 1, prompt + output - 1  # the decode steps' contexts: the prefill gave token 1
     mean_context = (first + last + 1) // 2
-    ridge_batch = smallest_compute_bound_batch(lambda b: machine.decode_step(mean_context, b).roofline)
-
-    # ---- memory per GPU: weights and KV split over tp; the prefill peak taken whole (conservative)
-    weights_gpu = ceil_div(inference_weights_bytes(cfg, weight_dtype), tp)
-
-    def kv_gpu(b: int) -> int:
-        return ceil_div(kv_cache_bytes(cfg, prompt + output, b, kv_dtype), tp)
-
-    def peak(b: int) -> int:
-        n = prefill_tokens(prompt, b, prefill_chunk)
-        return prefill_activation_peak_bytes(cfg, n, min(b, max(1, n // prompt)), dtype_bytes(1, activation_dtype))
+    weights_gpu, kv_gpu, peak = machine.memory(batch)
 
     from ..memory.fit import _largest_fitting  # the one "largest n that fits" search
 
@@ -159,17 +166,17 @@ def serve(
         prefill=prefill,
         first_step=machine.decode_step(first),
         last_step=machine.decode_step(last),
-        decode_seconds=decode_seconds,
+        decode_seconds=machine.decode_seconds(first, last),
         mean_context=mean_context,
-        ridge_batch=ridge_batch,
+        ridge_batch=smallest_compute_bound_batch(lambda b: machine.decode_step(mean_context, b).roofline),
         ridge_intensity=ridge_intensity(
             machine.peak, gpu_entry.hbm_bytes_per_second, compute_efficiency, bandwidth_efficiency
         ),
         weights_bytes_per_gpu=weights_gpu,
         kv_bytes_per_request=kv_cache_bytes(cfg, prompt + output, 1, kv_dtype),
-        kv_bytes_per_gpu=kv_gpu(batch),
-        prefill_peak_bytes=peak(batch),
-        max_batch=_largest_fitting(lambda b: weights_gpu + kv_gpu(b) + peak(b), gpu_entry.memory_bytes),
+        kv_bytes_per_gpu=kv_gpu,
+        prefill_peak_bytes=peak,
+        max_batch=_largest_fitting(lambda b: sum(machine.memory(b)), gpu_entry.memory_bytes),
         notes=tuple(notes),
     )
 

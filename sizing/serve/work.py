@@ -77,8 +77,10 @@ def unread_table_params(cfg: ModelConfig, tokens: int, positions: int = 1) -> in
 
 
 def routed_expert_params(cfg: ModelConfig) -> int:
-    """Parameters of the routed experts, all layers: E·L·expert_params (0 for a dense model)."""
-    return cfg.n_experts * cfg.n_layers * P.expert_params(cfg) if cfg.is_moe else 0
+    """Parameters of the routed experts, all layers: sizing.params' `moe.experts` component
+    (E·L·expert_params today; 0 for a dense model). Everything else of an MoE layer (router,
+    shared experts as their own component) is always read."""
+    return sum(c.count for c in P.param_components(cfg) if c.key == "moe.experts")
 
 
 @dataclass(frozen=True)
@@ -140,6 +142,6 @@ def step_bytes(
         dense_weight_bytes=dtype_bytes(dense, weight_dtype),
         expert_bytes=dtype_bytes(P.expert_params(cfg), weight_dtype) if cfg.is_moe else 0,
         experts_read_per_layer=hit,
-        layers=cfg.n_layers,
+        layers=routed_expert_params(cfg) // P.expert_params(cfg) // cfg.n_experts if cfg.is_moe else cfg.n_layers,
         kv_bytes=kv_cache_bytes(cfg, context, batch, kv_dtype),
     )
