@@ -10,6 +10,7 @@
 # Writes to $OUT when set (the device `run` tool's output folder), else ./gpu_out/:
 #   gpu_profile.log            everything printed, with elapsed seconds
 #   pytest-gpu.txt             the CUDA checks (pytest -m gpu)
+#   serving-measured.json      TTFT and decode tokens/s (reference_model/serve_bench.py): copy to reports/
 #   <run>.json, <run>.md       each profile: every figure (JSON) and its markdown section
 #   gpu-profile.md             the report page with the measured figures: commit it as reports/gpu-profile.md
 #
@@ -69,6 +70,18 @@ if [ "$limit" -gt 0 ]; then
   log "pytest -m gpu finished: exit ${PIPESTATUS[0]} (124 = timed out)"
 else
   log "skipped pytest -m gpu: budget spent"
+fi
+
+# ---- (b2) serving (issue 14): TTFT and decode tokens/s of the ~1B reference model, bf16, batch 1/8/64
+limit=$(step_limit 90)
+if [ "$limit" -gt 0 ]; then
+  log "reference_model.serve_bench (timeout ${limit}s)"
+  timeout --kill-after=10 "$limit" python -m reference_model.serve_bench --device cuda \
+    --out "$OUT_DIR/serving-measured.json" \
+    && log "wrote $OUT_DIR/serving-measured.json: copy it to reports/serving-measured.json, run sizing report, commit" \
+    || log "serve_bench failed or timed out (exit $?)"
+else
+  log "skipped serve_bench: budget spent"
 fi
 
 # ---- (c) the planned profiles, most important first (names as in sizing/planned_runs.py PLANNED_RUNS)

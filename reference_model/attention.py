@@ -78,6 +78,7 @@ class KVCache:
         self.v = [torch.zeros(shape, device=device, dtype=dtype) for _ in range(cfg.n_layers)]
         self.pos = torch.full((cache_len,), -1, dtype=torch.long, device=device)
         self.cache_len = cache_len
+        self.seen = 0  # positions written so far (a Python int: works on the meta device)
 
     def tensors(self) -> list[torch.Tensor]:
         """Every cache tensor (K and V of each layer)."""
@@ -98,10 +99,23 @@ class KVCache:
         self.k[layer].index_copy_(2, slots, k[:, :, -n:])
         self.v[layer].index_copy_(2, slots, v[:, :, -n:])
 
+    @property
+    def filled(self) -> int:
+        """Slots holding a position: slots fill in order, so they are the first `filled`."""
+        return min(self.seen, self.cache_len)
+
+    def positions_after(self, positions: torch.Tensor) -> torch.Tensor:
+        """The absolute position in each slot once `positions` are written."""
+        keep, slots = self.slots(positions)
+        pos = self.pos.clone()
+        pos[slots] = keep
+        return pos
+
     def advance(self, positions: torch.Tensor) -> None:
         """Record the positions now held (after every layer has written its K and V)."""
         keep, slots = self.slots(positions)
         self.pos[slots] = keep
+        self.seen += positions.shape[0]
 
 
 @dataclass
@@ -171,6 +185,27 @@ class Attention(nn.Module):
         probs = F.softmax(scores, dim=-1, dtype=torch.float32).to(values.dtype)
         return self.av(self.drop(probs), values)
 
+    def with_cache(self, step: Step, k: torch.Tensor, v: torch.Tensor):
+        """(keys, values, key positions) with the KV cache, reading only filled slots, as a
+        paged-attention kernel does. A decode step (one new token) stores its K and V first, then
+        reads the min(C, W) filled slots (with a window the slot it overwrote held a position the
+        window has left). A prefill (or a later chunk) reads the slots filled before it (none for
+        the first) and its own new keys, then stores them (the last cache_len of them)."""
+        cache, layer = step.cache, self.layer
+        if k.shape[2] == 1:
+            cache.write(layer, step.positions, k, v)
+            n = min(cache.seen + 1, cache.cache_len)
+            return cache.k[layer][:, :, :n], cache.v[layer][:, :, :n], cache.positions_after(step.positions)[:n]
+        n = cache.filled
+        if n == 0:
+            keys, values, k_pos = k, v, step.positions
+        else:
+            keys = torch.cat((cache.k[layer][:, :, :n], k), dim=2)
+            values = torch.cat((cache.v[layer][:, :, :n], v), dim=2)
+            k_pos = torch.cat((cache.pos[:n], step.positions))
+        cache.write(layer, step.positions, k, v)
+        return keys, values, k_pos
+
     def forward(self, x: torch.Tensor, step: Step) -> torch.Tensor:
         B, T, _ = x.shape
         q = self.q(x).view(B, T, self.n_heads, self.d_head).transpose(1, 2)
@@ -181,12 +216,8 @@ class Attention(nn.Module):
 
         if step.cache is None:
             keys, values, k_pos = k, v, step.positions
-        else:  # old cache slots + the new keys; then store the new ones
-            cache = step.cache
-            keys = torch.cat((cache.k[self.layer], k), dim=2)
-            values = torch.cat((cache.v[self.layer], v), dim=2)
-            k_pos = torch.cat((cache.pos, step.positions))
-            cache.write(self.layer, step.positions, k, v)
+        else:
+            keys, values, k_pos = self.with_cache(step, k, v)
 
         if self.checkpoint_core and step.cache is None and torch.is_grad_enabled():
             # selective recomputation (Korthikanti et al. 2022): keep q, k, v; re-run the core in backward

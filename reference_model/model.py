@@ -199,13 +199,14 @@ class GPT(nn.Module):
         cache = KVCache(cfg, B, cache_len, idx.device, self.tok_emb.weight.dtype)
         self.last_kv_cache = cache
         out = idx
-        logits = self.lm_head(self._hidden(idx, self.make_step(T0, 0, idx.device, cache, attn_impl)))[:, -1]
+        # the lm_head on the last position only (what serving engines project), as sizing.serve counts
+        logits = self.lm_head(self._hidden(idx, self.make_step(T0, 0, idx.device, cache, attn_impl))[:, -1])
         for i in range(max_new_tokens):
             nxt = self._sample(logits, temperature, top_k)
             out = torch.cat((out, nxt), dim=1)
             if i + 1 < max_new_tokens:
                 step = self.make_step(1, T0 + i, idx.device, cache, attn_impl)
-                logits = self.lm_head(self._hidden(nxt, step))[:, -1]
+                logits = self.lm_head(self._hidden(nxt, step)[:, -1])
         return out
 
     def _sample(self, logits: torch.Tensor, temperature: float, top_k: int | None) -> torch.Tensor:

@@ -48,6 +48,22 @@ DEFAULT_RECOMPUTE: str = "none"
 DEFAULT_PRECISION = "bf16-mixed"
 DEFAULT_OPTIMIZER = "adamw"
 
+# ---- serving (sizing.serve): the roofline's stated defaults, each changeable by the user
+# Prefill is counted causal: serving kernels (FlashAttention, paged attention) skip masked tiles.
+DEFAULT_SERVE_ATTENTION: str = "causal"
+# Share of the dense peak a prefill reaches: large bf16 GEMMs run at ~60-75% of peak on
+# A100/H100 (an assumption until benchmarks/gpu_profile.sh measures it), 0.6 to stay below.
+DEFAULT_SERVE_COMPUTE_EFFICIENCY = 0.6
+# Share of HBM (and NVLink) bandwidth a decode step reaches: memory-bound GEMV/attention kernels
+# stream at ~75-90% of the datasheet figure; 0.8 (an assumption until measured).
+DEFAULT_SERVE_BANDWIDTH_EFFICIENCY = 0.8
+# USD per GPU-hour for $/M tokens when none is given: a round on-demand cloud rate (2024-25
+# H100 offers span ~$2-4/h); a stated assumption, change it with --price.
+DEFAULT_SERVE_PRICE_PER_GPU_HOUR = 2.0
+# dtypes a serving forward may compute in: those a GPU has a peak matmul rate for and that
+# store activations (integer activations would need integer peaks, which sizing.hardware lacks)
+SERVE_ACTIVATION_DTYPES: tuple[str, ...] = ("bf16", "fp16", "fp8", "fp32")
+
 
 def ceil_div(numerator: int, denominator: int) -> int:
     """⌈a / b⌉ for integers, exactly (no float): shards, padded buffers, blocks."""

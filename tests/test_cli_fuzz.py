@@ -141,3 +141,33 @@ def test_estimate_arguments(args):
 @given(_args("memory", MEMORY_OPTIONS, ("--inference",)))
 def test_memory_arguments(args):
     _check(args)
+
+
+SERVE_OPTIONS = {
+    "--prompt": HOSTILE_NUMBERS,
+    "--output": HOSTILE_NUMBERS,
+    "--batch": HOSTILE_NUMBERS,
+    "--tp": ["1", "2", "3", "8", "0", "x"],
+    "--gpus": HOSTILE_NUMBERS,
+    "--price": HOSTILE_NUMBERS,
+    "--compute-efficiency": HOSTILE_NUMBERS,
+    "--bandwidth-efficiency": HOSTILE_NUMBERS,
+    "--prefill-chunk": HOSTILE_NUMBERS,
+    "--gpu": ["h100", "a100", "rtx4090", "x"],
+    "--weight-dtype": ["int4", "fp8", "bf16", "x"],
+    "--kv-dtype": ["fp8", "int8", "x"],
+    "--activation-dtype": ["fp8", "bf16", "int8"],
+    "--attention": ["full", "causal", "x"],
+    "--format": ["json", "table", "csv", "markdown", "x"],
+}
+
+
+def _valued_format(args: list[str]) -> bool:
+    """No bare --format (serve has no flag to stand in for it: a bare one eats the next option)."""
+    return all(x != "--format" or (i + 1 < len(args) and not args[i + 1].startswith("--")) for i, x in enumerate(args))
+
+
+@FUZZ
+@given(_args("serve", SERVE_OPTIONS).filter(_valued_format))
+def test_serve_arguments(args):
+    _check([*args[:3], "--prompt", "64", "--output", "8", *args[3:]])

@@ -43,6 +43,8 @@ LIGHT = [
     ["memory", "--preset", "llama2-70b"],
     ["memory", "--preset", "llama2-70b", "--zero", "3", "--dp", "1099511627776"],
     ["memory", "--preset", "llama2-70b", "--inference", "--context", "4096", "--batch", "8", "--weight-dtype", "int4"],
+    ["serve", "--preset", "mixtral-8x7b", "--prompt", "1", "--output", "2", "--batch", "1099511627776", "--price", "0"],
+    ["serve", "--preset", "mistral-7b", "--prompt", "8192", "--output", "1000000", "--compute-efficiency", "1e-6"],
 ]
 
 

@@ -80,7 +80,7 @@ def test_training_rows_show_the_numbers():
 
 
 def test_inference_rows_show_the_numbers():
-    inf = inference_memory("mistral-7b", 32768, gpu="h100")
+    inf = inference_memory("mistral-7b", 32768, gpu="h100", prefill_chunk=4096)
     rows = {row[0]: row for row in inference_rows(inf)}
     assert rows["total"][2] == format_gib(inf.total_bytes)
     kv_row = rows["KV cache (bf16, C=32768 (window 4096), batch 1)"]

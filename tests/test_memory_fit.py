@@ -18,17 +18,36 @@ def test_inference_fit_largest_batch_and_context():
     inf = inference_memory("llama2-7b", 4096, batch=1, gpu="a100-80gb")
     capacity = 80 * GIB
     per_seq = 2 * 32 * 32 * 128 * 2 * 4096
+    # the prefill peak (one 4096-token prompt, unchunked): the SwiGLU phase, T·(2·d + 3·f)·2 bytes
+    prefill = 4096 * (2 * 4096 + 3 * 11008) * 2
     assert inf.total_bytes == 2 * N_7B + per_seq and inf.fits
-    assert inf.kv_cache_bytes_per_sequence == per_seq and inf.headroom_bytes == capacity - inf.total_bytes
-    assert inf.max_batch == (capacity - 2 * N_7B) // per_seq == 33
+    assert inf.prefill_peak_bytes == prefill == 337_641_472 and inf.peak_bytes == inf.total_bytes + prefill
+    assert inf.kv_cache_bytes_per_sequence == per_seq and inf.headroom_bytes == capacity - inf.peak_bytes
+    assert inf.max_batch == (capacity - 2 * N_7B - prefill) // per_seq == 33
     per_token = 2 * 32 * 32 * 128 * 2
-    assert inf.max_context == (capacity - 2 * N_7B) // per_token
+    # a longer context is a longer prompt too: its prefill peak grows with it (no chunk given)
+    assert inf.max_context == (capacity - 2 * N_7B) // (per_token + prefill // 4096)
     assert inf.max_context_limited_by == "memory"
-    mistral = inference_memory("mistral-7b", 32768, gpu="h100")
+    chunked = inference_memory("llama2-7b", 4096, gpu="a100-80gb", prefill_chunk=512)
+    assert chunked.prefill_peak_bytes == prefill // 8 and chunked.kv_cache_bytes == inf.kv_cache_bytes
+    mistral = inference_memory("mistral-7b", 32768, gpu="h100", prefill_chunk=2048)
     assert mistral.context_unbounded and mistral.max_context is None and mistral.cached_positions == 4096
     assert mistral.max_context_limited_by == "window"
+    unchunked = inference_memory("mistral-7b", 32768, gpu="h100")  # the window caps the cache, not the prefill
+    assert not unchunked.context_unbounded and unchunked.max_context_limited_by == "memory"
     gpt2 = inference_memory("gpt2", 1024)
     assert gpt2.max_context == 1024 and gpt2.max_context_limited_by == "max_positions"
+
+
+def test_prefill_peak_can_be_what_does_not_fit():
+    """Mixtral, 16 x 32K prefilled at once, int8 weights: weights + KV fit an H200, the prefill
+    peak (n·k routed rows of a fused MoE kernel: n·(2·d + k·(3·f_e + d))·2 bytes) does not."""
+    n = 16 * 32768
+    inf = inference_memory("mixtral-8x7b", 32768, 16, "int8", gpu="h200", prefill_chunk=n)
+    assert inf.prefill_peak_bytes == n * (2 * 4096 + 2 * (3 * 14336 + 4096)) * 2
+    assert inf.total_bytes <= get_gpu("h200").memory_bytes < inf.peak_bytes and not inf.fits
+    assert "prefill peak" in inf.reason and any("--prefill-chunk" in s for s in inf.would_fit)
+    assert inference_memory("mixtral-8x7b", 32768, 16, "int8", gpu="h200", prefill_chunk=8192).fits
 
 
 def test_inference_does_not_fit_says_what_would():

@@ -25,6 +25,7 @@ class LazyGroup(click.Group):
         "presets": ("listing", "presets"),
         "profile": ("profile", "profile"),
         "report": ("report", "report"),
+        "serve": ("serve", "serve"),
         "verify": ("verify", "verify"),
     }
 

@@ -96,6 +96,12 @@ _ATTENTION_IMPL = Choice("--attention-impl", ATTENTION_IMPLS, ATTENTION_IMPL_ALI
     "--weight-dtype", type=Choice("--weight-dtype", DTYPE_BITS), help="Inference: weight dtype.  [default: bf16]"
 )
 @click.option("--kv-dtype", type=Choice("--kv-dtype", DTYPE_BITS), help="Inference: KV cache dtype.  [default: bf16]")
+@click.option(
+    "--prefill-chunk",
+    type=Count("--prefill-chunk", maximum=MAX_SEQ_LEN),
+    help="Inference: tokens per prefill forward (chunked prefill; up to batch x context for a batch "
+    "prefilled at once).  [default: one sequence's context]",
+)
 @click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
 def memory(
     preset,
@@ -115,6 +121,7 @@ def memory(
     batch,
     weight_dtype,
     kv_dtype,
+    prefill_chunk,
     fmt,
 ):
     """Training memory per GPU (or inference memory) and the largest batch that fits.
@@ -122,8 +129,8 @@ def memory(
     Training: weights + gradients + optimizer states (sharded by ZeRO over --dp) +
     activations saved for backward + the logits' working set. Inference: weights + KV cache
     (2 x layers x kv heads x head_dim x bytes x context x batch; a sliding window caps the
-    context). Exit code 0 when it fits, 3 when it does not (the report says what would),
-    2 on bad input.
+    context) + the prefill activation peak (one forward over --prefill-chunk tokens). Exit
+    code 0 when it fits, 3 when it does not (the report says what would), 2 on bad input.
 
     \b
     Example:
@@ -160,7 +167,13 @@ def memory(
         )
     else:
         _refuse_given(
-            {"--context": context, "--batch": batch, "--weight-dtype": weight_dtype, "--kv-dtype": kv_dtype},
+            {
+                "--context": context,
+                "--batch": batch,
+                "--weight-dtype": weight_dtype,
+                "--kv-dtype": kv_dtype,
+                "--prefill-chunk": prefill_chunk,
+            },
             "to inference: add --inference (training uses --micro-batch and --seq-len)",
         )
         if zero and dp == 1:
@@ -179,6 +192,7 @@ def memory(
                 kv_dtype or "bf16",
                 gpu_key,
                 name=model.name,
+                prefill_chunk=prefill_chunk,
             )
         else:
             result = training_memory(

@@ -37,7 +37,8 @@ from .activations import (
     sum_terms,
     transient_bytes,
 )
-from .kv import cached_positions, inference_weights_bytes, kv_cache_bytes
+from .kv import cached_positions, dtype_bytes, inference_weights_bytes, kv_cache_bytes
+from .prefill import inference_prefill_peak_bytes, prefill_activation_peak_bytes
 from .results import InferenceMemory, MemorySummary, TrainingMemory
 from .states import (
     ZERO_STAGES,
@@ -241,8 +242,12 @@ def inference_memory(
     kv_dtype: str = "bf16",
     gpu: str = DEFAULT_GPU,
     name: str | None = None,
+    prefill_chunk: int | None = None,
+    activation_dtype: str = "bf16",
 ) -> InferenceMemory:
-    """Weights + KV cache, the largest batch at this context and the largest context at this batch."""
+    """Weights + KV cache + the prefill activation peak (prefill.py: one sequence's context per
+    forward, or `prefill_chunk` tokens), the largest batch at this context and the largest
+    context at this batch."""
     cfg, name, context = _resolve(model, name, context, what="context")
     require_choice("weight_dtype", weight_dtype, DTYPE_BITS)
     require_choice("kv_dtype", kv_dtype, DTYPE_BITS)
@@ -251,22 +256,32 @@ def inference_memory(
     gpu_entry = get_gpu(gpu)
     capacity = gpu_entry.memory_bytes
     w = inference_weights_bytes(cfg, weight_dtype)
+    a = dtype_bytes(1, require_choice("activation_dtype", activation_dtype, DTYPE_BITS))
+
+    def kv_and_peak(c: int, bb: int) -> int:
+        return kv_cache_bytes(cfg, c, bb, kv_dtype) + inference_prefill_peak_bytes(cfg, c, bb, prefill_chunk, a)
+
     kv = kv_cache_bytes(cfg, context, batch, kv_dtype)
-    max_batch = _largest_fitting(lambda bb: w + kv_cache_bytes(cfg, context, bb, kv_dtype), capacity)
+    peak = kv_and_peak(context, batch) - kv
+    max_batch = _largest_fitting(lambda bb: w + kv_and_peak(context, bb), capacity)
     window = cfg.sliding_window
-    unbounded = window is not None and w + kv_cache_bytes(cfg, window, batch, kv_dtype) <= capacity
-    max_context = (
-        None if unbounded else _largest_fitting(lambda c: w + kv_cache_bytes(cfg, c, batch, kv_dtype), capacity)
+    # past the window the cache stops growing; an unchunked prefill's peak does not (a chunk caps it)
+    unbounded = (
+        window is not None
+        and prefill_chunk is not None
+        and w + kv_cache_bytes(cfg, window, batch, kv_dtype) + prefill_activation_peak_bytes(cfg, prefill_chunk, 1, a)
+        <= capacity
     )
+    max_context = None if unbounded else _largest_fitting(lambda c: w + kv_and_peak(c, batch), capacity)
     limited_by = "window" if unbounded else "memory" if max_context else None
     if cfg.position == "learned" and (unbounded or (max_context or 0) > cfg.max_positions):
         # a learned position table has no row beyond max_positions
         max_context, unbounded, limited_by = cfg.max_positions, False, "max_positions"
-    fits = w + kv <= capacity
+    fits = w + kv + peak <= capacity
     reason, would = (
         (None, [])
         if fits
-        else _inference_advice(cfg, context, batch, weight_dtype, kv_dtype, gpu_entry, max_batch, max_context)
+        else _inference_advice(cfg, context, batch, weight_dtype, kv_dtype, gpu_entry, max_batch, max_context, peak)
     )
     return InferenceMemory(
         model=name,
@@ -289,6 +304,8 @@ def inference_memory(
         fits=fits,
         reason=reason,
         would_fit=tuple(would),
+        prefill_peak_bytes=peak,
+        prefill_chunk=prefill_chunk,
     )
 
 
@@ -301,8 +318,9 @@ def _inference_advice(
     gpu_entry: GPU,
     max_batch: int | None,
     max_context: int | None,
+    peak: int = 0,
 ) -> tuple[str, list[str]]:
-    """Why weights + KV cache do not fit and what would: (reason, would-fit suggestions)."""
+    """Why weights + KV cache + prefill peak do not fit and what would: (reason, would-fit suggestions)."""
     gib, capacity = format_gib, gpu_entry.memory_bytes
     w = inference_weights_bytes(cfg, weight_dtype)
     kv = kv_cache_bytes(cfg, context, batch, kv_dtype)
@@ -316,15 +334,18 @@ def _inference_advice(
                 break
     else:
         reason = (
-            f"weights {gib(w)} + KV cache {gib(kv)} = {gib(w + kv)}, more than the {gib(capacity)} of {gpu_entry.key}"
+            f"weights {gib(w)} + KV cache {gib(kv)} + prefill peak {gib(peak)} = {gib(w + kv + peak)}, "
+            f"more than the {gib(capacity)} of {gpu_entry.key}"
         )
         if max_batch:
             would.append(f"batch {max_batch} or less at context {context}")
         if max_context:
             would.append(f"context {max_context} or less at batch {batch}")
-    bigger = _bigger_gpus(w + kv)
+        if w + kv <= capacity:
+            would.append("a smaller prefill chunk (--prefill-chunk): the prefill peak scales with its tokens")
+    bigger = _bigger_gpus(w + kv + peak)
     if bigger:
-        would.append(f"a GPU with at least {gib(w + kv)}: " + ", ".join(g.key for g in bigger))
+        would.append(f"a GPU with at least {gib(w + kv + peak)}: " + ", ".join(g.key for g in bigger))
     if w + per_seq > capacity:
         would.append(
             f"weights and KV cache split over at least {ceil_div(w + per_seq, capacity)} "

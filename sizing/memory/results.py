@@ -134,14 +134,22 @@ class InferenceMemory:
     fits: bool
     reason: str | None
     would_fit: tuple[str, ...]
+    prefill_peak_bytes: int = 0  # the largest transient of a prefill forward (memory/prefill.py)
+    prefill_chunk: int | None = None  # tokens per prefill forward; None: one sequence's context
 
     @property
     def total_bytes(self) -> int:
+        """What stays resident between prefills: weights + KV cache."""
         return self.weights_bytes + self.kv_cache_bytes
 
     @property
+    def peak_bytes(self) -> int:
+        """Resident + the prefill activation peak: what must fit."""
+        return self.total_bytes + self.prefill_peak_bytes
+
+    @property
     def headroom_bytes(self) -> int:
-        return self.gpu_memory_bytes - self.total_bytes
+        return self.gpu_memory_bytes - self.peak_bytes
 
     def to_dict(self) -> dict[str, Any]:
         cfg = self.config
@@ -160,6 +168,9 @@ class InferenceMemory:
             f"batch {self.batch}",
             "cached_positions": self.cached_positions,
             "total_bytes": self.total_bytes,
+            "prefill_chunk": self.prefill_chunk,
+            "prefill_peak_bytes": self.prefill_peak_bytes,
+            "peak_bytes": self.peak_bytes,
             "gpu": self.gpu,
             "gpu_memory_bytes": self.gpu_memory_bytes,
             "headroom_bytes": self.headroom_bytes,

@@ -170,8 +170,16 @@ def inference_rows(mem: InferenceMemory) -> list[list]:
             _gib(mem.kv_cache_bytes),
         ],
         ["total", "", _gib(mem.total_bytes)],
+        [
+            "prefill activation peak ("
+            + (f"chunk {mem.prefill_chunk} tokens" if mem.prefill_chunk else "one sequence's context unchunked")
+            + ")",
+            "max(attention, MLP, logits) of one forward",
+            _gib(mem.prefill_peak_bytes),
+        ],
+        ["peak (total + prefill)", "", _gib(mem.peak_bytes)],
         [f"GPU {mem.gpu}", "", _gib(mem.gpu_memory_bytes)],
-        ["headroom", "GPU - total", _gib(mem.headroom_bytes)],
+        ["headroom", "GPU - peak", _gib(mem.headroom_bytes)],
         [f"max batch at C={mem.context}", "", format_int(mem.max_batch) if mem.max_batch else "none fits"],
         [f"max context at batch {mem.batch}", "", max_ctx],
     ]
@@ -181,8 +189,8 @@ def inference_verdict(mem: InferenceMemory) -> str:
     if not mem.fits:
         return _does_not_fit(mem.reason, mem.would_fit)
     return (
-        f"fits: {_gib(mem.total_bytes)} of {_gib(mem.gpu_memory_bytes)} "
-        "(not counted: CUDA context, activations of the forward pass, fragmentation)"
+        f"fits: {_gib(mem.peak_bytes)} of {_gib(mem.gpu_memory_bytes)} at the prefill peak "
+        "(not counted: CUDA context, fragmentation)"
     )
 
 

@@ -5,7 +5,8 @@
     check_reports(out_dir)     -> the stale files, after regenerating into a temporary folder
 
 One module per page: sheet (one preset), published_runs, conventions_page, plots, index,
-memory_summary (the memory model's figures); cells formats numbers and tables, files writes
+memory_summary (the memory model's figures), serving_page and serve_plots (`sizing serve`);
+cells formats numbers and tables, files writes
 atomically and compares. pandas, tabulate and matplotlib are imported inside them only when a
 report is built.
 """
@@ -92,6 +93,8 @@ def build_reports(
     from .index import render_index
     from .plots import render_plots
     from .published_runs import render_published_runs
+    from .serve_plots import render_serve_plots
+    from .serving_page import render_serving
     from .sheet import render_sheet
 
     files: dict[str, str | bytes] = {
@@ -102,6 +105,9 @@ def build_reports(
         files[f"presets/{preset.name}.md"] = render_sheet(preset)
     plots = render_plots()
     files.update({plot.path: plot.png for plot in plots})
+    serve_plots = render_serve_plots()
+    files.update({plot.path: plot.png for plot in serve_plots})
+    files["serving.md"] = render_serving(serve_plots, existing_dir)
     if with_verification:
         text = verification_markdown(echo)
         if text is not None:

@@ -63,6 +63,8 @@ def render_index(plots: list[Plot], has_verification: bool, has_gpu_profile: boo
         "with a worked example",
         "- [published-runs.md](published-runs.md): predicted vs published compute, GPU-hours and MFU, each row "
         "with its source",
+        "- [serving.md](serving.md): `sizing serve` on the roofline (TTFT, tokens/s, $/M tokens), published "
+        "serving figures beside the bound, the roofline and tokens/s plots, the GPU measurement",
     ]
     if has_verification:
         files.append(

@@ -1,0 +1,147 @@
+"""The work of serving: FLOPs and bytes of one prefill and of one decode step, exact integers
+(the expected MoE expert count aside), from the formula functions of sizing.flops,
+sizing.params and sizing.memory, so an architecture that changes those flows through here.
+
+Symbols: L layers, d d_model, V padded vocab, P prompt tokens, C positions in the KV cache
+(the new token included), b sequences in the batch, E experts, k experts per token.
+
+* Prefill of b prompts of P tokens: every matmul of the blocks over P tokens (attention
+  `causal` by default: serving kernels skip the masked tiles; `full` on request), and the
+  lm_head on the last position only (serving engines project only the tokens they sample
+  from): b·(blocks(P) + 2·d·V).
+* Decode step: b·decode_flops_per_token(C): every weight matmul once per sequence plus QK^T
+  and AV of one query over min(C, W) keys.
+* Bytes a decode step reads: the parameters it touches plus the KV cache slices it reads.
+  Touched: every tensor except the rows of the lookup tables that no sequence looks up (an
+  untied token table gives b rows, a learned position table one row: the batch decodes in
+  lockstep), and, for an MoE, the experts no token routes to. The KV read is the cache itself,
+  kv_cache_bytes(C, b): min(C, W) positions (a window caps it), h_kv heads (GQA/MQA read
+  each K/V head once for its whole query group).
+* MoE routing is assumed uniform and independent: each of b tokens picks k of E experts, so
+  an expert is missed by all with probability (1 - k/E)^b and E·(1 - (1 - k/E)^b) distinct
+  experts are read per layer (expected value). Every other MoE weight (router, and shared
+  experts when sizing.params has them) is always read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import params as P
+from ..config import ModelConfig
+from ..flops import decode_flops_per_token, flop_components, lm_head_flops
+from ..memory.kv import dtype_bytes, kv_cache_bytes
+from ..validate import require_choice, require_int
+from ..vocabulary import ATTENTION_CONVENTIONS, DEFAULT_SERVE_ATTENTION
+
+
+# ---------------------------------------------------------------- FLOPs
+def prefill_flops(cfg: ModelConfig, prompt: int, batch: int = 1, attention: str = DEFAULT_SERVE_ATTENTION) -> int:
+    """b·(blocks over P tokens + lm_head on the last position): one prefill of the batch."""
+    require_choice("attention", attention, ATTENTION_CONVENTIONS)
+    require_int("batch", batch)
+    blocks = sum(c.forward_per_sequence for c in flop_components(cfg, prompt, attention) if c.key != "lm_head")
+    return batch * (blocks + lm_head_flops(cfg, 1))
+
+
+def decode_step_flops(cfg: ModelConfig, context: int, batch: int = 1) -> int:
+    """b·decode_flops_per_token(C): one new token for each of b sequences with C cached positions."""
+    require_int("batch", batch)
+    return batch * decode_flops_per_token(cfg, context)
+
+
+# ---------------------------------------------------------------- MoE routing
+def expected_experts_hit(n_experts: int, top_k: int, tokens: int) -> float:
+    """E·(1 - (1 - k/E)^n): distinct experts that n tokens, each routed uniformly to k of E,
+    reach in one layer (expected value; E when n·k is large, k for one token)."""
+    require_int("tokens", tokens)
+    if n_experts == 0:
+        return 0.0
+    if top_k == n_experts:
+        return float(n_experts)
+    return n_experts * (1.0 - (1.0 - top_k / n_experts) ** tokens)
+
+
+# ---------------------------------------------------------------- bytes
+def unread_table_params(cfg: ModelConfig, tokens: int, positions: int = 1) -> int:
+    """Lookup-table rows a forward over `tokens` tokens at `positions` distinct positions does
+    not read: an untied token table is read at most one row per token (the tied one is read
+    whole by the lm_head), a learned position table one row per position (a decode step of a
+    batch in lockstep: one)."""
+    unread = 0
+    if not cfg.tied_embeddings:
+        unread += P.token_embedding_params(cfg) - min(tokens, cfg.padded_vocab) * cfg.d_model
+    if cfg.position == "learned":
+        unread += P.position_embedding_params(cfg) - min(positions, cfg.max_positions) * cfg.d_model
+    return unread
+
+
+def routed_expert_params(cfg: ModelConfig) -> int:
+    """Parameters of the routed experts, all layers: sizing.params' `moe.experts` component
+    (E·L·expert_params today; 0 for a dense model). Everything else of an MoE layer (router,
+    shared experts as their own component) is always read."""
+    return sum(c.count for c in P.param_components(cfg) if c.key == "moe.experts")
+
+
+@dataclass(frozen=True)
+class StepBytes:
+    """Bytes one forward moves through HBM: the parameters touched and the KV cache slices."""
+
+    dense_weight_bytes: int  # every touched parameter but the routed experts
+    expert_bytes: int  # one routed expert of one layer
+    experts_read_per_layer: float  # distinct routed experts read per layer (expected, or measured)
+    layers: int
+    kv_bytes: int  # the KV cache read (decode) or written (prefill)
+
+    @property
+    def expert_weight_bytes(self) -> float:
+        """experts read per layer x L x one expert's bytes."""
+        return self.experts_read_per_layer * self.layers * self.expert_bytes
+
+    @property
+    def weight_bytes(self) -> float:
+        return self.dense_weight_bytes + self.expert_weight_bytes
+
+    @property
+    def total(self) -> float:
+        return self.weight_bytes + self.kv_bytes
+
+    def to_dict(self) -> dict:
+        weights = self.weight_bytes
+        return {
+            "weight_bytes": int(weights) if float(weights).is_integer() else weights,
+            "dense_weight_bytes": self.dense_weight_bytes,
+            "expert_bytes": self.expert_bytes,
+            "experts_read_per_layer": self.experts_read_per_layer,
+            "kv_bytes": self.kv_bytes,
+        }
+
+
+def step_bytes(
+    cfg: ModelConfig,
+    context: int,
+    batch: int = 1,
+    weight_dtype: str = "bf16",
+    kv_dtype: str = "bf16",
+    new_tokens: int = 1,
+    experts_read_per_layer: float | None = None,
+) -> StepBytes:
+    """What one forward of `new_tokens` tokens per sequence for b sequences reads: the touched
+    parameters in `weight_dtype` and kv_cache_bytes(C, b) in `kv_dtype`. A decode step: one new
+    token, C cached positions, the cache read. A prefill: P new tokens, C = P, the cache
+    written. MoE experts per layer: `experts_read_per_layer` when measured, else
+    expected_experts_hit over the b·new_tokens tokens."""
+    require_int("batch", batch)
+    require_int("new_tokens", new_tokens)
+    n = batch * new_tokens
+    dense = P.total_params(cfg) - routed_expert_params(cfg) - unread_table_params(cfg, n, new_tokens)
+    hit = (
+        expected_experts_hit(cfg.n_experts, cfg.top_k, n) if experts_read_per_layer is None else experts_read_per_layer
+    )
+    return StepBytes(
+        dense_weight_bytes=dtype_bytes(dense, weight_dtype),
+        expert_bytes=dtype_bytes(P.expert_params(cfg), weight_dtype) if cfg.is_moe else 0,
+        experts_read_per_layer=hit,
+        layers=routed_expert_params(cfg) // P.expert_params(cfg) // cfg.n_experts if cfg.is_moe else cfg.n_layers,
+        kv_bytes=kv_cache_bytes(cfg, context, batch, kv_dtype),
+    )
