@@ -112,20 +112,11 @@ def dp_collectives(cfg: ModelConfig, layout: ParallelLayout, work: Workload, lin
             out.append(Collective("dp", "reduce_scatter", "root gradients", m, root_shard * S * g, S, link, gbs))
         replicas = layout.dp * layout.cp // S
         if layout.fsdp == "hybrid" and replicas > 1 and trainable:
-            block_shard = _unit_numel(groups[0][1], layout, S)
             rlink, rgbs = links.span_link(layout.world)
-            out.append(
-                Collective(
-                    "dp",
-                    "all_reduce",
-                    "gradient shards across replicas (HSDP)",
-                    (L + 1) * m,
-                    block_shard * g,
-                    replicas,
-                    rlink,
-                    rgbs,
-                )
-            )
+            what = "gradient shards across replicas (HSDP)"
+            block_shard = _unit_numel(groups[0][1], layout, S)
+            out.append(Collective("dp", "all_reduce", f"block {what}", L * m, block_shard * g, replicas, rlink, rgbs))
+            out.append(Collective("dp", "all_reduce", f"root {what}", m, root_shard * g, replicas, rlink, rgbs))
         return out
     if not trainable:  # LoRA: only the adapters' gradients, small; counted as one all-reduce
         return out
