@@ -238,6 +238,7 @@ def _search(model, T, base, opts, plan_options, fmt):
     global_batch = opts.get("global_batch") or DEFAULT_GLOBAL_BATCH
     gpus, max_gpus = opts.get("gpus"), opts.get("max_gpus") or 2**15
     recompute = opts.get("recompute")
+    plan_options = {**plan_options, "name": model.name}
     result = search_layout(model.config, T, global_batch, gpus, max_gpus, recompute, base, **plan_options)
     if result.best is not None:
         click.echo(render_plan(result.best, fmt))

@@ -122,17 +122,40 @@ def adapter_params(tensors: list[tuple[Tensor, int]], layout: ParallelLayout) ->
     )
 
 
+def stored_weight_bytes(tensor: Tensor, n: int, layout: ParallelLayout, precision: str) -> int:
+    """Bytes of n elements of `tensor` as stored: NF4 for QLoRA's quantised linears, 16-bit for
+    a frozen LoRA base, the precision's weight dtype when trained."""
+    if layout.finetune == "qlora" and quantized_by_qlora(tensor):
+        return nf4_bytes(n)
+    return weights_bytes(n, "bf16" if layout.finetune != "full" else precision)
+
+
+def unit_gather_bytes(tensors: list[Tensor], layout: ParallelLayout, precision: str, ranks: int) -> int:
+    """The all-gather buffer of one ZeRO-3 / FSDP unit: ranks x rank 0's shard (FSDP2: every
+    tensor's dim 0 chunked; ZeRO-3: the flat buffer split evenly, padded)."""
+    if layout.fsdp is not None:
+        return ranks * sum(
+            stored_weight_bytes(t, fsdp2_local_numel(t, layout, ranks), layout, precision) for t in tensors
+        )
+    whole = sum(stored_weight_bytes(t, tp_local_numel(t, layout), layout, precision) for t in tensors)
+    return ranks * ceil_div(whole, ranks)
+
+
 def gathered_unit_bytes(cfg: ModelConfig, layout: ParallelLayout, work: Workload) -> int:
     """ZeRO-3 / FSDP working set: the largest unit (one block with its local experts, the
-    embedding, the lm_head) gathered whole in the weight dtype, and its gradient before the
-    reduce-scatter (sizing.memory.zero3_gathered_bytes, per tp rank)."""
+    embedding, the lm_head) gathered whole as stored, and its gradient before the
+    reduce-scatter (sizing.memory.zero3_gathered_bytes, per tp rank; no gradient for a frozen base)."""
     if layout.zero_stage != 3 or layout.shard_degree == 1:
         return 0
     units = [block_tensors_per_ep_rank(cfg, layout), first_stage_tensors(cfg), last_stage_tensors(cfg, layout.pp)]
-    largest = max(sum(tp_local_numel(t, layout) for t in unit) for unit in units)
-    prec = get_precision(work.precision)
-    grad = prec.grad_bytes if layout.finetune == "full" else 0
-    return (prec.weight_bytes + grad) * largest
+    grad = get_precision(work.precision).grad_bytes if layout.finetune == "full" else 0
+    return max(
+        sum(
+            stored_weight_bytes(t, tp_local_numel(t, layout), layout, work.precision) + grad * tp_local_numel(t, layout)
+            for t in unit
+        )
+        for unit in units
+    )
 
 
 def model_state_terms(cfg: ModelConfig, layout: ParallelLayout, work: Workload, stage: int) -> dict[str, int]:

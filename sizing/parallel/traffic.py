@@ -39,6 +39,7 @@ from .memory import (
     fsdp2_local_numel,
     stage_layers,
     tp_local_numel,
+    unit_gather_bytes,
 )
 from .shapes import Tensor, first_stage_tensors, last_stage_tensors
 
@@ -90,7 +91,7 @@ def dp_collectives(cfg: ModelConfig, layout: ParallelLayout, work: Workload, lin
                     "all_gather",
                     f"{label} block weights (fwd + bwd)",
                     2 * L * m,
-                    shard * ranks * w,
+                    unit_gather_bytes(block, layout, work.precision, ranks),
                     ranks,
                     link,
                     gbs,
@@ -105,7 +106,14 @@ def dp_collectives(cfg: ModelConfig, layout: ParallelLayout, work: Workload, lin
         root_shard = _unit_numel(root, layout, S)
         out.append(
             Collective(
-                "dp", "all_gather", "root weights (embedding, norm, lm_head)", m, root_shard * S * w, S, link, gbs
+                "dp",
+                "all_gather",
+                "root weights (embedding, norm, lm_head)",
+                m,
+                unit_gather_bytes(root, layout, work.precision, S),
+                S,
+                link,
+                gbs,
             )
         )
         if trainable:
