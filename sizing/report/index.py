@@ -63,6 +63,8 @@ def render_index(plots: list[Plot], has_verification: bool, has_gpu_profile: boo
         "with a worked example",
         "- [published-runs.md](published-runs.md): predicted vs published compute, GPU-hours and MFU, each row "
         "with its source",
+        "- [parallel-layouts.md](parallel-layouts.md): published 3D/4D layouts (Llama 3.1 405B, GPT-3 175B, "
+        "BLOOM, OPT) with predicted per-GPU memory, step time and MFU; will Llama-2-70B train on 8 x H100?",
     ]
     if has_verification:
         files.append(
