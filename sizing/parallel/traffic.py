@@ -188,7 +188,9 @@ def tp_collectives(
         ]
     if layout.vocab_parallel:
         kind = "reduce_scatter" if layout.sequence_parallel else "all_reduce"
-        out.append(Collective("tp", kind, "embedding output and lm_head input gradient", 2 * m, S, tp, link, gbs))
+        # pp 1: both on the one stage; pp > 1: the embedding's on the first, the lm_head's on the last
+        both = 2 if layout.pp == 1 else 1
+        out.append(Collective("tp", kind, "embedding output / lm_head input gradient", both * m, S, tp, link, gbs))
         out.append(
             Collective(
                 "tp",
