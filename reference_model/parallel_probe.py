@@ -67,10 +67,16 @@ PROBE_LAYOUTS: tuple[ProbeLayout, ...] = (
     ProbeLayout("FSDP 3 (uneven)", "llama2-70b", ParallelLayout(dp=3, fsdp="full", vocab_parallel=False)),
     ProbeLayout("TP 2", "llama2-70b", ParallelLayout(tp=2, vocab_parallel=False)),
     ProbeLayout("TP 4", "gpt2", ParallelLayout(tp=4, vocab_parallel=False)),
+    ProbeLayout("TP 2 + SP", "llama2-70b", ParallelLayout(tp=2, sequence_parallel=True, vocab_parallel=False)),
     ProbeLayout("FSDP 3 x TP 2", "llama2-70b", ParallelLayout(dp=3, tp=2, fsdp="full", vocab_parallel=False)),
     ProbeLayout("HSDP 2 x 2", "llama2-70b", ParallelLayout(dp=4, fsdp="hybrid", shard_group=2, vocab_parallel=False)),
     ProbeLayout("FSDP 5 (uneven)", "gpt2", ParallelLayout(dp=5, fsdp="full", vocab_parallel=False)),
     ProbeLayout("FSDP 2 x TP 4", "gpt2", ParallelLayout(dp=2, tp=4, fsdp="full", vocab_parallel=False)),
+    ProbeLayout(
+        "FSDP 2 x TP 2 + SP",
+        "gpt2",
+        ParallelLayout(dp=2, tp=2, fsdp="full", sequence_parallel=True, vocab_parallel=False),
+    ),
     ProbeLayout("FSDP 4, MoE", "mixtral-8x7b", ParallelLayout(dp=4, fsdp="full", vocab_parallel=False)),
 )
 
@@ -93,13 +99,15 @@ class CollectiveRecorder(torch.utils._python_dispatch.TorchDispatchMode):
                         t for a in args if isinstance(a, (list, tuple)) for t in a if isinstance(t, torch.Tensor)
                     ]
                 # all-gather: (output, input) in c10d, (input) functional -> the gathered size
+                ranks = 1
                 if kind == "all_gather" and func.namespace == "c10d":
-                    buffer = tensors[0]
+                    buffer = tensors[0]  # _allgather_base_(output, input)
                 elif kind == "reduce_scatter" and func.namespace == "c10d":
-                    buffer = tensors[1]
-                else:
+                    buffer = tensors[1]  # _reduce_scatter_base_(output, input)
+                else:  # functional: all_gather_into_tensor(shard, group_size, group) returns the gathered
                     buffer = tensors[0]
-                self.calls.append((kind, buffer.numel() * buffer.element_size()))
+                    ranks = args[1] if kind == "all_gather" else 1
+                self.calls.append((kind, ranks * buffer.numel() * buffer.element_size()))
         return func(*args, **kwargs)
 
 
@@ -117,15 +125,35 @@ def _round_robin(moe):
     return routed
 
 
-def _tp_plan(cfg: ModelConfig) -> dict:
-    from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel
+def _tp_plan(cfg: ModelConfig, sequence_parallel: bool) -> dict:
+    """Megatron's split as torch writes it (torchtitan's plan). With sequence parallelism the
+    block runs on sequence shards: the attention and the MLP gather their input once
+    (PrepareModuleInput Shard(1) -> Replicate) and the row-parallel outputs reduce-scatter back."""
+    from torch.distributed.tensor import Replicate, Shard
+    from torch.distributed.tensor.parallel import ColwiseParallel, PrepareModuleInput, RowwiseParallel
 
-    plan = {"attn.q": ColwiseParallel(), "attn.k": ColwiseParallel(), "attn.v": ColwiseParallel()}
-    plan["attn.o"] = RowwiseParallel()
-    plan.update({"mlp.up": ColwiseParallel(), "mlp.down": RowwiseParallel()})
+    row = (lambda: RowwiseParallel(output_layouts=Shard(1))) if sequence_parallel else RowwiseParallel
+    plan = {"attn.q": ColwiseParallel(), "attn.k": ColwiseParallel(), "attn.v": ColwiseParallel(), "attn.o": row()}
+    plan.update({"mlp.up": ColwiseParallel(), "mlp.down": row()})
     if cfg.gated_mlp:
         plan["mlp.gate"] = ColwiseParallel()
+    if sequence_parallel:
+        plan["attn"] = PrepareModuleInput(input_layouts=(Shard(1), None), desired_input_layouts=(Replicate(), None))
+        plan["mlp"] = PrepareModuleInput(input_layouts=(Shard(1),), desired_input_layouts=(Replicate(),))
     return plan
+
+
+def _sequence_parallel_ends(model, mesh) -> None:
+    """The first block takes its sequence shard of the embedding; the lm_head gathers the sequence."""
+    from torch.distributed.tensor import Replicate, Shard
+    from torch.distributed.tensor.parallel import PrepareModuleInput, parallelize_module
+
+    shard = PrepareModuleInput(
+        input_layouts=(Replicate(), None), desired_input_layouts=(Shard(1), None), use_local_output=True
+    )
+    parallelize_module(model.blocks[0], mesh, shard)
+    gather = PrepareModuleInput(input_layouts=(Shard(1),), desired_input_layouts=(Replicate(),), use_local_output=True)
+    parallelize_module(model.lm_head, mesh, gather)
 
 
 def _mesh(layout: ParallelLayout):
@@ -150,13 +178,15 @@ def shard_model(cfg: ModelConfig, layout: ParallelLayout):
     model = build(cfg, device="meta", attn_impl="sdpa")
     for block in model.blocks:
         if layout.tp > 1:
-            parallelize_module(block, mesh["tp"], _tp_plan(cfg))
+            parallelize_module(block, mesh["tp"], _tp_plan(cfg, layout.sequence_parallel))
             block.attn.n_heads //= layout.tp  # the local heads of this tp rank
             block.attn.kv_heads //= layout.tp
         if cfg.is_moe:
             block.moe._routed = _round_robin(block.moe)
         if layout.fsdp is not None:
             fully_shard(block, mesh=dp_mesh)
+    if layout.sequence_parallel:
+        _sequence_parallel_ends(model, mesh["tp"])
     if layout.fsdp is not None:
         fully_shard(model, mesh=dp_mesh)
     model.to_empty(device="cpu")
@@ -186,6 +216,17 @@ class ProbeResult:
         return all(r[1] == r[2] for r in self.rows)
 
 
+def sequence_parallel_gathered_inputs(cfg: ModelConfig, layout: ParallelLayout) -> int:
+    """The named remainder of sequence parallelism: torch's DTensor saves the all-gathered inputs
+    of the attention and the MLP (b.T.d.a each, for the column-parallel linears' weight
+    gradients) where Megatron-LM, and the formula, save the sequence shard b.T.d.a / tp and
+    gather it again in backward (traffic.tp_collectives counts those re-gathers when fused)."""
+    if not layout.sequence_parallel:
+        return 0
+    full = BATCH * SEQ_LEN * cfg.d_model * 4
+    return cfg.norms_per_block * (full - -(-full // layout.tp))
+
+
 def activation_rows(cfg: ModelConfig, layout: ParallelLayout, work: Workload, model, idx, targets) -> list[list]:
     """Saved activations of one forward on this tp rank (memory_probe's saved-tensor hooks, on
     the DTensor model) against sizing.parallel.memory.activation_parts, plus what the
@@ -204,6 +245,7 @@ def activation_rows(cfg: ModelConfig, layout: ParallelLayout, work: Workload, mo
         n_kv_heads=None if cfg.n_kv_heads is None else cfg.kv_heads // layout.tp,
     )
     extra = sum(r.per_layer for r in reference_sdpa_extras(local, SEQ_LEN, BATCH, 4))
+    extra += sequence_parallel_gathered_inputs(cfg, layout)
     return [
         ["activation bytes per layer (largest block)", parts["per_layer"] + extra, max(measured.per_layer)],
         ["activation bytes outside the blocks", parts["first"] + parts["last"] + parts["shared"], measured.outside],
@@ -288,6 +330,9 @@ def verify_parallel(name: str = "parallel", cfg: ModelConfig | None = None, **_o
         "tp backward: one all-reduce per column-parallel linear (q, k, v, up, gate separate); Megatron's fused "
         "QKV and up/gate make it 2 per layer (traffic.tp_backward_all_reduces(fused=True))",
         "AdamW `step` counters (one 4-byte tensor per parameter) are bookkeeping, not counted",
+        "sequence parallel: torch's DTensor saves the gathered attention and MLP inputs (b.T.d.a each, added to "
+        "the formula as a named remainder) where Megatron saves the shard and gathers again in backward (2 more "
+        "all-gathers per layer, counted with fused=True)",
     ]
     return CheckResult(
         "parallel",

@@ -1,5 +1,7 @@
 """sizing.parallel.comms / traffic / step: collective bytes per GPU per step, their time, the step."""
 
+from dataclasses import replace
+
 import pytest
 
 from sizing import params as P
@@ -50,19 +52,19 @@ def test_zero1_is_reduce_scatter_plus_all_gather():
 
 
 def test_tensor_parallel_all_reduces_per_layer():
-    """Megatron: 2 all-reduces forward and 2 backward per layer of b.T.d.a bytes, per micro-batch;
-    sequence parallel turns each into an all-gather + reduce-scatter with the same wire bytes."""
+    """Megatron: 2 all-reduces forward and 2 backward per layer of b.T.d.a bytes, per micro-batch.
+    Sequence parallel turns each into an all-gather + a reduce-scatter, the same wire bytes
+    (Korthikanti et al. 2022), plus Megatron's 2 backward re-gathers of the inputs it saved sharded."""
     lay = ParallelLayout(tp=8, micro_batches=3, vocab_parallel=False)
     (ar,) = _by(step_collectives(LLAMA7, lay, Workload(4096), H100), "tp", "all_reduce")
     assert ar.count == 4 * 32 * 3 and ar.bytes_per_call == 4096 * 4096 * 2
-    sp = step_collectives(
-        LLAMA7,
-        ParallelLayout(tp=8, sequence_parallel=True, micro_batches=3, vocab_parallel=False),
-        Workload(4096),
-        H100,
-    )
-    wire = sum(c.wire_bytes_per_step for c in sp if c.dimension == "tp")
-    assert wire == ar.wire_bytes_per_step
+    sp_lay = replace(lay, sequence_parallel=True)
+    for fused, gathers in ((True, 6), (False, 4)):
+        sp = step_collectives(LLAMA7, sp_lay, Workload(4096), H100, fused=fused)
+        ag, gather_lm_head = _by(sp, "tp", "all_gather")
+        (rs,) = _by(sp, "tp", "reduce_scatter")
+        assert (ag.count, rs.count) == (gathers * 32 * 3, 4 * 32 * 3) and gather_lm_head.count == 2 * 3
+        assert ag.wire_bytes_per_step + rs.wire_bytes_per_step == ar.wire_bytes_per_step * (gathers + 4) // 8
     assert tp_backward_all_reduces(LLAMA7, fused=False) == 5  # q, k, v, up, gate as separate linears
     full = step_collectives(LLAMA7, lay, Workload(4096, recompute="full"), H100)
     assert _by(full, "tp", "all_reduce")[0].count == 6 * 32 * 3  # the re-run forward all-reduces again

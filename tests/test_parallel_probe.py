@@ -17,6 +17,8 @@ def test_probe_layouts_cover_what_the_issue_asks():
     assert {p.preset for p in PROBE_LAYOUTS} >= {"llama2-70b", "gpt2", "mixtral-8x7b"}  # GQA, tied LayerNorm, MoE
     assert any(lay.fsdp == "full" and lay.tp > 1 for lay in layouts) and any(lay.fsdp == "hybrid" for lay in layouts)
     assert any(lay.dp in (3, 5) for lay in layouts)  # uneven shards: 64, 96, 224 rows over 3 or 5 ranks
+    assert any(lay.sequence_parallel and lay.fsdp is None for lay in layouts)
+    assert any(lay.sequence_parallel and lay.fsdp for lay in layouts)
 
 
 def test_sizing_verify_parallel_matches_torch_exactly():
@@ -37,6 +39,10 @@ def test_sizing_verify_parallel_matches_torch_exactly():
     tp2 = by_layout["TP 2 (llama2-70b toy, world 2)"]
     assert tp2["all_reduce calls"] == 14  # 2 layers x (2 forward + 5 backward: q, k, v, up, gate unfused)
     assert tp2["activation bytes per layer (largest block)"] == 123_392
+    sp = by_layout["TP 2 + SP (llama2-70b toy, world 2)"]
+    # per layer 2 all-gathers and 2 reduce-scatters forward, as many backward; + the lm_head's gather and
+    # the embedding gradient's (no re-gather: torch saves the gathered inputs, named in the formula)
+    assert sp["all_gather calls"] == 2 * 4 + 2 and sp["reduce_scatter calls"] == 2 * 4
     for quantities in by_layout.values():  # every layout checks states and at least one collective
         assert {"weights bytes (rank 0 shards)", "gradient bytes", "AdamW exp_avg + exp_avg_sq bytes"} <= set(
             quantities

@@ -213,10 +213,12 @@ def _scale(key: str, n_bytes: int, layout: ParallelLayout) -> int:
     over the vocabulary when vocab-parallel (Megatron's parallel cross-entropy)."""
     if key in _CONSTANT or layout.tp == 1:
         return n_bytes
-    if key in _TP_SPLIT or (key == "loss.log_probs" and layout.vocab_parallel):
+    if key in _TP_SPLIT:
         return ceil_div(n_bytes, layout.tp)
-    if key in ("lm_head.input", "loss.targets", "tok_emb.ids", "pos_emb.positions", "rope.cos_sin"):
-        return n_bytes
+    if key == "loss.log_probs":
+        return ceil_div(n_bytes, layout.tp) if layout.vocab_parallel else n_bytes
+    if key.startswith(("lm_head.", "loss.")) or key in ("tok_emb.ids", "pos_emb.positions", "rope.cos_sin"):
+        return n_bytes  # the lm_head and the loss see the gathered sequence; ids and tables are whole
     return ceil_div(n_bytes, layout.tp) if layout.sequence_parallel else n_bytes
 
 

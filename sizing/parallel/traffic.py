@@ -156,53 +156,52 @@ def tp_backward_all_reduces(cfg: ModelConfig, fused: bool = True) -> int:
 def tp_collectives(
     cfg: ModelConfig, layout: ParallelLayout, work: Workload, links: Links, fused: bool = True
 ) -> list[Collective]:
+    """Tensor-parallel collectives of the step (see the module docstring). `fused` True:
+    Megatron-LM (fused QKV and up/gate; with SP the column-parallel inputs are saved sharded
+    and gathered again for the weight gradients, 2 more all-gathers per layer). False: torch
+    DTensor on the reference model's separate linears (one backward all-reduce per
+    column-parallel linear; with SP the gathered inputs are saved, no re-gather)."""
     if layout.tp == 1:
         return []
     a = get_precision(work.precision).activation_bytes
-    b, T, d, m, L = (
-        layout.micro_batch,
-        work.seq_len // layout.cp,
-        cfg.d_model,
-        layout.micro_batches,
-        stage_layers(cfg, layout),
-    )
-    S = b * T * d * a
+    b, T, m, L = layout.micro_batch, work.seq_len // layout.cp, layout.micro_batches, stage_layers(cfg, layout)
+    S = b * T * cfg.d_model * a
     fwd = 2 * (2 if work.recompute == "full" else 1)
-    bwd = 2 if layout.sequence_parallel else tp_backward_all_reduces(cfg, fused)
     link, gbs = links.span_link(layout.tp)
-    tp = layout.tp
+    tp, vp = layout.tp, layout.vocab_parallel
+    first = layout.pp == 1  # the first stage's extras are on the counted rank only without pipelining
+
+    def coll(kind: str, what: str, count: int, n_bytes: int = S) -> Collective:
+        return Collective("tp", kind, what, count, n_bytes, tp, link, gbs)
+
     if layout.sequence_parallel:
+        regather = 2 if fused else 0
         out = [
-            Collective(
-                "tp", "all_gather", "sequence-parallel inputs (fwd + bwd)", (fwd + bwd) * L * m, S, tp, link, gbs
-            ),
-            Collective(
-                "tp", "reduce_scatter", "sequence-parallel outputs (fwd + bwd)", (fwd + bwd) * L * m, S, tp, link, gbs
+            coll("all_gather", "sequence-parallel block inputs and output gradients", (fwd + 2 + regather) * L * m),
+            coll("reduce_scatter", "sequence-parallel block outputs and input gradients", (fwd + 2) * L * m),
+            coll(
+                "all_gather",
+                "hidden states gathered for the lm_head" + (", embedding gradient" if first else ""),
+                (1 + first) * m,
             ),
         ]
+        if vp:
+            out.append(
+                coll(
+                    "reduce_scatter",
+                    "lm_head input gradient" + (", embedding output" if first else ""),
+                    (1 + first) * m,
+                )
+            )
     else:
-        out = [
-            Collective(
-                "tp", "all_reduce", "attention and MLP outputs (fwd + bwd)", (fwd + bwd) * L * m, S, tp, link, gbs
+        bwd = tp_backward_all_reduces(cfg, fused)
+        out = [coll("all_reduce", "attention and MLP outputs (fwd), inputs' gradients (bwd)", (fwd + bwd) * L * m)]
+        if vp:
+            out.append(
+                coll("all_reduce", "lm_head input gradient" + (", embedding output" if first else ""), (1 + first) * m)
             )
-        ]
-    if layout.vocab_parallel:
-        kind = "reduce_scatter" if layout.sequence_parallel else "all_reduce"
-        # pp 1: both on the one stage; pp > 1: the embedding's on the first, the lm_head's on the last
-        both = 2 if layout.pp == 1 else 1
-        out.append(Collective("tp", kind, "embedding output / lm_head input gradient", both * m, S, tp, link, gbs))
-        out.append(
-            Collective(
-                "tp",
-                "all_reduce",
-                "vocab-parallel cross-entropy (max, sum exp, target)",
-                3 * m,
-                b * T * 4,
-                tp,
-                link,
-                gbs,
-            )
-        )
+    if vp:
+        out.append(coll("all_reduce", "vocab-parallel cross-entropy (max, sum exp, target)", 3 * m, b * T * 4))
     return out
 
 
