@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 pytest.importorskip("torch")
 
-from reference_model.parallel_probe import PROBE_LAYOUTS
+from reference_model.parallel_probe import PIPELINE_PROBES, PROBE_LAYOUTS
 from sizing.cli import main
 
 
@@ -31,7 +31,7 @@ def test_sizing_verify_parallel_matches_torch_exactly():
     by_layout = {}
     for row in rows:
         by_layout.setdefault(row["layout"], {})[row["quantity"]] = row["torch"]
-    assert len(by_layout) == len(PROBE_LAYOUTS)
+    assert len(by_layout) == len(PROBE_LAYOUTS) + len(PIPELINE_PROBES)
     fsdp3 = by_layout["FSDP 3 (uneven) (llama2-70b toy, world 3)"]
     # rank 0's FSDP2 shards of the toy llama2-70b: every tensor's dim 0 chunked over 3 ranks
     assert fsdp3["weights bytes (rank 0 shards)"] == 166_840 and fsdp3["all_gather calls"] == 5
@@ -43,7 +43,11 @@ def test_sizing_verify_parallel_matches_torch_exactly():
     # per layer 2 all-gathers and 2 reduce-scatters forward, as many backward; + the lm_head's gather and
     # the embedding gradient's (no re-gather: torch saves the gathered inputs, named in the formula)
     assert sp["all_gather calls"] == 2 * 4 + 2 and sp["reduce_scatter calls"] == 2 * 4
-    for quantities in by_layout.values():  # every layout checks states and at least one collective
+    pp = by_layout["PP 4, 1F1B, m 8 (llama2-70b toy, world 4)"]
+    for stage, held in enumerate((4, 3, 2, 1)):  # 1F1B: stage s holds p - s micro-batches at its peak
+        assert f"stage {stage} activations bytes ({held} micro-batches in flight)" in pp
+    sharded = [q for name, q in by_layout.items() if not name.startswith("PP ")]
+    for quantities in sharded:  # every sharded layout checks states and at least one collective
         assert {"weights bytes (rank 0 shards)", "gradient bytes", "AdamW exp_avg + exp_avg_sq bytes"} <= set(
             quantities
         )
