@@ -46,10 +46,12 @@ def lora_adapter_params(tensor: Tensor, rank: int, tp: int = 1) -> int:
     """Adapter parameters of one adapted weight on one tp rank: r (in + out) split as above."""
     out_f, in_f = tensor.shape
     if tensor.placement == "col":
-        return rank * in_f + rank * ceil_div(out_f, tp)
-    if tensor.placement == "row":
-        return rank * ceil_div(in_f, tp) + rank * out_f
-    return rank * (in_f + out_f)
+        per_copy = rank * in_f + rank * ceil_div(out_f, tp)
+    elif tensor.placement == "row":
+        per_copy = rank * ceil_div(in_f, tp) + rank * out_f
+    else:
+        per_copy = rank * (in_f + out_f)
+    return tensor.copies * per_copy
 
 
 def quantized_by_qlora(tensor: Tensor) -> bool:

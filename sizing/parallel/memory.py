@@ -11,7 +11,7 @@ activations.transient_bytes. Nothing here re-derives a per-parameter or per-toke
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..config import ModelConfig
 from ..memory.activations import activation_terms, transient_bytes
@@ -55,7 +55,7 @@ def stage_layers(cfg: ModelConfig, layout: ParallelLayout) -> int:
 def block_tensors_per_ep_rank(cfg: ModelConfig, layout: ParallelLayout) -> list[Tensor]:
     """One block's tensors on EP rank 0: the dense part and E / ep experts."""
     keep = cfg.n_experts // layout.ep if cfg.is_moe else 0
-    return [t for t in block_tensors(cfg) if not t.expert or int(t.name.split(".")[2]) < keep]
+    return [replace(t, copies=keep) if t.expert else t for t in block_tensors(cfg)]
 
 
 def stage_tensors(cfg: ModelConfig, layout: ParallelLayout, stage: int) -> list[tuple[Tensor, int]]:
@@ -69,7 +69,8 @@ def stage_tensors(cfg: ModelConfig, layout: ParallelLayout, stage: int) -> list[
 
 
 def tp_local_numel(tensor: Tensor, layout: ParallelLayout) -> int:
-    n = 1
+    """Rank 0's elements of every copy of `tensor` after tensor parallelism."""
+    n = tensor.copies
     for size in tensor.tp_local_shape(layout.tp, layout.vocab_parallel):
         n *= size
     return n
@@ -82,7 +83,7 @@ def fsdp2_local_numel(tensor: Tensor, layout: ParallelLayout, ranks: int) -> int
     rest = 1
     for size in shape[1:]:
         rest *= size
-    return ceil_div(shape[0], ranks) * rest
+    return ceil_div(shape[0], ranks) * rest * tensor.copies
 
 
 # ---------------------------------------------------------------- model states
@@ -111,8 +112,7 @@ def frozen_base_bytes(tensors: list[tuple[Tensor, int]], layout: ParallelLayout,
     total = 0
     for t, copies in tensors:
         n = tp_local_numel(t, layout)
-        stored = nf4_bytes(n) if layout.finetune == "qlora" and quantized_by_qlora(t) else weights_bytes(n, "bf16")
-        total += copies * stored
+        total += copies * stored_weight_bytes(t, n, layout, work.precision)
     return ceil_div(total, layout.shard_degree) if layout.zero_stage == 3 else total
 
 
@@ -126,7 +126,7 @@ def stored_weight_bytes(tensor: Tensor, n: int, layout: ParallelLayout, precisio
     """Bytes of n elements of `tensor` as stored: NF4 for QLoRA's quantised linears, 16-bit for
     a frozen LoRA base, the precision's weight dtype when trained."""
     if layout.finetune == "qlora" and quantized_by_qlora(tensor):
-        return nf4_bytes(n)
+        return tensor.copies * nf4_bytes(n // tensor.copies)  # each copy quantised in its own blocks
     return weights_bytes(n, "bf16" if layout.finetune != "full" else precision)
 
 
@@ -200,11 +200,13 @@ def in_flight(layout: ParallelLayout, stage: int) -> int:
 
 
 def chunk_in_flight(layout: ParallelLayout, stage: int, chunk: int) -> int:
-    """Of the in-flight forwards, those of model chunk `chunk` (forwards run chunk by chunk, p
-    micro-batches at a time: forward i is chunk (i // p) mod v)."""
+    """Of the in-flight forwards, those of model chunk `chunk`: forwards run chunk by chunk, p
+    micro-batches at a time, so forward i is chunk (i // p) mod v; counted in closed form."""
     if layout.v == 1:
         return in_flight(layout, stage)
-    return sum(1 for i in range(in_flight(layout, stage)) if (i // layout.pp) % layout.v == chunk)
+    p, cycle = layout.pp, layout.pp * layout.v
+    full, rest = divmod(in_flight(layout, stage), cycle)
+    return full * p + min(max(rest - chunk * p, 0), p)
 
 
 def _scale(key: str, n_bytes: int, layout: ParallelLayout) -> int:

@@ -27,16 +27,18 @@ class Tensor:
     shape: tuple[int, ...]
     placement: str  # col, row, vocab, rep
     expert: bool = False
+    copies: int = 1  # identical tensors this entry stands for (the E experts of a layer)
 
     @property
     def numel(self) -> int:
-        n = 1
+        """Elements of every copy together."""
+        n = self.copies
         for size in self.shape:
             n *= size
         return n
 
     def tp_local_shape(self, tp: int, vocab_parallel: bool = True) -> tuple[int, ...]:
-        """Rank 0's shape after tensor parallelism (torch.chunk semantics: the largest piece)."""
+        """Rank 0's shape of one copy after tensor parallelism (torch.chunk semantics: the largest piece)."""
         split = self.placement == "col" or (self.placement == "vocab" and vocab_parallel)
         if split:
             return (ceil_div(self.shape[0], tp),) + self.shape[1:]
@@ -52,22 +54,24 @@ def _norm(cfg: ModelConfig, name: str) -> list[Tensor]:
     return out
 
 
-def _linear(name: str, out_f: int, in_f: int, placement: str, bias: bool, expert: bool = False) -> list[Tensor]:
-    out = [Tensor(f"{name}.weight", (out_f, in_f), placement, expert)]
+def _linear(
+    name: str, out_f: int, in_f: int, placement: str, bias: bool, expert: bool = False, copies: int = 1
+) -> list[Tensor]:
+    out = [Tensor(f"{name}.weight", (out_f, in_f), placement, expert, copies)]
     if bias:  # a column-parallel bias is split with its outputs; a row-parallel one is added after the reduce
-        out.append(Tensor(f"{name}.bias", (out_f,), "col" if placement == "col" else "rep", expert))
+        out.append(Tensor(f"{name}.bias", (out_f,), "col" if placement == "col" else "rep", expert, copies))
     return out
 
 
-def _mlp(cfg: ModelConfig, prefix: str, width: int, expert: bool) -> list[Tensor]:
-    out = _linear(f"{prefix}.up", width, cfg.d_model, "col", cfg.mlp_bias, expert)
+def _mlp(cfg: ModelConfig, prefix: str, width: int, expert: bool, copies: int = 1) -> list[Tensor]:
+    out = _linear(f"{prefix}.up", width, cfg.d_model, "col", cfg.mlp_bias, expert, copies)
     if cfg.gated_mlp:
-        out += _linear(f"{prefix}.gate", width, cfg.d_model, "col", cfg.mlp_bias, expert)
-    return out + _linear(f"{prefix}.down", cfg.d_model, width, "row", cfg.mlp_bias, expert)
+        out += _linear(f"{prefix}.gate", width, cfg.d_model, "col", cfg.mlp_bias, expert, copies)
+    return out + _linear(f"{prefix}.down", cfg.d_model, width, "row", cfg.mlp_bias, expert, copies)
 
 
 def block_tensors(cfg: ModelConfig) -> list[Tensor]:
-    """One transformer block's parameters (experts listed once each: E of them)."""
+    """One transformer block's parameters (each expert tensor once, standing for its E copies)."""
     d = cfg.d_model
     out = _norm(cfg, "attn_norm")
     out += _linear("attn.q", cfg.q_width, d, "col", cfg.qkv_bias)
@@ -78,8 +82,7 @@ def block_tensors(cfg: ModelConfig) -> list[Tensor]:
         out += _norm(cfg, "mlp_norm")
     if cfg.is_moe:
         out += _linear("moe.router", cfg.n_experts, d, "rep", cfg.router_bias)
-        for j in range(cfg.n_experts):
-            out += _mlp(cfg, f"moe.experts.{j}", cfg.expert_ff, expert=True)
+        out += _mlp(cfg, "moe.experts", cfg.expert_ff, expert=True, copies=cfg.n_experts)
     else:
         out += _mlp(cfg, "mlp", cfg.d_ff, expert=False)
     return out
