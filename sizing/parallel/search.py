@@ -15,9 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..config import ModelConfig
+from ..hardware import get_gpu
 from ..validate import SizingError, require_int
 from ..vocabulary import RECOMPUTE_MODES
 from .layout import GPUS_PER_NODE, ParallelLayout
+from .memory import Workload, most_loaded
 from .plan import ParallelPlan, parallel_plan
 
 MAX_SEARCH_GPUS = 2**15
@@ -46,7 +48,8 @@ def candidate_layouts(
     for tp in _powers_of_two(min(GPUS_PER_NODE, world)):
         if cfg.n_heads % tp or cfg.kv_heads % tp or seq_len % tp:
             continue
-        for pp in (p for p in range(1, cfg.n_layers + 1) if cfg.n_layers % p == 0 and world % (tp * p) == 0):
+        stages = range(1, min(cfg.n_layers, world // tp) + 1)  # pp <= world / tp: never a loop over L
+        for pp in (p for p in stages if cfg.n_layers % p == 0 and world % (tp * p) == 0):
             for cp in _powers_of_two(8 if attention_impl == "flash" else 1):
                 if world % (tp * pp * cp) or seq_len % (cp * tp):
                     continue
@@ -106,18 +109,35 @@ def search_layout(
     for world in counts:
         fitting = []
         for layout in candidate_layouts(cfg, seq_len, world, global_batch, impl, base):
-            for mode in modes:
-                tried += 1
-                try:
-                    plan = parallel_plan(cfg, layout, seq_len, recompute=mode, **plan_options)
-                except SizingError:
-                    continue
-                if plan.fits:
-                    fitting.append(plan)
+            tried += 1
+            fitting += _fitting_plans(cfg, layout, seq_len, modes, plan_options)
         if fitting:
             best = min(fitting, key=lambda p: (p.step.step_seconds, p.per_gpu_bytes))
             return SearchResult(best, tried, counts[: counts.index(world) + 1])
     return SearchResult(None, tried, counts)
+
+
+def _fitting_plans(cfg: ModelConfig, layout: ParallelLayout, seq_len: int, modes, plan_options: dict) -> list:
+    """The plans of `layout` that fit, one per recompute mode. Memory first (cheap), the plan
+    (collectives, step) only for what fits; full recomputation saves the most, so when it does
+    not fit no mode does."""
+    gpu = get_gpu(plan_options.get("gpu", "h100"))
+    work = dict(precision=plan_options.get("precision", "bf16-mixed"), optimizer=plan_options.get("optimizer", "adamw"))
+    impl = plan_options.get("attention_impl", "flash")
+    try:
+        layout.check_model(cfg, seq_len, impl)
+    except SizingError:
+        return []
+    ordered = sorted(modes, key=lambda m: m != "full")
+    out = []
+    for mode in ordered:
+        _, terms = most_loaded(cfg, layout, Workload(seq_len, recompute=mode, attention_impl=impl, **work))
+        if terms["total_bytes"] > gpu.memory_bytes:
+            if mode == "full":
+                return []
+            continue
+        out.append(parallel_plan(cfg, layout, seq_len, recompute=mode, **plan_options))
+    return out
 
 
 # What else could fit on the same GPUs, each a (label, layout changes, plan option changes).
