@@ -135,7 +135,7 @@ def verify(ctx, presets, all_presets, config_path, overrides, seq_len, counter, 
                 raise UserError(str(exc)) from None
     results = run_checks(models, checks, **check_options)
     if check_parallel:
-        from reference_model.parallel_probe import verify_parallel
+        from reference_model.parallel_verify import verify_parallel
 
         results.append(verify_parallel())
     click.echo(_render(results, fmt), nl=False)
@@ -148,7 +148,7 @@ def _verify_parallel(fmt):
         import torch  # noqa: F401
     except ImportError:
         raise UserError(INSTALL_HINT) from None
-    from reference_model.parallel_probe import verify_parallel
+    from reference_model.parallel_verify import verify_parallel
 
     result = verify_parallel()
     click.echo(_render([result], fmt), nl=False)
