@@ -66,7 +66,12 @@ def _layout_options(func):
         _one("--v", "v", type=Count("--v"), help="Interleaved: model chunks per pipeline rank.  [default: 1]"),
         _one("--micro-batches", "-m", type=Count("--micro-batches"), help="Per step per dp rank (default: pp)."),
         _one("--micro-batch", "-b", type=Count("--micro-batch"), help="Sequences per micro-batch.  [default: 1]"),
-        _one("--global-batch", type=Count("--global-batch"), help="Sequences per step (sets m = global / (dp b))."),
+        _one(
+            "--global-batch",
+            type=Count("--global-batch"),
+            help="Sequences per step: sets m = global / (dp b); fixed while searching.  "
+            f"[search default: {DEFAULT_GLOBAL_BATCH}]",
+        ),
         click.option("--offload-optimizer", is_flag=True, help="Optimizer states in CPU memory."),
         click.option("--offload-params", is_flag=True, help="Weights and gradients in CPU memory too."),
         _one("--finetune", type=Choice("--finetune", FINETUNE_MODES), help="full, lora or qlora.  [default: full]"),

@@ -151,7 +151,11 @@ def training_memory(
     reason, would = None, []
     if not fits:
         reason, would = _training_advice(per_gpu, pg, micro_batch, max_b, capacity, gpu_entry, zero, dp, recompute)
-        would[-1:-1] = _lighter_states_advice(per_gpu, capacity, precision, optimizer, zero, dp, recompute)
+        lighter = _lighter_states_advice(per_gpu, capacity, precision, optimizer, zero, dp, recompute)
+        if lighter:  # before the bigger GPUs; "nothing in this tool's range" no longer holds
+            bigger = [w for w in would if w.startswith("a GPU with")]
+            rest = [w for w in would if not w.startswith(("a GPU with", "nothing in this tool's range"))]
+            would = rest + lighter + bigger
     n = P.total_params(cfg)
     terms = tuple(activation_terms(cfg, seq_len, micro_batch, impl, recompute, a))
     per_layer, outside = sum_terms(list(terms))
