@@ -78,6 +78,8 @@ class ActivationMeasurement:
 
 
 def _storage(t: torch.Tensor):
+    if hasattr(t, "to_local"):  # a DTensor (tensor parallelism): the rank's local shard holds the bytes
+        t = t.to_local()
     st = t.untyped_storage()
     return (t.device, st.data_ptr()), st.nbytes()
 

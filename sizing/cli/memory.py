@@ -208,11 +208,38 @@ def memory(
                 gpu_key,
                 name=model.name,
             )
+        if not inference and not result.fits:
+            result = _with_parallel_advice(result, model.config, dp, micro_batch or 1, gpu_key)
     except SizingError as exc:
         raise UserError(str(exc)) from None
     click.echo(render_memory(result, fmt, details=True).rstrip("\n"))
     if not result.fits:
         raise SystemExit(EXIT_DOES_NOT_FIT)
+
+
+def _with_parallel_advice(result, cfg, dp: int, micro_batch: int, gpu_key: str):
+    """The would-fit list plus what `sizing parallel` finds on the same dp GPUs: a tp/pp/cp
+    layout, CPU offload, LoRA, QLoRA (each the fastest layout that fits)."""
+    import dataclasses
+
+    from ..parallel.search import ALTERNATIVES, search_layout, would_fit
+
+    options = dict(
+        gpu=gpu_key, precision=result.precision, optimizer=result.optimizer, attention_impl=result.attention_impl
+    )
+    batch = dp * micro_batch
+    found = []
+    best = search_layout(cfg, result.seq_len, batch, dp, **options).best
+    if best is not None:
+        found.append(("a parallel layout", best))
+    keep = {label for label, layout_changes, _ in ALTERNATIVES if layout_changes}  # offload, LoRA, QLoRA
+    found += [(w, p) for w, p in would_fit(cfg, result.seq_len, batch, dp, more_gpus=False, **options) if w in keep]
+    hints = tuple(
+        f"{what} on {dp} GPU{'s' if dp > 1 else ''}: {p.layout.label()}, recompute {p.work.recompute}, "
+        f"{p.per_gpu_bytes / 2**30:.2f} GiB per GPU (sizing parallel)"
+        for what, p in found
+    )
+    return dataclasses.replace(result, would_fit=result.would_fit + hints)
 
 
 def _refuse_given(options: dict, applies: str) -> None:

@@ -83,9 +83,17 @@ def _check_flag_options(func):
     show_default=True,
     help="FLOP check: which counter(s) to run (fvcore runs only at toy size, on CPU).",
 )
+@click.option(
+    "--parallel",
+    "check_parallel",
+    is_flag=True,
+    help="FSDP2 and DTensor tensor parallelism on torch's fake process group (one process, CPU): "
+    "per-rank parameter, gradient, AdamW and activation bytes and every collective of a step vs "
+    "sizing.parallel, on the probe's own toy layouts (no model needed).",
+)
 @click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
 @click.pass_context
-def verify(ctx, presets, all_presets, config_path, overrides, seq_len, counter, fmt, **flags):
+def verify(ctx, presets, all_presets, config_path, overrides, seq_len, counter, fmt, check_parallel, **flags):
     """Check the formulas against the PyTorch reference model (needs torch).
 
     Prints component | formula | counted | difference for each model and exits 1 on any
@@ -97,6 +105,8 @@ def verify(ctx, presets, all_presets, config_path, overrides, seq_len, counter, 
       sizing verify --all --format markdown
       sizing verify --params --config config.json --set n_layers=4
     """
+    if check_parallel and not (presets or all_presets or config_path or any(flags.values())):
+        return _verify_parallel(fmt)
     models = _models(presets, all_presets, config_path, overrides)
     checks = [name for name, _ in CHECK_FLAGS if flags.get(f"check_{name}")] or [name for name, _ in CHECK_FLAGS]
     given = [
@@ -125,8 +135,25 @@ def verify(ctx, presets, all_presets, config_path, overrides, seq_len, counter, 
     from reference_model.verify import run_checks
 
     results = run_checks(models, checks, **check_options)
+    if check_parallel:
+        from reference_model.parallel_verify import verify_parallel
+
+        results.append(verify_parallel())
     click.echo(_render(results, fmt), nl=False)
     if not all(r.ok for r in results):
+        raise SystemExit(1)
+
+
+def _verify_parallel(fmt):
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        raise UserError(INSTALL_HINT) from None
+    from reference_model.parallel_verify import verify_parallel
+
+    result = verify_parallel()
+    click.echo(_render([result], fmt), nl=False)
+    if not result.ok:
         raise SystemExit(1)
 
 

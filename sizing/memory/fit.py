@@ -136,8 +136,15 @@ def training_memory(
     capacity = gpu_entry.memory_bytes
     a = get_precision(precision).activation_bytes
 
-    def per_gpu(b: int, zero_: int = zero, dp_: int = dp, recompute_: str = recompute) -> dict[str, int]:
-        return _per_gpu_training(cfg, seq_len, b, precision, optimizer, zero_, dp_, recompute_, impl)
+    def per_gpu(
+        b: int,
+        zero_: int = zero,
+        dp_: int = dp,
+        recompute_: str = recompute,
+        precision_: str = precision,
+        optimizer_: str = optimizer,
+    ) -> dict[str, int]:
+        return _per_gpu_training(cfg, seq_len, b, precision_, optimizer_, zero_, dp_, recompute_, impl)
 
     pg = per_gpu(micro_batch)
     max_b = _largest_fitting(lambda b: per_gpu(b)["total_bytes"], capacity)
@@ -145,6 +152,11 @@ def training_memory(
     reason, would = None, []
     if not fits:
         reason, would = _training_advice(per_gpu, pg, micro_batch, max_b, capacity, gpu_entry, zero, dp, recompute)
+        lighter = _lighter_states_advice(per_gpu, capacity, precision, optimizer, zero, dp, recompute)
+        if lighter:  # before the bigger GPUs; "nothing in this tool's range" no longer holds
+            bigger = [w for w in would if w.startswith("a GPU with")]
+            rest = [w for w in would if not w.startswith(("a GPU with", "nothing in this tool's range"))]
+            would = rest + lighter + bigger
     n = P.total_params(cfg)
     terms = tuple(activation_terms(cfg, seq_len, micro_batch, impl, recompute, a))
     per_layer, outside = sum_terms(list(terms))
@@ -231,6 +243,35 @@ def _training_advice(
     if not would:
         would.append("nothing in this tool's range: shard activations too (tensor/sequence/pipeline parallelism)")
     return reason, would
+
+
+# Lighter model states that already exist as options: (what, precision, optimizer); None keeps the given one.
+LIGHTER_STATES: tuple[tuple[str, str | None, str | None], ...] = (
+    ("pure bf16 (--precision bf16: no fp32 master copy, 8 B/param with AdamW)", "bf16", None),
+    ("8-bit Adam (--optimizer adam8bit)", None, "adam8bit"),
+    ("pure bf16 and 8-bit Adam (--precision bf16 --optimizer adam8bit: 6 B/param)", "bf16", "adam8bit"),
+)
+
+
+def _lighter_states_advice(
+    per_gpu: PerGpu, capacity: int, precision: str, optimizer: str, zero: int, dp: int, recompute: str
+) -> list[str]:
+    """Pure bf16 and/or 8-bit Adam at this ZeRO stage and dp (or with full recomputation, or
+    ZeRO-3 over the fewest GPUs), where they change anything and fit."""
+    out = []
+    for what, prec, opt in LIGHTER_STATES:
+        prec, opt = prec or precision, opt or optimizer
+        if (prec, opt) == (precision, optimizer):
+            continue
+        for mode in dict.fromkeys((recompute, "full")):
+            if per_gpu(1, zero, dp, mode, prec, opt)["total_bytes"] <= capacity:
+                out.append(f"{what}, micro-batch 1, ZeRO {zero}, dp {dp}, recompute {mode}")
+                break
+        else:
+            ranks = _min_ranks(lambda r, p=prec, o=opt: per_gpu(1, 3, r, "full", p, o)["total_bytes"], capacity)
+            if ranks is not None and ranks < max(dp, 2) * 2:
+                out.append(f"{what} and ZeRO-3 over at least {ranks} GPUs (recompute full)")
+    return out
 
 
 # ---------------------------------------------------------------- inference

@@ -91,6 +91,7 @@ def build_reports(
     links it when it is built now or already sits in `existing_dir`."""
     from .conventions_page import render_conventions
     from .index import render_index
+    from .parallel_layouts import render_parallel_layouts
     from .plots import render_plots
     from .published_runs import render_published_runs
     from .serve_plots import render_serve_plots
@@ -108,6 +109,8 @@ def build_reports(
     serve_plots = render_serve_plots()
     files.update({plot.path: plot.png for plot in serve_plots})
     files["serving.md"] = render_serving(serve_plots, existing_dir)
+    files["parallel-layouts.md"], parallel_plot = render_parallel_layouts()
+    files[parallel_plot.path] = parallel_plot.png
     if with_verification:
         text = verification_markdown(echo)
         if text is not None:

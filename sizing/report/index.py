@@ -65,6 +65,8 @@ def render_index(plots: list[Plot], has_verification: bool, has_gpu_profile: boo
         "with its source",
         "- [serving.md](serving.md): `sizing serve` on the roofline (TTFT, tokens/s, $/M tokens), published "
         "serving figures beside the bound, the roofline and tokens/s plots, the GPU measurement",
+        "- [parallel-layouts.md](parallel-layouts.md): published 3D/4D layouts (Llama 3.1 405B, GPT-3 175B, "
+        "BLOOM, OPT) with predicted per-GPU memory, step time and MFU; will Llama-2-70B train on 8 x H100?",
     ]
     if has_verification:
         files.append(

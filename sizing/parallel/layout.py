@@ -1,0 +1,207 @@
+"""A parallel training layout: how a model and a batch are split over GPUs, frozen and validated.
+
+World size = dp x tp x pp x cp (Megatron-LM's order, tp innermost: tp-cp-dp-pp). Expert
+parallelism (ep) splits each MoE layer's experts over ep ranks taken inside the dp x cp
+group (Megatron's expert-data-parallel group has dp x cp / ep ranks), so it adds no GPUs.
+
+* dp with ZeRO 0-3 (Rajbhandari et al. 2020; flat buffers: DeepSpeed, Megatron's distributed
+  optimizer) or FSDP (per-parameter dim-0 shards, torch FSDP2 `fully_shard`): `full` shards
+  over all dp x cp ranks, `hybrid` (HSDP) shards over `shard_group` ranks and replicates
+  across the groups.
+* tp: Megatron tensor parallelism (column/row-parallel linears), optionally with sequence
+  parallelism (norms and dropout regions sharded along the sequence); vocab-parallel
+  embedding and lm_head.
+* pp: pipeline stages of L/(pp.v) layers per model chunk, schedule 1F1B (v = 1) or
+  interleaved (v chunks per rank, Narayanan et al. 2021), m micro-batches per step.
+* cp: context parallelism (ring attention over the sequence; needs a fused attention kernel).
+* offload: optimizer states (and parameters) in CPU memory (ZeRO-Offload / FSDP CPUOffload).
+* fine-tune mode: full, lora (rank r adapters on the named projections, only they trained),
+  qlora (lora over NF4 base weights with double quantisation).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..config import ModelConfig
+from ..validate import SizingError, require_bool, require_choice, require_int
+from ..vocabulary import ceil_div
+
+PP_SCHEDULES: tuple[str, ...] = ("1f1b", "interleaved")
+FSDP_MODES: tuple[str, ...] = ("full", "hybrid")
+FINETUNE_MODES: tuple[str, ...] = ("full", "lora", "qlora")
+# Projections a LoRA adapter may sit on (the reference model's module names).
+LORA_TARGETS: tuple[str, ...] = ("q", "k", "v", "o", "up", "gate", "down")
+DEFAULT_LORA_TARGETS: tuple[str, ...] = ("q", "k", "v", "o", "up", "gate", "down")  # QLoRA paper: all linears
+DEFAULT_LORA_RANK = 16
+GPUS_PER_NODE = 8  # NVLink domain of a DGX/HGX node: groups inside it use nvlink_gbs, the rest network_gbs
+
+
+@dataclass(frozen=True)
+class ParallelLayout:
+    dp: int = 1
+    tp: int = 1
+    pp: int = 1
+    cp: int = 1
+    ep: int = 1
+    zero: int = 0  # ZeRO stage over dp x cp (flat buffers); ignored when fsdp is set
+    fsdp: str | None = None  # None, "full" or "hybrid" (FSDP2 per-parameter shards, stage 3)
+    shard_group: int | None = None  # hybrid: ranks one shard spans (default: GPUs per node / (tp x cp))
+    sequence_parallel: bool = False
+    vocab_parallel: bool = True  # embedding and lm_head split over tp (Megatron's default)
+    pp_schedule: str = "1f1b"
+    v: int = 1  # model chunks per pipeline rank (interleaved)
+    micro_batches: int = 1  # m: micro-batches per step per data-parallel rank
+    micro_batch: int = 1  # b: sequences per micro-batch
+    offload_optimizer: bool = False
+    offload_params: bool = False
+    finetune: str = "full"
+    lora_rank: int = DEFAULT_LORA_RANK
+    lora_targets: tuple[str, ...] = field(default=DEFAULT_LORA_TARGETS)
+    gpus_per_node: int = GPUS_PER_NODE
+
+    def __post_init__(self) -> None:
+        for name in ("dp", "tp", "pp", "cp", "ep", "v", "micro_batches", "micro_batch", "lora_rank", "gpus_per_node"):
+            require_int(name, getattr(self, name))
+        require_choice("zero", self.zero, (0, 1, 2, 3))
+        if self.fsdp is not None:
+            require_choice("fsdp", self.fsdp, FSDP_MODES)
+        require_choice("pp_schedule", self.pp_schedule, PP_SCHEDULES)
+        require_choice("finetune", self.finetune, FINETUNE_MODES)
+        for name in ("sequence_parallel", "vocab_parallel", "offload_optimizer", "offload_params"):
+            require_bool(name, getattr(self, name))
+        if not isinstance(self.lora_targets, tuple) or not self.lora_targets:
+            raise SizingError(f"lora_targets ({self.lora_targets!r}) must be a non-empty tuple of {LORA_TARGETS}")
+        for target in self.lora_targets:
+            require_choice("lora_targets", target, LORA_TARGETS)
+        self._check_combinations()
+
+    def _check_combinations(self) -> None:
+        if self.sequence_parallel and self.tp == 1:
+            raise SizingError("sequence_parallel (True) needs tp >= 2 (it shards the sequence over the tp ranks)")
+        if self.pp_schedule == "1f1b" and self.v != 1:
+            raise SizingError(f"v ({self.v}) must be 1 for pp_schedule 1f1b; use pp_schedule interleaved")
+        if self.pp_schedule == "interleaved" and (self.pp == 1 or self.v < 2):
+            raise SizingError(f"pp_schedule interleaved needs pp >= 2 and v >= 2 (got pp {self.pp}, v {self.v})")
+        if self.pp > 1 and self.micro_batches < self.pp:
+            raise SizingError(
+                f"micro_batches ({self.micro_batches}) must be at least pp ({self.pp}) to fill the pipeline"
+            )
+        if self.ep > 1 and (self.dp * self.cp) % self.ep:
+            raise SizingError(f"ep ({self.ep}) must divide dp x cp ({self.dp * self.cp}): experts split inside it")
+        if self.fsdp is None and self.shard_group is not None:
+            raise SizingError("shard_group applies to fsdp hybrid only")
+        if self.fsdp == "full" and self.shard_group is not None:
+            raise SizingError("shard_group applies to fsdp hybrid only (full shards over every dp x cp rank)")
+        if self.fsdp == "hybrid":
+            group = require_int("shard_group", self.hybrid_shard_group)
+            if (self.dp * self.cp) % group:
+                raise SizingError(f"shard_group ({group}) must divide dp x cp ({self.dp * self.cp})")
+        if self.finetune != "full" and self.offload_params:
+            raise SizingError("offload_params applies to full fine-tuning (lora/qlora keep the frozen base on GPU)")
+
+    # ---- derived sizes
+    @property
+    def world(self) -> int:
+        return self.dp * self.tp * self.pp * self.cp
+
+    @property
+    def stage_chunks(self) -> int:
+        """Model chunks over the pipeline: pp x v."""
+        return self.pp * self.v
+
+    @property
+    def hybrid_shard_group(self) -> int:
+        if self.shard_group is not None:
+            return self.shard_group
+        return max(1, min(self.dp * self.cp, self.gpus_per_node // (self.tp * self.cp) * self.cp))
+
+    @property
+    def shard_degree(self) -> int:
+        """Ranks the (dense) model states are sharded over: dp x cp (ZeRO >= 1, FSDP full),
+        the shard group (FSDP hybrid), 1 (ZeRO 0)."""
+        if self.fsdp == "hybrid":
+            return self.hybrid_shard_group
+        if self.fsdp == "full" or self.zero > 0:
+            return self.dp * self.cp
+        return 1
+
+    @property
+    def zero_stage(self) -> int:
+        return 3 if self.fsdp is not None else self.zero
+
+    def expert_shard_degree(self) -> int:
+        """Ranks the expert states are sharded over: the expert-data-parallel group dp x cp / ep."""
+        return max(1, self.shard_degree // self.ep) if self.shard_degree > 1 else 1
+
+    def global_batch(self) -> int:
+        """Sequences per optimizer step: b x m x dp."""
+        return self.micro_batch * self.micro_batches * self.dp
+
+    def check_model(self, cfg: ModelConfig, seq_len: int, attention_impl: str = "flash") -> None:
+        """The layout against the model: every split must divide what it splits."""
+        if cfg.n_heads % self.tp:
+            raise SizingError(f"tp ({self.tp}) must divide n_heads ({cfg.n_heads})")
+        if cfg.kv_heads % self.tp:
+            raise SizingError(
+                f"tp ({self.tp}) must divide the kv heads ({cfg.kv_heads}); valid tp: "
+                + ", ".join(str(t) for t in range(1, cfg.kv_heads + 1) if cfg.kv_heads % t == 0)
+            )
+        if cfg.n_layers % self.stage_chunks:
+            what = "pp" if self.v == 1 else "pp x v"
+            raise SizingError(f"{what} ({self.stage_chunks}) must divide n_layers ({cfg.n_layers})")
+        if self.ep > 1 and not cfg.is_moe:
+            raise SizingError(f"ep ({self.ep}) needs a mixture-of-experts model (n_experts 0)")
+        if cfg.is_moe and cfg.n_experts % self.ep:
+            raise SizingError(f"ep ({self.ep}) must divide n_experts ({cfg.n_experts})")
+        if seq_len % (self.cp * (self.tp if self.sequence_parallel else 1)):
+            split = "cp x tp (sequence parallel)" if self.sequence_parallel else "cp"
+            n = self.cp * (self.tp if self.sequence_parallel else 1)
+            raise SizingError(f"{split} ({n}) must divide seq_len ({seq_len})")
+        if self.cp > 1 and attention_impl != "flash":
+            raise SizingError("cp >= 2 needs attention_impl flash (ring attention keeps no T x T tensor)")
+
+    def check_world(self, gpus: int) -> None:
+        """A GPU count given beside the layout must be its product dp x tp x pp x cp."""
+        require_int("gpus", gpus)
+        if gpus != self.world:
+            raise SizingError(
+                f"gpus ({gpus}) must equal dp x tp x pp x cp = {self.dp} x {self.tp} x {self.pp} x {self.cp} "
+                f"= {self.world}"
+            )
+
+    def to_dict(self) -> dict:
+        out = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        out["lora_targets"] = list(self.lora_targets)
+        out["world"] = self.world
+        out["shard_degree"] = self.shard_degree
+        return out
+
+    def label(self) -> str:
+        """Short text: 'dp 8 (ZeRO-3) x tp 8 (SP) x pp 4 (1f1b, m 16)'."""
+        sharding = f"FSDP {self.fsdp}" if self.fsdp else f"ZeRO-{self.zero}"
+        if self.shard_degree not in (1, self.dp):
+            sharding += f" over {self.shard_degree}"
+        parts = [f"dp {self.dp} ({sharding})"]
+        if self.tp > 1:
+            parts.append(f"tp {self.tp}" + (" (SP)" if self.sequence_parallel else ""))
+        if self.pp > 1:
+            sched = "1f1b" if self.v == 1 else f"interleaved v {self.v}"
+            parts.append(f"pp {self.pp} ({sched}, m {self.micro_batches})")
+        if self.cp > 1:
+            parts.append(f"cp {self.cp}")
+        if self.ep > 1:
+            parts.append(f"ep {self.ep}")
+        text = " x ".join(parts)
+        if self.offload_optimizer or self.offload_params:
+            text += ", offload " + "+".join(
+                w for w, on in (("optimizer", self.offload_optimizer), ("params", self.offload_params)) if on
+            )
+        if self.finetune != "full":
+            text += f", {self.finetune} r {self.lora_rank}"
+        return text
+
+
+def per_rank(n: int, ranks: int) -> int:
+    """The largest share of n items split over ranks as torch.chunk does (rank 0's): ceil(n / ranks)."""
+    return ceil_div(n, ranks)

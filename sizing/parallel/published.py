@@ -1,0 +1,105 @@
+"""Published parallel layouts of large training runs, with their reported utilisation and source,
+for reports/parallel-layouts.md. Data only.
+
+Where a run's pipeline stages are uneven (Llama 3 and BLOOM take a layer off the first and last
+stages, which hold the embedding and the lm_head), the layout is modelled with `n_layers`
+rounded up to a multiple of pp (`layers_modelled`): the middle stages are then exact, the
+first and last carry one block more than the run did. FLOPs are those of the real model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .layout import ParallelLayout
+
+# The matmul efficiency assumed for the compute part of every step (bf16 dense GEMMs of these
+# widths on A100/H100 reach 60-75% of peak): an assumption stated here, not fitted to the runs.
+COMPUTE_EFFICIENCY = 0.6
+
+
+@dataclass(frozen=True)
+class PublishedLayout:
+    name: str
+    preset: str
+    gpu: str
+    layout: ParallelLayout
+    seq_len: int
+    recompute: str
+    recompute_note: str
+    reported: str  # the utilisation as the source states it
+    reported_share: tuple[float, float]  # (low, high) as a share of the bf16 peak
+    counts_recompute: bool  # whether the reported figure counts recomputed FLOPs (hardware FLOPs)
+    source: str
+    notes: str = ""
+    layers_modelled: int | None = None  # n_layers used for the stage split (None: the preset's)
+
+
+PUBLISHED_LAYOUTS: tuple[PublishedLayout, ...] = (
+    PublishedLayout(
+        "Llama 3.1 405B",
+        "llama3.1-405b",
+        "h100-sxm",
+        ParallelLayout(
+            dp=128, tp=8, pp=16, zero=2, sequence_parallel=True, pp_schedule="interleaved", v=8, micro_batches=16
+        ),
+        8192,
+        "full",
+        "not stated; the least recomputation that fits in this model (none and selective need 107 GiB on stage 0)",
+        "400 TFLOP/s per GPU, 41% BF16 MFU (38-43% over the three 405B configurations of Table 4)",
+        (0.38, 0.43),
+        False,
+        "Llama 3 paper, arXiv:2407.21783, section 3.3.2 and Table 4 (16,384 H100, TP 8, CP 1, PP 16, DP 128, "
+        "T 8,192, batch per DP 16, 16M tokens per step)",
+        "FSDP shards optimizer states and gradients, no resharding after forward (ZeRO-2 here); interleaved "
+        "schedule with v not stated (v = 8, one layer per chunk, assumed); 126 layers, one fewer on the first and "
+        "last stage (modelled as 16 x 8).",
+        layers_modelled=128,
+    ),
+    PublishedLayout(
+        "Megatron-LM GPT-3 175B",
+        "gpt3-175b",
+        "a100-80gb",
+        ParallelLayout(dp=12, tp=8, pp=16, pp_schedule="interleaved", v=2, micro_batches=128),
+        2048,
+        "full",
+        "full activation recomputation (the paper's runs)",
+        "163 TFLOP/s per GPU, 52% of peak",
+        (0.52, 0.52),
+        True,
+        "Narayanan et al. 2021, arXiv:2104.04473, Table 1 (175B: TP 8, PP 16, 1,536 A100 80GB, batch 1,536)",
+        "The paper counts recomputed FLOPs (hardware FLOPs, compare with our HFU); interleaved schedule, v = 2 "
+        "assumed; data parallelism without ZeRO.",
+    ),
+    PublishedLayout(
+        "BLOOM-176B",
+        "bloom-176b",
+        "a100-80gb",
+        ParallelLayout(dp=8, tp=4, pp=12, zero=1, micro_batches=128, micro_batch=2),
+        2048,
+        "full",
+        "activation checkpointing (Megatron-DeepSpeed)",
+        "156 TFLOP/s per GPU (50% of the bf16 peak)",
+        (0.50, 0.50),
+        True,
+        "BLOOM paper, arXiv:2211.05100, section 3.4 (384 A100 80GB, DP 8, TP 4, PP 12, ZeRO-1, global batch "
+        "2,048, micro-batch 2); 156 TFLOP/s: genci.fr",
+        "70 layers + 2 embedding 'layers' over 12 stages (modelled as 12 x 6 layers); Megatron-DeepSpeed's "
+        "TFLOP/s count recomputation.",
+        layers_modelled=72,
+    ),
+    PublishedLayout(
+        "OPT-175B",
+        "opt-175b",
+        "a100-80gb",
+        ParallelLayout(dp=124, tp=8, fsdp="full", micro_batches=1, micro_batch=8),
+        2048,
+        "full",
+        "activation checkpointing (metaseq)",
+        "up to 147 TFLOP/s per GPU (47% of 312)",
+        (0.47, 0.47),
+        False,
+        "OPT paper, arXiv:2205.01068, section 2.4 (992 A100 80GB, FSDP with Megatron-LM TP 8, ~2M-token batch)",
+        "992 sequences of 2,048 per step modelled (8 per data-parallel rank) for OPT's 2M-token batch.",
+    ),
+)

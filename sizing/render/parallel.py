@@ -1,0 +1,148 @@
+"""Render sizing.parallel results: one plan (memory term by term, collectives, step time) or a
+search answer (the layout found, or a clear no with what would fit), as a table, markdown,
+JSON or CSV."""
+
+from __future__ import annotations
+
+import json
+
+from ..parallel.memory import GPU_TERMS
+from ..parallel.plan import ParallelPlan
+from ..units import format_gib, format_int
+from .memory import flat_items
+from .tables import csv_text, heading, table
+
+TERM_LABELS = {
+    "base_weights_bytes": "frozen base weights (LoRA/QLoRA)",
+    "weights_bytes": "weights (trained)",
+    "gradients_bytes": "gradients",
+    "optimizer_bytes": "optimizer states (master + moments)",
+    "gathered_unit_bytes": "ZeRO-3/FSDP gathered unit",
+    "activations_blocks_bytes": "activations: blocks x in-flight micro-batches",
+    "activations_embedding_bytes": "activations: embedding (first stage)",
+    "activations_head_loss_bytes": "activations: lm_head + loss (last stage)",
+    "activations_shared_bytes": "activations: RoPE tables",
+    "logits_bytes": "logits + their gradient (last stage)",
+    "recompute_block_bytes": "recomputed block (working set)",
+}
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.4f}"
+
+
+def plan_sections(plan: ParallelPlan, fmt: str) -> list[str]:
+    lay, t = plan.layout, plan.terms
+    title = (
+        f"{plan.model}: {lay.label()} = {lay.world} x {plan.gpu.key}, T = {plan.work.seq_len}, "
+        f"global batch {lay.global_batch()} (b {lay.micro_batch} x m {lay.micro_batches} x dp {lay.dp}), "
+        f"{plan.work.precision} {plan.work.optimizer}, recompute {plan.work.recompute}"
+    )
+    rows = [[TERM_LABELS[k], format_gib(t[k]), format_int(t[k])] for k in GPU_TERMS if t[k]]
+    rows.append(["total per GPU", format_gib(t["total_bytes"]), format_int(t["total_bytes"])])
+    rows.append([f"{plan.gpu.key} memory", format_gib(plan.gpu_memory_bytes), format_int(plan.gpu_memory_bytes)])
+    if t["cpu_total_bytes"]:
+        rows.append(["offloaded to CPU memory", format_gib(t["cpu_total_bytes"]), format_int(t["cpu_total_bytes"])])
+    comm_rows = [
+        [
+            c.dimension,
+            c.kind,
+            c.what,
+            format_int(c.count),
+            format_int(c.bytes_per_call),
+            format_int(c.group),
+            format_gib(c.wire_bytes_per_step),
+            f"{c.link} {c.gbs:g}",
+            _seconds(c.seconds_per_step),
+        ]
+        for c in plan.collectives
+    ]
+    st = plan.step
+    step_rows = [["compute (hardware FLOPs at MFU " + f"{st.mfu:g})", _seconds(st.compute_seconds)]]
+    for dim, sec in st.comm_seconds.items():
+        if sec:
+            step_rows.append(
+                [
+                    f"{dim} communication exposed (overlap {st.overlap[dim]:g} of {sec:.4f} s)",
+                    _seconds(st.exposed_seconds[dim]),
+                ]
+            )
+    if st.bubble_seconds:
+        step_rows.append(["pipeline bubble (p - 1)/(m v) x compute", _seconds(st.bubble_seconds)])
+    step_rows.append(["step", _seconds(st.step_seconds)])
+    step_rows.append(["predicted MFU (model FLOPs / step / peak)", f"{st.predicted_mfu:.1%}"])
+    if plan.gpu_hours is not None:
+        step_rows.append([f"GPU-hours for {plan.tokens:,} tokens", f"{plan.gpu_hours:,.0f}"])
+    verdict = (
+        f"fits: {format_gib(plan.per_gpu_bytes)} on the most-loaded GPU (pipeline stage {plan.stage}) of "
+        f"{format_gib(plan.gpu_memory_bytes)}"
+        if plan.fits
+        else f"does not fit: {format_gib(plan.per_gpu_bytes)} on the most-loaded GPU (pipeline stage {plan.stage}), "
+        f"more than the {format_gib(plan.gpu_memory_bytes)} of {plan.gpu.key}"
+    )
+    return [
+        heading(title, fmt, 2),
+        "",
+        table([f"per GPU (pipeline stage {plan.stage})", "GiB", "bytes"], rows, fmt),
+        "",
+        heading("Communication per GPU per step", fmt, 3),
+        "",
+        table(
+            ["dim", "collective", "what", "calls", "bytes per call", "ranks", "GiB sent", "link GB/s", "seconds"],
+            comm_rows,
+            fmt,
+        )
+        if comm_rows
+        else "none (one GPU)",
+        "",
+        heading("Step time", fmt, 3),
+        "",
+        table(["part", "seconds"], step_rows, fmt),
+        "",
+        verdict,
+    ]
+
+
+def render_plan(plan: ParallelPlan, fmt: str = "table") -> str:
+    if fmt == "json":
+        return json.dumps(plan.to_dict(), indent=2, allow_nan=False)
+    if fmt == "csv":
+        return csv_text(["key", "value"], [list(item) for item in flat_items(plan)])
+    return "\n".join(plan_sections(plan, fmt))
+
+
+def _alternative_dict(label: str, plan: ParallelPlan) -> dict:
+    return {
+        "what": label,
+        "layout": plan.layout.label(),
+        "recompute": plan.work.recompute,
+        "precision": plan.work.precision,
+        "optimizer": plan.work.optimizer,
+        "gpus": plan.layout.world,
+        "per_gpu_bytes": plan.per_gpu_bytes,
+        "step_seconds": plan.step.step_seconds,
+    }
+
+
+def render_no_fit(
+    model: str, gpus: tuple[int, ...], gpu: str, alternatives: list[tuple[str, ParallelPlan]], fmt: str
+) -> str:
+    """The clear no: no layout of the searched GPU counts fits; what would."""
+    where = f"{gpus[0]} x {gpu}" if len(gpus) == 1 else f"up to {gpus[-1]} x {gpu}"
+    message = f"{model}: no layout on {where} fits (searched dp/ZeRO/FSDP x tp x pp x cp, recompute modes)"
+    if fmt == "json":
+        doc = {"model": model, "fits": False, "gpus_searched": list(gpus), "gpu": gpu, "reason": message}
+        doc["would_fit"] = [_alternative_dict(label, p) for label, p in alternatives]
+        return json.dumps(doc, indent=2, allow_nan=False)
+    rows = [
+        [label, p.layout.label(), p.work.recompute, format_gib(p.per_gpu_bytes), _seconds(p.step.step_seconds)]
+        for label, p in alternatives
+    ]
+    if fmt == "csv":
+        return csv_text(["would fit", "layout", "recompute", "GiB per GPU", "step seconds"], rows)
+    out = [heading(message, fmt, 2), ""]
+    if rows:
+        out += ["would fit:", "", table(["with", "layout", "recompute", "GiB per GPU", "step s"], rows, fmt)]
+    else:
+        out.append("nothing in this tool's range fits")
+    return "\n".join(out)

@@ -1,0 +1,40 @@
+"""reports/parallel-layouts.md: the published layouts with their sources, our prediction for each."""
+
+import pytest
+
+from sizing.parallel.published import PUBLISHED_LAYOUTS
+from sizing.report.parallel_layouts import published_plan, question_plans
+
+pytest.importorskip("pandas")
+
+
+def test_published_layouts_are_the_papers():
+    runs = {run.name: run for run in PUBLISHED_LAYOUTS}
+    llama = runs["Llama 3.1 405B"].layout
+    assert (llama.tp, llama.pp, llama.dp, llama.cp, llama.world) == (8, 16, 128, 1, 16_384)
+    assert llama.global_batch() * 8192 == 16 * 128 * 8192  # 16M tokens per step, batch 16 per DP rank
+    assert runs["Llama 3.1 405B"].reported_share == (0.38, 0.43)
+    gpt3 = runs["Megatron-LM GPT-3 175B"].layout
+    assert (gpt3.tp, gpt3.pp, gpt3.world, gpt3.global_batch()) == (8, 16, 1536, 1536)
+    bloom = runs["BLOOM-176B"].layout
+    assert (bloom.dp, bloom.tp, bloom.pp, bloom.zero, bloom.world) == (8, 4, 12, 1, 384)
+    assert runs["OPT-175B"].layout.world == 992
+    assert all(run.source for run in PUBLISHED_LAYOUTS)
+
+
+@pytest.mark.parametrize("run", PUBLISHED_LAYOUTS, ids=lambda r: r.name)
+def test_each_published_layout_fits_and_lands_near_its_reported_utilisation(run):
+    """Every run fits its GPU in our model, and the predicted utilisation (MFU, or HFU where the
+    source counts recomputed FLOPs) is within 10 points of the reported one: the compute
+    efficiency is an assumption (0.6), not fitted, so this is a sanity bound, not a match."""
+    plan, mfu, hfu = published_plan(run)
+    assert plan.fits
+    predicted = hfu if run.counts_recompute else mfu
+    low, high = run.reported_share
+    assert low - 0.10 <= predicted <= high + 0.10, (predicted, run.reported_share)
+
+
+def test_the_readme_question_table():
+    rows = question_plans()
+    assert not rows[0][1].fits and rows[0][1].per_gpu_bytes == 150_086_647_812  # 139.78 GiB, as sizing memory says
+    assert all(plan.fits for _, plan in rows[1:]) and len(rows) == 7
