@@ -18,6 +18,7 @@ class LazyGroup(click.Group):
     """A group whose commands live in their own modules (command name -> module, attribute)."""
 
     lazy_commands: ClassVar[dict[str, tuple[str, str]]] = {
+        "compare": ("compare", "compare"),
         "estimate": ("estimate", "estimate"),
         "gpus": ("listing", "gpus"),
         "memory": ("memory", "memory"),
