@@ -8,6 +8,7 @@ from .estimate import Estimate, estimate
 from .flops import flop_breakdown
 from .params import active_params, param_components, total_params
 from .presets import PRESETS, get_preset
+from .sweep import sweep
 
 __all__ = [
     "PRESETS",
@@ -20,5 +21,6 @@ __all__ = [
     "get_preset",
     "llama_ffn_dim",
     "param_components",
+    "sweep",
     "total_params",
 ]

@@ -25,6 +25,7 @@ class LazyGroup(click.Group):
         "presets": ("listing", "presets"),
         "profile": ("profile", "profile"),
         "report": ("report", "report"),
+        "sweep": ("sweep", "sweep"),
         "verify": ("verify", "verify"),
     }
 
