@@ -20,7 +20,7 @@ def summary_rows() -> list[dict]:
     """One row per preset."""
     rows = []
     for preset in PRESETS.values():
-        est = estimate(preset, mfu=DEFAULT_MFU)
+        est = estimate(preset, mfu=DEFAULT_MFU, memory=False)
         fl, p = est.flops, est.params
         training = model_flops_per_token(fl)
         row = {
@@ -34,7 +34,11 @@ def summary_rows() -> list[dict]:
             "tokens": fmt.si(preset.training_tokens) if preset.training_tokens else "",
         }
         for key, label in SUMMARY_GPUS:
-            hours = estimate(preset, gpu=key, mfu=DEFAULT_MFU).training.gpu_hours if preset.training_tokens else None
+            hours = (
+                estimate(preset, gpu=key, mfu=DEFAULT_MFU, memory=False).training.gpu_hours
+                if preset.training_tokens
+                else None
+            )
             row[f"{label} GPU-hours"] = fmt.hours(hours) if hours is not None else ""
         inf = report_memory.inference_bytes(preset.config, preset.context)
         row["inference GiB (weights + KV = total)"] = (

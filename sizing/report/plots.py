@@ -52,7 +52,9 @@ def gpu_hours_data() -> dict:
     points = {}
     for preset in PRESETS.values():
         if preset.training_tokens:
-            hours = {gpu: estimate(preset, gpu=gpu, mfu=DEFAULT_MFU).training.gpu_hours for gpu in HOURS_GPUS}
+            hours = {
+                gpu: estimate(preset, gpu=gpu, mfu=DEFAULT_MFU, memory=False).training.gpu_hours for gpu in HOURS_GPUS
+            }
             points[preset.name] = {"params": P.active_params(preset.config), **hours}
     return points
 
