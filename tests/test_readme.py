@@ -14,7 +14,7 @@ from sizing.cli import main
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text()
 # verify, report and profile are tested in their own files
-LIGHT = ("estimate", "presets", "gpus", "memory", "compare", "sweep")
+LIGHT = ("estimate", "presets", "gpus", "memory", "compare", "sweep", "plan")
 HF_CONFIG = REPO / "tests" / "fixtures" / "hf_configs" / "meta-llama__Llama-2-7b-hf.json"
 
 

@@ -22,6 +22,7 @@ class LazyGroup(click.Group):
         "estimate": ("estimate", "estimate"),
         "gpus": ("listing", "gpus"),
         "memory": ("memory", "memory"),
+        "plan": ("plan", "plan"),
         "presets": ("listing", "presets"),
         "profile": ("profile", "profile"),
         "report": ("report", "report"),

@@ -67,6 +67,8 @@ def render_index(plots: list[Plot], has_verification: bool, has_gpu_profile: boo
         "with a worked example",
         "- [published-runs.md](published-runs.md): predicted vs published compute, GPU-hours and MFU, each row "
         "with its source",
+        "- [compute-optimal.md](compute-optimal.md): the scaling laws of `sizing plan` with their coefficients, "
+        "Hoffmann et al.'s Table 3 reproduced, optima by budget, iso-FLOP curves",
     ]
     if has_verification:
         files.append(
