@@ -71,3 +71,14 @@ def test_cli_config_that_states_no_context_asks_for_seq_len(tmp_path):
     result = CliRunner().invoke(main, ["estimate", "--config", str(path)])
     assert result.exit_code == 2 and "--seq-len is needed" in result.output
     assert run("estimate", "--config", path, "-T", "128").exit_code == 0
+
+
+def test_docs_config_python_snippet_runs_with_a_real_config():
+    """docs/config.md's load_config_file / estimate(path) snippet, on the fixture config."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "config.md").read_text()
+    snippet = text.split("```python\n", 1)[1].split("```", 1)[0].replace("Llama-2-7b-hf/config.json", str(LLAMA2))
+    namespace: dict = {}
+    exec(compile(snippet, "docs/config.md", "exec"), namespace)
+    assert namespace["est"].seq_len_source == f"max_position_embeddings in {LLAMA2}"
+    assert namespace["cfg"] == namespace["est"].config and namespace["est"].training.run.tokens == 2 * 10**12
+    assert "4096: the context" in snippet and read_config_file(LLAMA2).context == 4096
