@@ -153,11 +153,14 @@ def sweep_rows(model: Any, grid: dict[str, Any], *, memory: bool = False) -> tup
             f"sweep field {show(unknown[0])} is neither a config field ({', '.join(ModelConfig.field_names())}) "
             f"nor a run field ({', '.join(RUN_FIELDS)})"
         )
+    if target.context is None and "seq_len" not in axes:
+        raise SizingError("seq_len must be given for a config that states no context (e.g. seq_len=4096)")
     types = {f.name: f.type for f in dataclasses.fields(ModelConfig)}
     # each axis value parsed once (a value the field cannot hold skips its points below)
     config_axes = {f: [_config_value(f, types[f], v) for v in vs] for f, vs in axes.items() if f not in RUN_FIELDS}
     run_axes = {f: [parse_run_value(f, v) for v in vs] for f, vs in axes.items() if f in RUN_FIELDS}
     defaults = {f: parse_run_value(f, v) for f, v in RUN_FIELDS.items()}
+    base_fields = {name: getattr(target.config, name) for name in types}
     rows: list[dict[str, Any]] = []
     skipped: list[Skipped] = []
     run_points = [
@@ -170,8 +173,8 @@ def sweep_rows(model: Any, grid: dict[str, Any], *, memory: bool = False) -> tup
             bad = next((v for v in combo if isinstance(v, _Invalid)), None)
             if bad is not None:
                 raise SizingError(bad.reason)
-            # dataclasses.replace runs ModelConfig's validation on every point
-            cfg = dataclasses.replace(target.config, **config_point) if config_point else target.config
+            # a new ModelConfig per point: its __post_init__ validates every field
+            cfg = ModelConfig(**{**base_fields, **config_point}) if config_point else target.config
         except SizingError as exc:
             skipped += [Skipped({**_shown(config_point), **run.point}, str(exc)) for run in run_points]
             continue

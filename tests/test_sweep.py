@@ -173,3 +173,21 @@ def test_pandas_stays_off_the_estimate_path():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_a_config_without_context_needs_seq_len(tmp_path):
+    path = tmp_path / "mine.json"
+    path.write_text(
+        json.dumps({"vocab_size": 1000, "d_model": 64, "n_layers": 2, "n_heads": 4, "d_ff": 256, "position": "rope"})
+    )
+    with pytest.raises(SizingError, match="seq_len must be given"):
+        sweep_rows(str(path), {"n_layers": [1, 2]})
+    rows, _ = sweep_rows(str(path), {"n_layers": [1, 2], "seq_len": "128"})
+    from sizing.config_file import load_config_file
+
+    base = load_config_file(str(path))
+    expected = [estimate(dataclasses.replace(base, n_layers=n), seq_len=128, memory=False) for n in (1, 2)]
+    assert [r["params_total"] for r in rows] == [e.params.total for e in expected]
+    assert [r["forward_flops_per_token"] for r in rows] == [e.to_row()["forward_flops_per_token"] for e in expected]
+    out = run("sweep", "--config", path, "--set", "n_layers=1,2")
+    assert out.exit_code == 2 and "seq_len must be given" in out.output
