@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from sizing import estimate, get_preset  # noqa: E402
 from sizing.report.files import write_bytes_atomic  # noqa: E402
-from sizing.sweep import HEADLINE_COLUMNS, grid_size, sweep, sweep_rows  # noqa: E402
+from sizing.sweeps import HEADLINE_COLUMNS, grid_size, sweep, sweep_rows  # noqa: E402
 
 RECORD = ROOT / "benchmarks" / "sweep.md"
 TARGET_PER_SECOND = 10_000

@@ -8,7 +8,6 @@ from .estimate import Estimate, estimate
 from .flops import flop_breakdown
 from .params import active_params, param_components, total_params
 from .presets import PRESETS, get_preset
-from .sweep import sweep
 
 __all__ = [
     "PRESETS",
@@ -24,3 +23,12 @@ __all__ = [
     "sweep",
     "total_params",
 ]
+
+
+def __getattr__(name: str):
+    """`sizing.sweep` (sizing.sweeps.sweep), imported on first use: `sizing estimate` never loads it."""
+    if name == "sweep":
+        from .sweeps import sweep
+
+        return sweep
+    raise AttributeError(f"module 'sizing' has no attribute {name!r}")

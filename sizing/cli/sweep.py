@@ -76,7 +76,7 @@ def sweep(preset, config_path, axes, with_memory, sort, fmt, **run_values):
       sizing sweep -p llama2-7b --set n_layers=16:64:8 --format csv
     """
     from ..render.rows import render_rows
-    from ..sweep import HEADLINE_COLUMNS, MEMORY_COLUMNS, grid_size, sweep_rows
+    from ..sweeps import HEADLINE_COLUMNS, MEMORY_COLUMNS, grid_size, sweep_rows
 
     if bool(preset) == bool(config_path):
         raise UserError("give one base model: --preset NAME or --config PATH")

@@ -1,6 +1,6 @@
 """A grid over config and run fields: one row of headline figures per point.
 
->>> from sizing.sweep import sweep_rows
+>>> from sizing.sweeps import sweep_rows
 >>> rows, skipped = sweep_rows("llama2-7b", {"n_layers": [24, 32], "tokens": ["1T"]})
 >>> [r["params_total"] for r in rows]
 [5119348736, 6738415616]
