@@ -9,8 +9,9 @@ FLOPs, GPU-hours and whether they fit for training (sizing.memory).
 
 Shapes follow the family of a base preset (`like`, default llama3-8b: its vocabulary, MLP,
 norm, position and FFN-to-width ratio) at the width-to-depth ratios of published families
-(ASPECT_RATIOS), with d_model a multiple of 128, heads of 128 dims (64 below d_model 2048), 8
-KV heads where the head count allows (GQA, as Llama-3) and d_ff rounded up to a multiple of 256.
+(ASPECT_RATIOS), with d_model a multiple of width_step (1024 from ~5B parameters), the base's
+head size, 8 KV heads where the base uses GQA (as Llama-3) and the head count allows, and d_ff
+at the base's ratio rounded up to a multiple of 256.
 Each shape trains on D = C / (6·N) tokens (the budget under the laws' convention); its exact
 model FLOPs (sizing.flops) are a little above C because 6N leaves out attention.
 """
@@ -164,9 +165,14 @@ def plan(
     optima = tuple(_optimum(law_, flops) for law_ in LAWS.values())
     target = next(o for o in optima if o.key == law).params
     base = get_preset(like)
+    base_cfg = base.config
+    if base_cfg.is_moe:
+        raise SizingError(f"like ({like}) must be a dense preset: the laws were fitted on dense models")
+    if base_cfg.position == "learned":  # a learned table long enough for the shapes' context
+        base_cfg = dataclasses.replace(base_cfg, max_positions=max(base_cfg.max_positions, seq_len))
     shapes, used = [], set()
     for ratio, label in ASPECT_RATIOS:
-        cfg = _nearest(base.config, ratio, target, used)
+        cfg = _nearest(base_cfg, ratio, target, used)
         used.add(cfg.d_model)
         shapes.append(_shape(cfg, label, flops, seq_len, gpu_key, mfu, num_gpus))
     ia = None
@@ -190,14 +196,15 @@ def width_step(target_params: float) -> int:
 
 
 def shape_config(base: ModelConfig, d_model: int, n_layers: int) -> ModelConfig:
-    """The base family at width d_model and depth n_layers: heads of 128 dims (64 below d_model
-    2048), 8 KV heads when there are at least 16 heads in a multiple of 8 (else MHA), d_ff at the
-    base's d_ff / d_model ratio rounded up to a multiple of 256."""
-    head_dim = 128 if d_model >= 2048 else 64
+    """The base family at width d_model and depth n_layers: heads of the base's head size (at
+    most 64 below d_model 2048); 8 KV heads when the base uses grouped-query attention and there
+    are at least 16 heads in a multiple of 8, else one per head; d_ff at the base's d_ff / d_model
+    ratio rounded up to a multiple of 256."""
+    head_dim = base.d_head if d_model >= 2048 else min(base.d_head, 64)
     n_heads = max(1, d_model // head_dim)
-    kv = GQA_KV_HEADS if n_heads % GQA_KV_HEADS == 0 and n_heads >= 2 * GQA_KV_HEADS else n_heads
+    gqa = base.kv_heads < base.n_heads and n_heads % GQA_KV_HEADS == 0 and n_heads >= 2 * GQA_KV_HEADS
+    kv = GQA_KV_HEADS if gqa else n_heads
     ff = FF_MULTIPLE * -(-round(d_model * base.d_ff / base.d_model) // FF_MULTIPLE)
-    positions = max(base.max_positions, DEFAULT_SEQ_LEN) if base.position == "learned" else base.max_positions
     return dataclasses.replace(
         base,
         d_model=d_model,
@@ -206,7 +213,6 @@ def shape_config(base: ModelConfig, d_model: int, n_layers: int) -> ModelConfig:
         n_kv_heads=kv,
         head_dim=None,
         d_ff=ff,
-        max_positions=positions,
         expert_d_ff=None if base.expert_d_ff is None else ff,
     )
 

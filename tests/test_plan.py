@@ -159,3 +159,13 @@ def test_cli_plan_errors():
     for args, message in cases.items():
         out = run("plan", *args)
         assert out.exit_code == 2 and message in out.output and out.output.count("\n") == 1, (args, out.output)
+
+
+def test_shapes_follow_the_family():
+    mha = plan(flops=1e21, like="llama2-7b")  # Llama-2-7B: one KV head per head, 128-dim heads
+    assert all(s.config.kv_heads == s.config.n_heads and s.config.d_head == 128 for s in mha.shapes)
+    assert all(s.config.vocab_size == 32000 and s.config.mlp == "swiglu" for s in mha.shapes)
+    gpt2 = plan(flops=1e20, like="gpt2", seq_len=8192)  # learned positions: the table grows to T
+    assert all(s.config.max_positions == 8192 and s.config.d_head == 64 for s in gpt2.shapes)
+    with pytest.raises(SizingError, match="dense preset"):
+        plan(flops=1e22, like="mixtral-8x7b")
