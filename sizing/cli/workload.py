@@ -4,8 +4,6 @@ occurrence is an error (sizing.cli.single)."""
 
 from __future__ import annotations
 
-import functools
-
 from ..validate import MAX_PRICE, MAX_SEQ_LEN, MIN_MFU
 from ..vocabulary import (
     ATTENTION_CONVENTIONS,
@@ -71,9 +69,4 @@ def hardware_options(func):
         )
     ):
         func = option(func)
-
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        return func(*args, **kwargs)
-
-    return wrapper
+    return func

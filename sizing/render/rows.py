@@ -8,12 +8,7 @@ from typing import Any
 from ..units import GIB, format_si
 from .tables import csv_text, table
 
-# The compact view of the text and markdown tables: (heading, column, how it is shown)
 MISSING = "-"
-
-
-def _si(v):
-    return format_si(v)
 
 
 def _hours(v):
@@ -41,14 +36,14 @@ def _plain(v):
 
 
 FORMATTERS = {
-    "params_total": _si,
-    "params_active": _si,
-    "params_non_embedding": _si,
-    "forward_flops_per_token": _si,
-    "training_flops_per_token": _si,
-    "flops_6n_per_token": _si,
-    "decode_flops_per_token": _si,
-    "tokens": _si,
+    "params_total": format_si,
+    "params_active": format_si,
+    "params_non_embedding": format_si,
+    "forward_flops_per_token": format_si,
+    "training_flops_per_token": format_si,
+    "flops_6n_per_token": format_si,
+    "decode_flops_per_token": format_si,
+    "tokens": format_si,
     "training_flops": lambda v: f"{v:.3e}",
     "training_flops_6n": lambda v: f"{v:.3e}",
     "gpu_hours": _hours,
