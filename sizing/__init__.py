@@ -20,5 +20,15 @@ __all__ = [
     "get_preset",
     "llama_ffn_dim",
     "param_components",
+    "sweep",
     "total_params",
 ]
+
+
+def __getattr__(name: str):
+    """`sizing.sweep` (sizing.sweeps.sweep), imported on first use: `sizing estimate` never loads it."""
+    if name == "sweep":
+        from .sweeps import sweep
+
+        return sweep
+    raise AttributeError(f"module 'sizing' has no attribute {name!r}")

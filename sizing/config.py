@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -124,11 +125,10 @@ class ModelConfig:
         """Every field against its declared type, before any formula sees it: bools are
         bools ("false" is not false), ints are ints within MAX_COUNT (not bools, not
         floats), floats are finite numbers within bounds, kinds are among their choices."""
-        for f in fields(self):
-            name, value = f.name, getattr(self, f.name)
-            if value is None and f.type.endswith("| None"):
+        for name, kind, optional in _field_kinds():
+            value = getattr(self, name)
+            if value is None and optional:
                 continue
-            kind = f.type.split(" |")[0]
             if kind == "int":
                 require_int(name, value, minimum=_INT_MINIMUM.get(name, 1))
             elif kind == "bool":
@@ -276,6 +276,13 @@ class ModelConfig:
                 raise ConfigError(f"unknown config field {show(name)}; {hint}valid fields: {', '.join(types)}")
             parsed[name] = parse_field_value(name, types[name], value) if isinstance(value, str) else value
         return dataclasses.replace(self, **parsed)
+
+
+@functools.cache
+def _field_kinds() -> tuple[tuple[str, str, bool], ...]:
+    """(name, declared kind, optional) of every ModelConfig field, read once from the
+    annotations (each config checks its fields against them: sizing.sweep builds thousands)."""
+    return tuple((f.name, f.type.split(" |")[0], f.type.endswith("| None")) for f in fields(ModelConfig))
 
 
 def parse_field_value(name: str, type_name: str, text: str) -> Any:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,47 @@ def load_config_file(path: str) -> ModelConfig:
     """A Hugging Face config.json (has `model_type`), or this tool's JSON: a dict of
     ModelConfig fields, or the output of `sizing estimate --format json` (under model.config).
     A directory is read as its config.json."""
+    return _config_from_data(_read_json_object(path), path)
+
+
+# The fields a config file may state its context in, in the order they are looked for, with
+# what the output says T came from. HF: max_position_embeddings (Llama, Mistral, Qwen...),
+# n_positions / n_ctx (GPT-2), seq_length (some GPT-NeoX-style configs); this tool's saved
+# estimate: flops.seq_len; this tool's config dict: max_positions of a learned table.
+CONTEXT_FIELDS: tuple[tuple[str, ...], ...] = (
+    ("max_position_embeddings",),
+    ("n_positions",),
+    ("n_ctx",),
+    ("seq_length",),
+    ("flops", "seq_len"),
+    ("max_positions",),
+)
+
+
+@dataclass(frozen=True)
+class ConfigFile:
+    """A config file read once: the architecture and the context length it states."""
+
+    config: ModelConfig
+    context: int | None  # None: the file states none
+    context_field: str | None  # e.g. "max_position_embeddings"
+
+
+def read_config_file(path: str) -> ConfigFile:
+    """load_config_file, plus the context length the file states (CONTEXT_FIELDS), which
+    `sizing estimate --config` and `estimate(path)` use when no seq_len is given."""
     data = _read_json_object(path)
+    cfg = _config_from_data(data, path)
+    for keys in CONTEXT_FIELDS:
+        value = data
+        for key in keys:
+            value = value.get(key) if isinstance(value, dict) else None
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return ConfigFile(cfg, value, ".".join(keys))
+    return ConfigFile(cfg, None, None)
+
+
+def _config_from_data(data: dict, path: str) -> ModelConfig:
     try:
         if "model_type" in data:
             return from_hf_config(data)

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +19,8 @@ from .conventions import ATTENTION_NOTES, CONVENTIONS, model_flops_per_token
 from .hardware import GPU, get_gpu
 from .presets import Preset, get_preset
 from .training import TrainingRun, check_hardware_options, cost_usd, gpu_hours, training_flops, wall_clock_days
-from .validate import SizingError, show
+from .units import parse_quantity
+from .validate import MAX_SEQ_LEN, MAX_TOKENS, SizingError, require_int, show
 from .vocabulary import DEFAULT_GPU, DEFAULT_MFU
 
 
@@ -55,12 +57,25 @@ class Estimate:
     flops: F.FlopBreakdown
     kaplan_6n_per_token: int
     training: TrainingCost | None
-    memory: Any = None  # filled by sizing.memory when asked for
+    memory: Any = None  # sizing.memory's MemorySummary; None when memory=False
+    seq_len_source: str = "given"  # where T came from: given, the preset's context, a config file field
 
     @property
     def decode_per_token(self) -> int:
         """Inference: forward FLOPs of one new token with a KV cache holding seq_len positions."""
         return F.decode_flops_per_token(self.config, self.flops.seq_len)
+
+    def to_row(self) -> dict[str, Any]:
+        """The flat form: one dict of scalars with the documented columns of sizing.rows.COLUMNS."""
+        from .rows import estimate_row
+
+        return estimate_row(self)
+
+    def to_frame(self):
+        """A one-row pandas DataFrame of to_row() (pandas imported here, on demand)."""
+        from .rows import rows_frame
+
+        return rows_frame([self.to_row()])
 
     def to_dict(self) -> dict[str, Any]:
         fl = self.flops
@@ -78,6 +93,7 @@ class Estimate:
             "flops": {
                 "attention": fl.attention,
                 "seq_len": fl.seq_len,
+                "seq_len_source": self.seq_len_source,
                 "recompute": fl.recompute,
                 "forward_per_token": fl.per_token(fl.forward),
                 "backward_per_token": fl.per_token(fl.backward),
@@ -151,29 +167,35 @@ def training_cost(cfg: ModelConfig, breakdown: F.FlopBreakdown, active: int, run
 def estimate(
     model: str | ModelConfig | Preset,
     *,
-    seq_len: int | None = None,
+    seq_len: int | str | None = None,
     attention: str = "full",
     recompute: str = "none",
-    tokens: int | None = None,
+    tokens: int | str | None = None,
     gpu: str = DEFAULT_GPU,
     dtype: str | None = None,
     mfu: float = DEFAULT_MFU,
     num_gpus: int = 1,
     price_per_gpu_hour: float | None = None,
     name: str | None = None,
+    memory: bool = True,
 ) -> Estimate:
-    """Parameters, FLOPs and training cost for a preset name, a Preset or a ModelConfig.
-    seq_len and tokens default to the preset's training context and published tokens."""
-    preset = get_preset(model) if isinstance(model, str) else model if isinstance(model, Preset) else None
-    cfg = preset.config if preset else model
-    if not isinstance(cfg, ModelConfig):
-        raise SizingError(f"model ({show(model)}) must be a preset name, a Preset or a ModelConfig")
+    """Parameters, FLOPs, training cost and memory for a preset name, a path to a config file
+    (a Hugging Face config.json or this tool's JSON, read by sizing.config_file), a Preset or
+    a ModelConfig. seq_len defaults to the preset's training context or the file's
+    max_position_embeddings (`seq_len_source` says which); tokens to the preset's published
+    count. seq_len and tokens may be typed as the CLI takes them ("4096", "2T", "300B").
+    memory=True (the default) fills `memory` with the summary `sizing estimate` prints, so
+    to_dict() is the CLI's JSON; memory=False skips it (faster)."""
+    target = _resolve_model(model)
+    cfg, preset = target.config, target.preset
     if seq_len is None:
-        if preset is None:
-            raise SizingError("seq_len must be given for a config that is not a preset (e.g. seq_len=4096)")
-        seq_len = preset.context
-    if tokens is None and preset is not None:
-        tokens = preset.training_tokens
+        if target.context is None:
+            raise SizingError("seq_len must be given for a config that is not a preset and states no context")
+        seq_len, seq_len_source = target.context, target.context_source
+    else:
+        seq_len, seq_len_source = _count("seq_len", seq_len, MAX_SEQ_LEN), "given"
+    cfg.check_context(seq_len, "seq_len")
+    tokens = _count("tokens", tokens, MAX_TOKENS) if tokens is not None else preset.training_tokens if preset else None
     check_hardware_options(gpu, dtype, mfu, num_gpus, price_per_gpu_hour)
     summary = param_summary(cfg)
     breakdown = F.flop_breakdown(cfg, seq_len, attention, recompute)
@@ -183,12 +205,58 @@ def estimate(
             tokens=tokens, gpu=gpu, dtype=dtype, mfu=mfu, num_gpus=num_gpus, price_per_gpu_hour=price_per_gpu_hour
         )
         cost = training_cost(cfg, breakdown, summary.active, run)
+    mem = None
+    if memory:
+        from .memory import summary_for_estimate  # sizing.memory never imports this module
+
+        mem = summary_for_estimate(cfg, seq_len, get_gpu(gpu).key)
     return Estimate(
-        name=name or (preset.name if preset else "custom"),
+        name=name or target.name,
         source=preset.source if preset else None,
         config=cfg,
         params=summary,
         flops=breakdown,
         kaplan_6n_per_token=F.kaplan_6n_per_token(summary.active),
         training=cost,
+        memory=mem,
+        seq_len_source=seq_len_source,
     )
+
+
+@dataclass(frozen=True)
+class _Target:
+    name: str
+    config: ModelConfig
+    preset: Preset | None
+    context: int | None
+    context_source: str | None
+
+
+def _resolve_model(model: str | ModelConfig | Preset) -> _Target:
+    """A preset name, a config file path, a Preset or a ModelConfig -> config and default context.
+    A string that names a preset is the preset; else, a path to a file or directory."""
+    if isinstance(model, Preset):
+        return _Target(model.name, model.config, model, model.context, f"{model.name}'s training context")
+    if isinstance(model, ModelConfig):
+        return _Target("custom", model, None, None, None)
+    if isinstance(model, (str, os.PathLike)):
+        text = os.fspath(model)
+        looks_like_path = text.endswith(".json") or os.sep in text or "/" in text or os.path.exists(text)
+        try:
+            return _resolve_model(get_preset(text))
+        except SizingError:
+            if not looks_like_path:
+                raise
+        from .config_file import read_config_file  # only a path pays for the HF mapping
+
+        read = read_config_file(text)
+        where = f"{read.context_field} in {text}" if read.context_field else None
+        return _Target(text, read.config, None, read.context, where)
+    raise SizingError(f"model ({show(model)}) must be a preset name, a config file path, a Preset or a ModelConfig")
+
+
+def _count(name: str, value: int | str, maximum: int) -> int:
+    """An int, or a string as the CLI takes it ('4096', '2T', '1.4e12'), exactly."""
+    if isinstance(value, str):
+        value = parse_quantity(value, name, maximum)
+    return require_int(name, value, 1, maximum)

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cached_property
 
 from .config import ModelConfig
 from .validate import MAX_SEQ_LEN, require_choice, require_int
@@ -217,7 +218,7 @@ class FlopBreakdown:
     recompute: str
     components: tuple[FlopComponent, ...]
 
-    @property
+    @cached_property  # read by every total below; the components never change (frozen)
     def forward(self) -> int:
         return sum(c.forward_per_sequence for c in self.components)
 

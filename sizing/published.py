@@ -60,6 +60,52 @@ LLAMA_GPU_HOURS: list[dict] = [
     ),
 ]
 
+# GPU-hours of the Llama-3 and Llama-3.1 runs, from the model cards (H100-80GB, TDP 700 W). The
+# cards give the tokens as "15T+" / "~15 trillion"; the Llama 3 paper (arXiv:2407.21783) gives
+# the 405B's 15.6T tokens and its 3.8e25 FLOPs. Llama-3.1 8B/70B share Llama-3's architecture
+# (our llama3-8b / llama3-70b presets).
+H100_80GB = "h100-sxm"  # "H100-80GB (TDP of 700W)": the SXM part
+_L3_CARD = "github.com/meta-llama/llama-models models/llama3/MODEL_CARD.md @1f0feb7"
+_L31_CARD = "github.com/meta-llama/llama-models models/llama3_1/MODEL_CARD.md @1b58927"
+LLAMA3_GPU_HOURS: list[dict] = [
+    dict(
+        model="Llama-3-8B", preset="llama3-8b", tokens=15 * 10**12, gpu_hours=1_300_000, gpu=H100_80GB, source=_L3_CARD
+    ),
+    dict(
+        model="Llama-3-70B",
+        preset="llama3-70b",
+        tokens=15 * 10**12,
+        gpu_hours=6_400_000,
+        gpu=H100_80GB,
+        source=_L3_CARD,
+    ),
+    dict(
+        model="Llama-3.1-8B",
+        preset="llama3-8b",
+        tokens=15 * 10**12,
+        gpu_hours=1_460_000,
+        gpu=H100_80GB,
+        source=_L31_CARD,
+    ),
+    dict(
+        model="Llama-3.1-70B",
+        preset="llama3-70b",
+        tokens=15 * 10**12,
+        gpu_hours=7_000_000,
+        gpu=H100_80GB,
+        source=_L31_CARD,
+    ),
+    dict(
+        model="Llama-3.1-405B",
+        preset="llama3.1-405b",
+        tokens=15_600 * 10**9,
+        gpu_hours=30_840_000,
+        flops=3.8e25,
+        gpu=H100_80GB,
+        source=f"{_L31_CARD}; tokens and FLOPs: arXiv:2407.21783 (15.6T tokens, 3.8e25 FLOPs)",
+    ),
+]
+
 # PaLM-540B (arXiv:2204.02311 Table 1): 118 layers, 48 heads of 256, trained at T = 2048.
 # L, H, Q, T enter PaLM's own MFU formula, 6N + 12·L·H·Q·T (Appendix B).
 PALM_540B_SHAPE = dict(n_layers=118, n_heads=48, head_dim=256, seq_len=2048)

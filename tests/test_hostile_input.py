@@ -402,7 +402,7 @@ def test_estimate_checks_every_option(kwargs, words):
 def test_estimate_of_something_that_is_not_a_model(model):
     from sizing import estimate
 
-    with pytest.raises(SizingError, match=r"must be a preset name, a Preset or a ModelConfig"):
+    with pytest.raises(SizingError, match=r"must be a preset name, a config file path, a Preset or a ModelConfig"):
         estimate(model)
 
 

@@ -14,7 +14,7 @@ from sizing.cli import main
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text()
 # verify, report and profile are tested in their own files
-LIGHT = ("estimate", "presets", "gpus", "memory", "parallel")
+LIGHT = ("estimate", "presets", "gpus", "memory", "parallel", "compare", "sweep", "plan")
 HF_CONFIG = REPO / "tests" / "fixtures" / "hf_configs" / "meta-llama__Llama-2-7b-hf.json"
 
 
@@ -74,7 +74,8 @@ def test_what_you_type_covers_every_command():
 
 
 def test_python_snippet_values():
-    snippet = block(section("From Python"), "python")
+    # the README's placeholder path: a real HF config.json
+    snippet = block(section("From Python"), "python").replace("path/to/config.json", str(HF_CONFIG))
     namespace: dict = {}
     exec(compile(snippet, "README.md", "exec"), namespace)
     checked = 0

@@ -1,6 +1,7 @@
 """`sizing report`: the committed reports/ is fresh, published runs cite sources, writes are
 atomic, and importing the CLI stays light. The reports are generated once per module."""
 
+import re
 import struct
 import subprocess
 import sys
@@ -83,13 +84,38 @@ def _table_rows(markdown: str) -> list[dict]:
 
 
 def test_published_runs_cite_a_source_and_a_difference(fresh):
-    rows = _table_rows(fresh["published-runs.md"].decode())
-    assert len(rows) >= len(pub.GPT3_TABLE_D1) + len(pub.LLAMA_GPU_HOURS) + len(pub.OTHER_RUNS)
+    text = fresh["published-runs.md"].decode()
+    rows = _table_rows(text)
+    runs = pub.GPT3_TABLE_D1 + pub.LLAMA_GPU_HOURS + pub.LLAMA3_GPU_HOURS + pub.OTHER_RUNS
+    assert len(rows) >= len(runs)
+    notes = dict(re.findall(r"^\[\^(\d+)\]: (.+)$", text, flags=re.MULTILINE))  # the footnotes at the end
     for row in rows:
-        assert row["source"], row
+        first = next(iter(row.values()))
+        marker = re.search(r" \[\^(\d+)\]$", first)
+        assert marker and notes.get(marker.group(1)), row  # every row cites a source in a footnote
+        assert "source" not in row  # no wide source column any more
         assert row["difference"].rstrip().endswith("%") or "%" in row["difference"], row
-    named = {row.get("model") or row.get("run") for row in rows}
+    named = {re.sub(r" \[\^\d+\]$", "", row.get("model") or row.get("run")) for row in rows}
     assert {"GPT-3 175B", "LLaMA-65B", "Llama-2-70B", "Chinchilla-70B", "PaLM-540B", "OPT-175B", "BLOOM-176B"} <= named
+    assert {"Llama-3-8B", "Llama-3-70B", "Llama-3.1-8B", "Llama-3.1-70B", "Llama-3.1-405B"} <= named
+    for run in runs:  # each run's source text is one of the footnotes
+        assert run["source"] in notes.values(), run["model"]
+
+
+def test_llama31_405b_implied_mfu():
+    """The model card's 30.84M H100-80GB GPU-hours for 15.6T tokens: 6ND is the paper's 3.8e25
+    within its rounding (two digits), and implies an MFU of about 35% of the 989 TFLOP/s bf16 peak."""
+    from sizing.flops import kaplan_6n_per_token
+    from sizing.hardware import get_gpu
+    from sizing.params import active_params
+    from sizing.presets import get_preset
+    from sizing.training import implied_mfu
+
+    run = next(r for r in pub.LLAMA3_GPU_HOURS if r["model"] == "Llama-3.1-405B")
+    six_nd = kaplan_6n_per_token(active_params(get_preset(run["preset"]).config)) * run["tokens"]
+    assert six_nd == pytest.approx(run["flops"], rel=0.005)  # 3.8e25 has two significant digits
+    peak = get_gpu(run["gpu"]).peak_flops_per_second("bf16")
+    assert implied_mfu(six_nd, run["gpu_hours"], peak) == pytest.approx(0.346, abs=0.001)
 
 
 def test_bloom_count_is_reproduced():

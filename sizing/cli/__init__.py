@@ -19,14 +19,17 @@ class LazyGroup(click.Group):
     """A group whose commands live in their own modules (command name -> module, attribute)."""
 
     lazy_commands: ClassVar[dict[str, tuple[str, str]]] = {
+        "compare": ("compare", "compare"),
         "estimate": ("estimate", "estimate"),
         "gpus": ("listing", "gpus"),
         "memory": ("memory", "memory"),
         "parallel": ("parallel", "parallel"),
+        "plan": ("plan", "plan"),
         "presets": ("listing", "presets"),
         "profile": ("profile", "profile"),
         "report": ("report", "report"),
         "serve": ("serve", "serve"),
+        "sweep": ("sweep", "sweep"),
         "verify": ("verify", "verify"),
     }
 

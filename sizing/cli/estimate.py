@@ -107,10 +107,8 @@ def estimate(
     from ..estimate import estimate as run_estimate
 
     model = resolve_model(preset, config_path, overrides)
-    if seq_len is None and model.preset is None:
-        raise UserError("--seq-len is needed for a model that is not a preset (e.g. --seq-len 4096)")
-    seq_len = seq_len or model.preset.context
     try:
+        seq_len, seq_len_source = default_seq_len(model, config_path, seq_len)
         model.config.check_context(seq_len, "--seq-len")
         gpu_entry = get_gpu(gpu)
         if dtype is not None:
@@ -131,16 +129,23 @@ def estimate(
         num_gpus=num_gpus,
         price_per_gpu_hour=price,
         name=model.name,
+        memory=with_memory,
     )
-    if with_memory:
-        est = _with_memory(est, gpu_entry.key)
     from ..render.estimate import render_estimate
 
-    click.echo(render_estimate(est, fmt), nl=False)
+    click.echo(render_estimate(dataclasses.replace(est, seq_len_source=seq_len_source), fmt), nl=False)
 
 
-def _with_memory(est, gpu_key):
-    # imported here: only when the summary is asked for
-    from ..memory import summary_for_estimate
+def default_seq_len(model, config_path: str | None, seq_len: int | None) -> tuple[int, str]:
+    """(T, where it came from): --seq-len, else the preset's training context, else the config
+    file's max_position_embeddings (or the field sizing.config_file.CONTEXT_FIELDS finds)."""
+    if seq_len is not None:
+        return seq_len, "--seq-len"
+    if model.preset is not None:
+        return model.preset.context, f"{model.preset.name}'s training context"
+    from ..config_file import read_config_file
 
-    return dataclasses.replace(est, memory=summary_for_estimate(est.config, est.flops.seq_len, gpu_key))
+    read = read_config_file(config_path)
+    if read.context is None:
+        raise UserError(f"--seq-len is needed: {config_path} states no max_position_embeddings (e.g. --seq-len 4096)")
+    return read.context, f"{read.context_field} in {config_path}"

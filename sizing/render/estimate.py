@@ -123,7 +123,7 @@ def render_estimate(est: Estimate, fmt: str) -> str:
     parts += [
         "",
         heading(
-            f"FLOPs per token: T = {fl.seq_len}, attention = {fl.attention}, recompute = "
+            f"FLOPs per token: T = {fl.seq_len} ({est.seq_len_source}), attention = {fl.attention}, recompute = "
             f"{fl.recompute} (2 FLOPs per multiply-add, matmuls only)",
             fmt,
         ),

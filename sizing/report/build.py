@@ -4,8 +4,8 @@
     write_reports(out_dir)     -> writes them (and removes sheets/plots no longer generated)
     check_reports(out_dir)     -> the stale files, after regenerating into a temporary folder
 
-One module per page: sheet (one preset), published_runs, conventions_page, plots, index,
-memory_summary (the memory model's figures), serving_page and serve_plots (`sizing serve`);
+One module per page: sheet (one preset), published_runs, conventions_page, compute_optimal, plots, index,
+memory_summary (the memory model's figures), serving_page and serve_plots (`sizing serve`), parallel_layouts;
 cells formats numbers and tables, files writes
 atomically and compares. pandas, tabulate and matplotlib are imported inside them only when a
 report is built.
@@ -89,6 +89,8 @@ def build_reports(
 ) -> dict[str, bytes]:
     """Every file of the report folder. verification.md is built only when asked; the index
     links it when it is built now or already sits in `existing_dir`."""
+    from .compute_optimal import PAGE as COMPUTE_OPTIMAL_PAGE
+    from .compute_optimal import iso_flop_plot, render_compute_optimal
     from .conventions_page import render_conventions
     from .index import render_index
     from .parallel_layouts import render_parallel_layouts
@@ -101,10 +103,11 @@ def build_reports(
     files: dict[str, str | bytes] = {
         "conventions.md": render_conventions(),
         "published-runs.md": render_published_runs(),
+        COMPUTE_OPTIMAL_PAGE: render_compute_optimal(),
     }
     for preset in PRESETS.values():
         files[f"presets/{preset.name}.md"] = render_sheet(preset)
-    plots = render_plots()
+    plots = [*render_plots(), iso_flop_plot()]
     files.update({plot.path: plot.png for plot in plots})
     serve_plots = render_serve_plots()
     files.update({plot.path: plot.png for plot in serve_plots})

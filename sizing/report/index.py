@@ -20,7 +20,7 @@ def summary_rows() -> list[dict]:
     """One row per preset."""
     rows = []
     for preset in PRESETS.values():
-        est = estimate(preset, mfu=DEFAULT_MFU)
+        est = estimate(preset, mfu=DEFAULT_MFU, memory=False)
         fl, p = est.flops, est.params
         training = model_flops_per_token(fl)
         row = {
@@ -34,7 +34,11 @@ def summary_rows() -> list[dict]:
             "tokens": fmt.si(preset.training_tokens) if preset.training_tokens else "",
         }
         for key, label in SUMMARY_GPUS:
-            hours = estimate(preset, gpu=key, mfu=DEFAULT_MFU).training.gpu_hours if preset.training_tokens else None
+            hours = (
+                estimate(preset, gpu=key, mfu=DEFAULT_MFU, memory=False).training.gpu_hours
+                if preset.training_tokens
+                else None
+            )
             row[f"{label} GPU-hours"] = fmt.hours(hours) if hours is not None else ""
         inf = report_memory.inference_bytes(preset.config, preset.context)
         row["inference GiB (weights + KV = total)"] = (
@@ -67,6 +71,8 @@ def render_index(plots: list[Plot], has_verification: bool, has_gpu_profile: boo
         "serving figures beside the bound, the roofline and tokens/s plots, the GPU measurement",
         "- [parallel-layouts.md](parallel-layouts.md): published 3D/4D layouts (Llama 3.1 405B, GPT-3 175B, "
         "BLOOM, OPT) with predicted per-GPU memory, step time and MFU; will Llama-2-70B train on 8 x H100?",
+        "- [compute-optimal.md](compute-optimal.md): the scaling laws of `sizing plan` with their coefficients, "
+        "Hoffmann et al.'s Table 3 reproduced, optima by budget, iso-FLOP curves",
     ]
     if has_verification:
         files.append(

@@ -50,13 +50,3 @@ def summary(cfg: ModelConfig, seq_len: int, micro_batch: int = 1) -> dict[str, A
 def inference_bytes(cfg: ModelConfig, seq_len: int) -> dict[str, int]:
     """{weights_bytes, kv_cache_bytes, total_bytes, ...} at `seq_len`, batch 1, bf16."""
     return summary(cfg, seq_len)["inference"]
-
-
-def training_by_kind(cfg: ModelConfig, seq_len: int, micro_batches: list[int]) -> dict[str, list[int]]:
-    """{kind: [bytes per GPU at each micro-batch]}: the parts of the training total."""
-    series: dict[str, list[int]] = {}
-    for batch in micro_batches:
-        for key, value in summary(cfg, seq_len, batch)["training"]["per_gpu"].items():
-            if key.endswith("_bytes") and key != "total_bytes":
-                series.setdefault(key.removesuffix("_bytes"), []).append(value)
-    return {k: v for k, v in series.items() if any(v)}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import math
 from dataclasses import dataclass
 
 from .. import params as P
@@ -52,7 +53,9 @@ def gpu_hours_data() -> dict:
     points = {}
     for preset in PRESETS.values():
         if preset.training_tokens:
-            hours = {gpu: estimate(preset, gpu=gpu, mfu=DEFAULT_MFU).training.gpu_hours for gpu in HOURS_GPUS}
+            hours = {
+                gpu: estimate(preset, gpu=gpu, mfu=DEFAULT_MFU, memory=False).training.gpu_hours for gpu in HOURS_GPUS
+            }
             points[preset.name] = {"params": P.active_params(preset.config), **hours}
     return points
 
@@ -94,59 +97,109 @@ def _attention_share_plot() -> Plot:
     )
 
 
+# (label, ZeRO stage, data-parallel GPUs, recompute): from the per-GPU default to what fits
+MEMORY_SETTINGS = (
+    ("no ZeRO, no recompute (sizing estimate's)", 0, 1, "none"),
+    ("no ZeRO, recompute full", 0, 1, "full"),
+    ("ZeRO-1 over 8 GPUs, recompute full", 1, 8, "full"),
+    ("ZeRO-3 over 8 GPUs, no recompute", 3, 8, "none"),
+    ("ZeRO-3 over 8 GPUs, recompute full", 3, 8, "full"),
+)
+
+
+def memory_settings_data() -> dict:
+    """Per-GPU training bytes of MEMORY_MODEL at each micro-batch, for each MEMORY_SETTINGS."""
+    from ..memory import training_memory
+
+    series = {}
+    for label, zero, dp, recompute in MEMORY_SETTINGS:
+        series[label] = [
+            training_memory(
+                MEMORY_MODEL, MEMORY_CONTEXT, b, zero=zero, dp=dp, recompute=recompute, gpu=report_memory.MEMORY_GPU
+            ).per_gpu_bytes
+            for b in MICRO_BATCHES
+        ]
+    return {"x": list(MICRO_BATCHES), "series": series}
+
+
 def _memory_plot() -> Plot:
-    title = f"Training memory by kind vs micro-batch ({MEMORY_MODEL}, T = {MEMORY_CONTEXT:,})"
-    path = "plots/training-memory.png"
-    series = report_memory.training_by_kind(PRESETS[MEMORY_MODEL].config, MEMORY_CONTEXT, list(MICRO_BATCHES))
-    data = {"x": list(MICRO_BATCHES), "series": series}
-    labels = {"x": "micro-batch (sequences)", "y": "GiB"}
+    title = f"Training memory per GPU vs micro-batch ({MEMORY_MODEL}, T = {MEMORY_CONTEXT:,})"
+    data = memory_settings_data()
+    labels = {"x": "micro-batch (sequences per GPU)", "y": "GiB per GPU"}
+    capacity = get_gpu(report_memory.MEMORY_GPU).memory_bytes
 
     def draw(ax):
-        bottom = [0.0] * len(MICRO_BATCHES)
-        positions = list(range(len(MICRO_BATCHES)))
-        for kind, values in series.items():
+        for i, (label, values) in enumerate(data["series"].items()):
             gib = [v / GIB for v in values]
-            ax.bar(positions, gib, bottom=bottom, label=kind)
-            bottom = [b + g for b, g in zip(bottom, gib, strict=True)]
-        ax.set_xticks(positions, [str(b) for b in MICRO_BATCHES])
-        capacity = get_gpu(report_memory.MEMORY_GPU).memory_bytes / GIB
-        ax.axhline(
-            capacity, color="black", linewidth=1, linestyle=":", label=f"{report_memory.MEMORY_GPU} ({capacity:g} GiB)"
-        )
+            ax.plot(data["x"], gib, color=f"C{i}", linewidth=1, label=label)
+            for x, v, g in zip(data["x"], values, gib, strict=True):  # filled: fits; hollow: does not
+                ax.plot(x, g, marker="o", markersize=5, color=f"C{i}", fillstyle="full" if v <= capacity else "none")
+        ax.axhline(capacity / GIB, color="black", linewidth=1, linestyle=":", label=f"{report_memory.MEMORY_GPU}")
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(data["x"], [str(b) for b in data["x"]])
+        ax.set_yscale("log")
+        ticks = [2**k for k in range(4, 10)]  # 16 .. 512 GiB
+        ax.set_yticks(ticks, [str(t) for t in ticks])
+        ax.minorticks_off()
         ax.legend(fontsize=7)
 
-    settings = report_memory.summary(PRESETS[MEMORY_MODEL].config, MEMORY_CONTEXT).get("training", {})
-    shown = ", ".join(
-        f"{k} {settings[k]}" for k in ("precision", "optimizer", "zero_stage", "recompute") if k in settings
-    )
     return Plot(
-        path,
+        "plots/training-memory.png",
         title,
         _render(title, labels, data, draw),
-        "Per GPU, stacked by kind, from sizing.memory" + (f" ({shown})." if shown else "."),
+        "bf16-mixed AdamW, flash attention, from sizing.memory; filled markers fit one "
+        f"{report_memory.MEMORY_GPU} ({capacity / GIB:,.1f} GiB), hollow ones do not. Without ZeRO even one "
+        "sequence does not fit; sharding the model states over 8 GPUs and recomputing activations does, up to "
+        "micro-batch 16.",
     )
+
+
+def _label_positions(points: dict[str, tuple[float, float]], char_width: float, height: float) -> dict:
+    """A label position (x, y) for each point, beside it and moved up until it overlaps no
+    label placed before (greedy, in order of x, in log10 units): clustered models stay readable."""
+    placed: list[tuple[float, float, float]] = []  # x0, y, width
+    out = {}
+    for name, (x, y) in sorted(points.items(), key=lambda kv: (kv[1][0], kv[1][1])):
+        lx, ly, width = math.log10(x) + 0.03, math.log10(y), char_width * len(name)
+        while any(abs(ly - py) < height and lx < px + pw and px < lx + width for px, py, pw in placed):
+            ly += height
+        placed.append((lx, ly, width))
+        out[name] = (10**lx, 10**ly)
+    return out
 
 
 def _gpu_hours_plot() -> Plot:
     data = gpu_hours_data()
     title = f"GPU-hours vs parameters (published tokens, MFU {DEFAULT_MFU:g})"
     labels = {"x": "active parameters", "y": "GPU-hours (exact FLOPs, full attention)"}
+    markers = ("o", "^")
 
     def draw(ax):
         for i, gpu in enumerate(HOURS_GPUS):
             xs = [p["params"] for p in data.values()]
-            ax.scatter(xs, [p[gpu] for p in data.values()], s=14, color=f"C{i}", label=gpu)
+            ax.scatter(xs, [p[gpu] for p in data.values()], s=14, color=f"C{i}", marker=markers[i], label=gpu, zorder=3)
+        # one label per model, at the middle of the segment joining its GPUs' points
+        mids = {}
         for name, p in data.items():
-            ax.annotate(name, (p["params"], p[HOURS_GPUS[0]]), fontsize=5, xytext=(3, 2), textcoords="offset points")
+            ax.plot([p["params"]] * 2, [p[g] for g in HOURS_GPUS], color="grey", linewidth=0.6, zorder=2)
+            mids[name] = (p["params"], math.sqrt(p[HOURS_GPUS[0]] * p[HOURS_GPUS[-1]]))
+        for name, (lx, ly) in _label_positions(mids, char_width=0.042, height=0.13).items():
+            x, y = mids[name]
+            moved = abs(math.log10(ly / y)) > 1e-9
+            arrow = {"arrowstyle": "-", "color": "grey", "linewidth": 0.4} if moved else None
+            ax.annotate(name, (x, y), xytext=(lx, ly), fontsize=5, va="center", arrowprops=arrow)
         ax.set_xscale("log")
         ax.set_yscale("log")
+        ax.set_xlim(right=3 * max(p["params"] for p in data.values()))  # room for the last label
         ax.legend(fontsize=7)
 
     return Plot(
         "plots/gpu-hours.png",
         title,
         _render(title, labels, data, draw),
-        "Each preset with published training tokens at its training context, bf16 dense peak.",
+        "Each preset with published training tokens at its training context, bf16 dense peak; a grey segment "
+        "joins a model's A100 and H100 points and carries its label (moved up, with a leader, where models "
+        "cluster).",
     )
 
 

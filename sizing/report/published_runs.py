@@ -48,9 +48,9 @@ def gpt3_rows() -> list[dict]:
     return rows
 
 
-def llama_rows() -> list[dict]:
+def llama_rows(runs: list[dict] | None = None) -> list[dict]:
     rows = []
-    for run in pub.LLAMA_GPU_HOURS:
+    for run in pub.LLAMA_GPU_HOURS if runs is None else runs:
         preset = get_preset(run["preset"])
         cfg, T, D = preset.config, preset.context, run["tokens"]
         peak = _peak(run["gpu"])
@@ -63,6 +63,7 @@ def llama_rows() -> list[dict]:
                 "preset": preset.name,
                 "tokens": fmt.si(D),
                 "T": fmt.count(T),
+                "GPU": run["gpu"],
                 "GPU-hours (published)": fmt.hours(run["gpu_hours"]),
                 "exact FLOPs": fmt.flops_total(exact),
                 "implied MFU (exact)": fmt.pct(implied_mfu(exact, run["gpu_hours"], peak)),
@@ -74,6 +75,48 @@ def llama_rows() -> list[dict]:
             }
         )
     return rows
+
+
+def published_flops_rows(runs: list[dict]) -> list[dict]:
+    """Runs that publish their training FLOPs (Llama-3.1-405B): ours beside theirs."""
+    rows = []
+    for run in runs:
+        if run.get("flops") is None:
+            continue
+        preset = get_preset(run["preset"])
+        cfg, T, D = preset.config, preset.context, run["tokens"]
+        for label, flops in (
+            (f"exact fwd+bwd at T={fmt.count(T)}, full", model_training_flops(cfg, T, D)),
+            ("6ND", _six_nd(P.active_params(cfg), D)),
+        ):
+            rows.append(
+                {
+                    "run": run["model"],
+                    "quantity": f"training FLOPs, {label} ({fmt.si(D)} tokens)",
+                    "predicted": fmt.flops_total(flops),
+                    "published": fmt.flops_total(run["flops"]),
+                    "difference": fmt.diff(flops, run["flops"]),
+                    "source": run["source"],
+                }
+            )
+    return rows
+
+
+def cite(rows: list[dict], sources: dict[str, int]) -> list[dict]:
+    """Each row's `source` as a footnote: a marker [^n] after the row's first cell, the same n
+    for the same source across the page (sources: text -> n, filled in page order)."""
+    out = []
+    for row in rows:
+        row = dict(row)
+        n = sources.setdefault(row.pop("source"), len(sources) + 1)
+        first = next(iter(row))
+        row[first] = f"{row[first]} [^{n}]"
+        out.append(row)
+    return out
+
+
+def footnotes(sources: dict[str, int]) -> str:
+    return "\n".join(f"[^{n}]: {text}" for text, n in sorted(sources.items(), key=lambda kv: kv[1]))
 
 
 def other_rows() -> list[dict]:
@@ -182,11 +225,13 @@ def _mfu_rows(add, run, cfg, seq_len, n_params):
 
 def render_published_runs() -> str:
     peak = _peak(pub.A100_80GB)
+    h100 = _peak(pub.H100_80GB)
+    sources: dict[str, int] = {}
     return fmt.document(
         fmt.GENERATED_NOTE,
         "# Predicted vs published training runs",
-        "Every row names its source; *difference* is predicted / published − 1 (for an MFU: implied / reported "
-        "− 1). "
+        "Every row cites its source in a footnote (the marker after its first cell; the list is at the end); "
+        "*difference* is predicted / published − 1 (for an MFU: implied / reported − 1). "
         "*Exact* FLOPs are this tool's matmul count, forward + backward, full attention (T keys per query), no "
         "recomputation — the model FLOPs of PaLM's MFU. *6ND* is Kaplan's approximation with the run's parameters. "
         "Published figures are copied in `sizing/published.py` (checked against "
@@ -194,14 +239,23 @@ def render_published_runs() -> str:
         "## GPT-3 (Table D.1): total training compute, 300B tokens",
         "Table D.1 computes 6ND with its rounded N; we use our exact N, then our exact count at the training "
         "context T = 2048.",
-        fmt.markdown_table(gpt3_rows()),
+        fmt.markdown_table(cite(gpt3_rows(), sources)),
         "## LLaMA-1 and Llama-2: GPU-hours as the MFU each implies",
         f"Implied MFU = FLOPs / (published GPU-hours × 3600 s × {peak / 1e12:g} TFLOP/s, A100-80GB dense bf16). "
         f"The last columns turn our exact FLOPs back into GPU-hours at the reports' MFU of {DEFAULT_MFU:g}. "
         "Llama-2-34B (unreleased, no exact parameter count) is left out.",
-        fmt.markdown_table(llama_rows()),
+        fmt.markdown_table(cite(llama_rows(), sources)),
+        "## Llama-3 and Llama-3.1: H100 GPU-hours as the MFU each implies",
+        f"The same on H100-80GB ({h100 / 1e12:g} TFLOP/s dense bf16), at the 8,192-token pre-training context; "
+        "the model cards' hours cover the whole training, Llama-3.1's long-context stage included, so the implied "
+        "MFU is an average over everything the cluster did. Llama-3.1-8B and 70B have Llama-3's architecture.",
+        fmt.markdown_table(cite(llama_rows(pub.LLAMA3_GPU_HOURS), sources)),
+        "Llama-3.1-405B also publishes its training compute:",
+        fmt.markdown_table(cite(published_flops_rows(pub.LLAMA3_GPU_HOURS), sources)),
         "## Chinchilla, PaLM, OPT-175B and BLOOM-176B",
         "PaLM and Chinchilla are not presets: their rows use the parameter count the paper states, labelled. "
         "Implied MFUs below the reported ones mean the published hours include restarts, evaluation and idle time.",
-        fmt.markdown_table(other_rows()),
+        fmt.markdown_table(cite(other_rows(), sources)),
+        "## Sources",
+        footnotes(sources),
     )

@@ -261,7 +261,7 @@ def _training(preset: Preset) -> str:
     first = None
     for key in SHEET_GPUS:
         gpu = get_gpu(key)
-        t = estimate(preset, gpu=key, mfu=DEFAULT_MFU, num_gpus=CLUSTER_GPUS).training
+        t = estimate(preset, gpu=key, mfu=DEFAULT_MFU, num_gpus=CLUSTER_GPUS, memory=False).training
         first = first or t
         rows.append(
             {

@@ -1,0 +1,280 @@
+"""Compute-optimal planning: a FLOP budget (or GPUs x days at an MFU) -> N_opt and D_opt under
+each law of sizing.scaling, then concrete shapes near the chosen N_opt with exact parameters,
+FLOPs, GPU-hours and whether they fit for training (sizing.memory).
+
+>>> from sizing.plan import plan
+>>> p = plan(flops=5.76e23)
+>>> round(p.optimum("epoch").params / 1e9, 1)
+72.2
+
+Shapes follow the family of a base preset (`like`, default llama3-8b: its vocabulary, MLP,
+norm, position and FFN-to-width ratio) at the width-to-depth ratios of published families
+(ASPECT_RATIOS), with d_model a multiple of width_step (1024 from ~5B parameters), the base's
+head size, 8 KV heads where the base uses GQA (as Llama-3) and the head count allows, and d_ff
+at the base's ratio rounded up to a multiple of 256.
+Each shape trains on D = C / (6·N) tokens (the budget under the laws' convention); its exact
+model FLOPs (sizing.flops) are a little above C because 6N leaves out attention.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from . import params as P
+from .config import ModelConfig
+from .conventions import model_flops_per_token
+from .flops import flop_breakdown
+from .hardware import get_gpu
+from .presets import get_preset
+from .scaling import LAWS, LOSS_LAWS, InferenceAware, inference_aware, tokens_for_budget
+from .training import HOURS_PER_DAY, SECONDS_PER_HOUR, gpu_hours, training_flops, wall_clock_days
+from .validate import MAX_COUNT, MAX_FLOAT, SizingError, require_choice, require_fraction, require_int, require_number
+from .vocabulary import DEFAULT_GPU, DEFAULT_MFU, RECOMPUTE_MODES
+
+DEFAULT_LAW = "epoch"  # the corrected Approach 3 fit picks the shapes' target N
+DEFAULT_LIKE = "llama3-8b"
+DEFAULT_SEQ_LEN = 4096
+# d_model / n_layers of published families: (ratio, the families that use about it)
+ASPECT_RATIOS = (
+    (64, "deep: GPT-2 / GPT-3 small (768 / 12)"),
+    (102, "Llama-2/3 70B (8192 / 80)"),
+    (128, "Llama-2 7B, Llama-3 8B, GPT-3 175B (4096 / 32, 12288 / 96)"),
+)
+WIDTH_MULTIPLE = 128
+FF_MULTIPLE = 256
+GQA_KV_HEADS = 8
+
+
+@dataclass(frozen=True)
+class Optimum:
+    key: str
+    name: str
+    source: str
+    coefficients: str
+    params: float
+    tokens: float
+    losses: dict[str, float]  # predicted loss (nats/token) under each loss law, by key
+
+    @property
+    def tokens_per_param(self) -> float:
+        return self.tokens / self.params
+
+
+@dataclass(frozen=True)
+class Shape:
+    label: str  # the aspect-ratio family
+    config: ModelConfig
+    params: int
+    active_params: int
+    seq_len: int
+    tokens: int
+    training_flops_per_token: int | float
+    training_flops: int | float
+    gpu_hours: float
+    days: float
+    fits: bool
+    fit_setting: str  # the first training setting that fits, or why none does
+    max_micro_batch: int | None
+
+
+@dataclass(frozen=True)
+class Plan:
+    flops: float
+    budget_note: str  # where C came from
+    gpu: str
+    mfu: float
+    num_gpus: int
+    law: str  # the key of the law that set the shapes' target
+    optima: tuple[Optimum, ...]
+    shapes: tuple[Shape, ...]
+    inference: InferenceAware | None
+    inference_law: str | None = None  # the loss law of the inference-aware search
+
+    def optimum(self, key: str) -> Optimum:
+        return next(o for o in self.optima if o.key == key)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "flops": self.flops,
+            "budget": self.budget_note,
+            "convention": "C = 6·N·D (N with embeddings), as the laws were fitted; shapes' exact FLOPs beside",
+            "gpu": self.gpu,
+            "mfu": self.mfu,
+            "num_gpus": self.num_gpus,
+            "law_for_shapes": self.law,
+            "optima": [{**dataclasses.asdict(o), "tokens_per_param": o.tokens_per_param} for o in self.optima],
+            "shapes": [_shape_dict(s) for s in self.shapes],
+            "inference_aware": None if self.inference is None else _inference_dict(self.inference),
+            "inference_law": self.inference_law,
+        }
+
+
+def _shape_dict(s: Shape) -> dict[str, Any]:
+    c = s.config
+    out = {k: v for k, v in dataclasses.asdict(s).items() if k != "config"}
+    shape = {"d_model": c.d_model, "n_layers": c.n_layers, "n_heads": c.n_heads, "n_kv_heads": c.kv_heads}
+    return {**out, **shape, "d_ff": c.d_ff, "config": c.to_dict()}
+
+
+def _inference_dict(ia: InferenceAware) -> dict[str, Any]:
+    return {**dataclasses.asdict(ia), "total_flops": ia.total_flops, "optimal_total_flops": ia.optimal_total_flops}
+
+
+def budget_flops(gpus: int, days: float, gpu: str, mfu: float, dtype: str | None = None) -> float:
+    """C = GPUs x seconds x peak x MFU: the model FLOPs a cluster delivers."""
+    entry = get_gpu(gpu)
+    return (
+        gpus * days * HOURS_PER_DAY * SECONDS_PER_HOUR * entry.peak_flops_per_second(dtype or entry.default_dtype) * mfu
+    )
+
+
+def plan(
+    flops: float | None = None,
+    *,
+    gpus: int | None = None,
+    days: float | None = None,
+    gpu: str = DEFAULT_GPU,
+    mfu: float = DEFAULT_MFU,
+    law: str = DEFAULT_LAW,
+    like: str = DEFAULT_LIKE,
+    seq_len: int = DEFAULT_SEQ_LEN,
+    inference_tokens: float | None = None,
+) -> Plan:
+    """The optimum of each law for `flops` (or gpus x days at mfu on gpu), then one shape per
+    ASPECT_RATIOS near the optimum of `law`. `gpus` (default 1 with a FLOP budget) sets the
+    days and the ZeRO-3 data-parallel degree of the fit check."""
+    require_choice("law", law, tuple(LAWS))
+    require_fraction("mfu", mfu)
+    gpu_key = get_gpu(gpu).key
+    if flops is None:
+        if gpus is None or days is None:
+            raise SizingError("give a FLOP budget (flops=1e23), or gpus and days (gpus=1024, days=30)")
+        require_int("gpus", gpus)
+        require_number("days", days, 0, 1e6, exclusive_minimum=True, what="a number of days in (0, 1e6]")
+        flops = budget_flops(gpus, days, gpu_key, mfu)
+        note = f"{gpus:,} {gpu_key} x {days:g} days x peak x MFU {mfu:g}"
+    else:
+        if days is not None:
+            raise SizingError("give either flops or gpus and days, not both")
+        require_number("flops", flops, 1e10, MAX_FLOAT, what="a FLOP budget between 1e10 and 1e30")
+        note = "given"
+    num_gpus = require_int("gpus", gpus if gpus is not None else 1, 1, MAX_COUNT)
+    optima = tuple(_optimum(law_, flops) for law_ in LAWS.values())
+    target = next(o for o in optima if o.key == law).params
+    base = get_preset(like)
+    base_cfg = base.config
+    if base_cfg.is_moe:
+        raise SizingError(f"like ({like}) must be a dense preset: the laws were fitted on dense models")
+    if base_cfg.position == "learned":  # a learned table long enough for the shapes' context
+        base_cfg = dataclasses.replace(base_cfg, max_positions=max(base_cfg.max_positions, seq_len))
+    shapes, used = [], set()
+    for ratio, label in ASPECT_RATIOS:
+        cfg = _nearest(base_cfg, ratio, target, used)
+        used.add(cfg.d_model)
+        shapes.append(_shape(cfg, label, flops, seq_len, gpu_key, mfu, num_gpus))
+    ia = None
+    if inference_tokens is not None:
+        require_number("inference_tokens", inference_tokens, 0, MAX_FLOAT, exclusive_minimum=True)
+        loss_law = LAWS[law] if law in {x.key for x in LOSS_LAWS} else LAWS[DEFAULT_LAW]
+        ia = inference_aware(loss_law, flops, inference_tokens)
+    return Plan(flops, note, gpu_key, mfu, num_gpus, law, optima, tuple(shapes), ia, ia and loss_law.key)
+
+
+def _optimum(law, flops: float) -> Optimum:
+    n, d = law.optimal_params(flops), law.optimal_tokens(flops)
+    losses = {x.key: x.loss(n, d) for x in LOSS_LAWS}
+    return Optimum(law.key, law.name, law.source, law.coefficients(), n, d, losses)
+
+
+def width_step(target_params: float) -> int:
+    """d_model's multiple: 1024 from ~5B parameters (heads of 128 dims, a multiple of 8 heads
+    for 8 KV heads and tensor parallelism), 256 from ~300M, else 128."""
+    return 1024 if target_params >= 5e9 else 256 if target_params >= 3e8 else 128
+
+
+def shape_config(base: ModelConfig, d_model: int, n_layers: int) -> ModelConfig:
+    """The base family at width d_model and depth n_layers: heads of the base's head size (at
+    most 64 below d_model 2048); 8 KV heads when the base uses grouped-query attention and there
+    are at least 16 heads in a multiple of 8, else one per head; d_ff at the base's d_ff / d_model
+    ratio rounded up to a multiple of 256."""
+    head_dim = base.d_head if d_model >= 2048 else min(base.d_head, 64)
+    n_heads = max(1, d_model // head_dim)
+    gqa = base.kv_heads < base.n_heads and n_heads % GQA_KV_HEADS == 0 and n_heads >= 2 * GQA_KV_HEADS
+    kv = GQA_KV_HEADS if gqa else n_heads
+    ff = FF_MULTIPLE * -(-round(d_model * base.d_ff / base.d_model) // FF_MULTIPLE)
+    return dataclasses.replace(
+        base,
+        d_model=d_model,
+        n_layers=n_layers,
+        n_heads=n_heads,
+        n_kv_heads=kv,
+        head_dim=None,
+        d_ff=ff,
+        expert_d_ff=None if base.expert_d_ff is None else ff,
+    )
+
+
+def _nearest(base: ModelConfig, ratio: float, target: float, used: set[int]) -> ModelConfig:
+    """For each width (a multiple of width_step) not in `used`, the depth whose exact parameter
+    count is nearest the target; of those, the width whose d_model / n_layers is nearest `ratio`."""
+    step = width_step(target)
+    best, best_gap = None, float("inf")
+    for d in range(step, 1 << 17, step):
+        one = shape_config(base, d, 1)
+        per_layer = P.layer_params(one)
+        outside = P.total_params(one) - per_layer
+        if outside + per_layer > target * 1.5:
+            break
+        layers = max(1, round((target - outside) / per_layer))
+        if d in used:
+            continue
+        gap = abs(math.log(d / layers / ratio))
+        if gap < best_gap:
+            best, best_gap = shape_config(base, d, layers), gap
+    return best if best is not None else shape_config(base, step, 1)
+
+
+def _shape(cfg: ModelConfig, label: str, flops: float, seq_len: int, gpu: str, mfu: float, num_gpus: int) -> Shape:
+    cfg.check_context(seq_len, "seq_len")
+    n, active = P.total_params(cfg), P.active_params(cfg)
+    tokens = round(tokens_for_budget(flops, active))
+    per_token = model_flops_per_token(flop_breakdown(cfg, seq_len))
+    entry = get_gpu(gpu)
+    total = training_flops(per_token, tokens)
+    hours = gpu_hours(total, entry.peak_flops_per_second(entry.default_dtype), mfu)
+    fits, setting, max_b = _fit(cfg, seq_len, gpu, num_gpus)
+    return Shape(
+        label,
+        cfg,
+        n,
+        active,
+        seq_len,
+        tokens,
+        per_token,
+        total,
+        hours,
+        wall_clock_days(hours, num_gpus),
+        fits,
+        setting,
+        max_b,
+    )
+
+
+def _fit(cfg: ModelConfig, seq_len: int, gpu: str, num_gpus: int) -> tuple[bool, str, int | None]:
+    """The first of: ZeRO-3 over num_gpus GPUs with recompute none, selective, full (bf16-mixed
+    AdamW, micro-batch 1) that fits one GPU. Tensor/pipeline layouts are not searched here."""
+    from .memory import training_memory
+
+    zero = 3 if num_gpus > 1 else 0
+    for recompute in RECOMPUTE_MODES:
+        m = training_memory(cfg, seq_len, 1, zero=zero, dp=num_gpus, recompute=recompute, gpu=gpu)
+        if m.fits:
+            return True, f"ZeRO-{zero} over {num_gpus} GPU(s), recompute {recompute}", m.max_micro_batch
+    return (
+        False,
+        f"not with ZeRO-{zero} over {num_gpus} GPU(s) at any recompute: {m.would_fit[0] if m.would_fit else m.reason}",
+        None,
+    )
