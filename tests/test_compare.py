@@ -62,7 +62,7 @@ def test_cli_refuses_repeats_of_single_value_options_and_bad_input():
         ("--mfu", "0.4", "--mfu", "0.5"),
     ):
         out = run("compare", "-p", "gpt2", *args)
-        assert out.exit_code == 2 and "given 2 times" in out.output and out.output.count("\n") == 1
+        assert out.exit_code == 2 and "given twice" in out.output and out.output.count("\n") == 1
     out = run("compare")
     assert out.exit_code == 2 and "no model given" in out.output
     out = run("compare", "-p", "gpt2", "-T", "4096")  # past gpt2's learned position table

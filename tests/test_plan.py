@@ -151,7 +151,7 @@ def test_cli_plan_errors():
         (): "give a budget",
         ("--flops", "1e23", "--days", "3", "--gpus", "8"): "give a budget",
         ("--days", "3"): "--days needs --gpus",
-        ("--flops", "1e23", "--flops", "1e24"): "--flops given 2 times",
+        ("--flops", "1e23", "--flops", "1e24"): "--flops given twice",
         ("--flops", "nan"): "--flops",
         ("--flops", "1e23", "--law", "kaplan"): "--law",
         ("--flops", "1e23", "--like", "llama9"): "llama9",

@@ -141,7 +141,7 @@ def test_cli_table_csv_json():
 def test_cli_refuses_repeats_and_bad_grids():
     base = ["sweep", "-p", "llama2-7b"]
     cases = {
-        ("--gpu", "h100", "--gpu", "b200"): "--gpu given 2 times",
+        ("--gpu", "h100", "--gpu", "b200"): "--gpu given twice",
         ("--set", "n_layers=1", "--set", "n_layers=2"): "--set n_layers given twice",
         ("--tokens", "1T", "--set", "tokens=2T"): "tokens given both",
         ("--set", "n_layers"): "must look like FIELD=V1,V2",
