@@ -148,42 +148,12 @@ def memory(
         raise UserError(str(exc)) from None
     default_len = seq_len or (model.preset.context if model.preset else None)
     if inference:
-        ctx = click.get_current_context()
-        # options with a default: refused when the user typed them, whatever the value
-        typed = {
-            f"--{name.replace('_', '-')}": True
-            for name in ("precision", "optimizer", "recompute", "attention_impl")
-            if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)
-        }
-        _refuse_given(
-            {
-                "--seq-len": seq_len if context is not None else None,
-                "--micro-batch": micro_batch,
-                "--zero": zero or None,
-                "--dp": dp if dp != 1 else None,
-                **typed,
-            },
-            "to training; with --inference use --batch, --context, --weight-dtype and --kv-dtype",
-        )
+        _refuse_training_options(seq_len if context is not None else None, micro_batch, zero, dp)
     else:
-        _refuse_given(
-            {
-                "--context": context,
-                "--batch": batch,
-                "--weight-dtype": weight_dtype,
-                "--kv-dtype": kv_dtype,
-                "--prefill-chunk": prefill_chunk,
-            },
-            "to inference: add --inference (training uses --micro-batch and --seq-len)",
-        )
-        if zero and dp == 1:
-            raise UserError(f"--zero {zero} shards over --dp ranks; give --dp 2 or more (e.g. --zero {zero} --dp 8)")
+        _refuse_inference_options(context, batch, weight_dtype, kv_dtype, prefill_chunk, zero, dp)
     try:  # the API checks what the option types cannot (e.g. a config's own limits): one line, exit 2
         if inference:
             model.config.check_context(context or default_len, "--context" if context else "--seq-len")
-        else:
-            model.config.check_context(default_len, "--seq-len")
-        if inference:
             result = inference_memory(
                 model.config,
                 context or default_len,
@@ -195,6 +165,7 @@ def memory(
                 prefill_chunk=prefill_chunk,
             )
         else:
+            model.config.check_context(default_len, "--seq-len")
             result = training_memory(
                 model.config,
                 default_len,
@@ -208,13 +179,45 @@ def memory(
                 gpu_key,
                 name=model.name,
             )
-        if not inference and not result.fits:
-            result = _with_parallel_advice(result, model.config, dp, micro_batch or 1, gpu_key)
+            if not result.fits:
+                result = _with_parallel_advice(result, model.config, dp, micro_batch or 1, gpu_key)
     except SizingError as exc:
         raise UserError(str(exc)) from None
     click.echo(render_memory(result, fmt, details=True).rstrip("\n"))
     if not result.fits:
         raise SystemExit(EXIT_DOES_NOT_FIT)
+
+
+def _refuse_training_options(seq_len, micro_batch, zero: int, dp: int) -> None:
+    """With --inference, the training options are errors; those with a default are refused
+    when the user typed them, whatever the value."""
+    ctx = click.get_current_context()
+    typed = {
+        f"--{name.replace('_', '-')}": True
+        for name in ("precision", "optimizer", "recompute", "attention_impl")
+        if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)
+    }
+    _refuse_given(
+        {"--seq-len": seq_len, "--micro-batch": micro_batch, "--zero": zero or None, "--dp": dp if dp != 1 else None}
+        | typed,
+        "to training; with --inference use --batch, --context, --weight-dtype and --kv-dtype",
+    )
+
+
+def _refuse_inference_options(context, batch, weight_dtype, kv_dtype, prefill_chunk, zero: int, dp: int) -> None:
+    """Without --inference, the inference options are errors, and ZeRO needs dp ranks to shard over."""
+    _refuse_given(
+        {
+            "--context": context,
+            "--batch": batch,
+            "--weight-dtype": weight_dtype,
+            "--kv-dtype": kv_dtype,
+            "--prefill-chunk": prefill_chunk,
+        },
+        "to inference: add --inference (training uses --micro-batch and --seq-len)",
+    )
+    if zero and dp == 1:
+        raise UserError(f"--zero {zero} shards over --dp ranks; give --dp 2 or more (e.g. --zero {zero} --dp 8)")
 
 
 def _with_parallel_advice(result, cfg, dp: int, micro_batch: int, gpu_key: str):
