@@ -60,7 +60,10 @@ def verify_params(name: str, cfg: ModelConfig, **_options) -> CheckResult:
     start = time.perf_counter()
     rows = compare_params(cfg)
     seconds = time.perf_counter() - start
-    expressions = {c.key: (f"L·({c.formula})" if c.per_layer is not None else c.formula) for c in param_components(cfg)}
+    expressions = {
+        c.key: (f"{c.layer_symbol()}·({c.formula})" if c.per_layer is not None else c.formula)
+        for c in param_components(cfg)
+    }
     table = [[r.component, r.formula, r.counted, r.difference, expressions.get(r.component, "")] for r in rows]
     total_formula, total_counted = sum(r.formula for r in rows), sum(r.counted for r in rows)
     table.append(["total", total_formula, total_counted, total_counted - total_formula, ""])

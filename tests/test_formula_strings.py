@@ -51,7 +51,14 @@ def symbols(cfg: ModelConfig, seq_len: int | None = None) -> dict[str, Fraction]
         "E": cfg.n_experts,
         "k": cfg.top_k,
         "P": cfg.max_positions,
+        "L_moe": cfg.n_moe_layers,
+        "L_dense": cfg.n_dense_layers,
+        "E_s": cfg.n_shared_experts,
+        "f_s": cfg.shared_ff,
     }
+    if cfg.is_mla:
+        values |= {"d_n": cfg.qk_nope_head_dim, "d_r": cfg.qk_rope_head_dim, "d_v": cfg.v_head_dim}
+        values |= {"r_kv": cfg.kv_lora_rank, "r_q": cfg.q_lora_rank or 0}
     if seq_len is not None:
         values["T"] = seq_len
     if cfg.sliding_window is not None:
