@@ -115,5 +115,5 @@ def test_a_multimodal_config_needs_its_text_config():
         from_hf_config({"model_type": "llama4"})
     bad = dict(hf("google__gemma-3-27b-pt"))
     bad["text_config"] = dict(bad["text_config"], model_type="llama4_text")
-    with pytest.raises(ConfigError, match="text_config.model_type"):
+    with pytest.raises(ConfigError, match=r"text_config\.model_type"):
         from_hf_config(bad)
