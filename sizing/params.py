@@ -158,6 +158,15 @@ LAYER_KINDS: dict[str, tuple[Callable[[ModelConfig], int], str]] = {
 }
 
 
+def layer_count(cfg: ModelConfig, kind: str) -> int:
+    return LAYER_KINDS[kind][0](cfg)
+
+
+def layer_symbol(cfg: ModelConfig, kind: str) -> str:
+    """ "L" when the part is in every block (a dense model, an all-MoE model), else L_moe / L_dense."""
+    return "L" if layer_count(cfg, kind) == cfg.n_layers else LAYER_KINDS[kind][1]
+
+
 def _always(cfg: ModelConfig) -> bool:
     return True
 
@@ -436,10 +445,7 @@ class ParamComponent:
     formula: str  # counts per_layer for block parts, count otherwise
     per_layer: int | None  # None for the parts outside the blocks
     count: int  # over the whole model
-    layers: str = "all"  # for block parts: a LAYER_KINDS key (every block, MoE blocks, dense blocks)
-
-    def layer_symbol(self) -> str:
-        return LAYER_KINDS[self.layers][1]
+    layers: str = "L"  # for block parts: how many blocks hold it, as a symbol (L, L_moe, L_dense)
 
 
 def param_components(cfg: ModelConfig) -> list[ParamComponent]:
@@ -451,10 +457,11 @@ def param_components(cfg: ModelConfig) -> list[ParamComponent]:
             continue
         size = term.params(cfg)
         per_layer = size if term.per_layer else None
-        count = size * LAYER_KINDS[term.layers][0](cfg) if term.per_layer else size
+        count = size * layer_count(cfg, term.layers) if term.per_layer else size
         if count:
             label, formula = _text(term.label, cfg), _text(term.formula, cfg)
-            rows.append(ParamComponent(term.key, label, formula, per_layer, count, term.layers))
+            symbol = layer_symbol(cfg, term.layers)
+            rows.append(ParamComponent(term.key, label, formula, per_layer, count, symbol))
     return rows
 
 
@@ -485,10 +492,11 @@ def active_params(cfg: ModelConfig) -> int:
 
 def layer_params(cfg: ModelConfig) -> int:
     """Parameters of the largest block: a dense block or an MoE block, whichever is bigger."""
-    parts = [c for c in param_components(cfg) if c.per_layer is not None]
-    common = sum(c.per_layer for c in parts if c.layers == "all")
-    kinds = [sum(c.per_layer for c in parts if c.layers == kind) for kind in ("moe", "dense")]
-    return common + max(kinds)
+    sizes = {"all": 0, "moe": 0, "dense": 0}
+    for term in PARAM_TERMS:
+        if term.per_layer and term.present(cfg) and layer_count(cfg, term.layers):
+            sizes[term.layers] += term.params(cfg)
+    return sizes["all"] + max(sizes["moe"], sizes["dense"])
 
 
 # The seed's worked-example view (000_56565e6abcdabd53.txt): components grouped the way a

@@ -34,7 +34,15 @@ def _pairs(T: Fraction, W: Fraction) -> Fraction:
     return W * (W + 1) / 2 + (T - W) * W
 
 
-FUNCTIONS = {"pairs": _pairs}
+def _chunks(T: Fraction, C: Fraction) -> Fraction:
+    """Causal pairs with chunked attention: each whole chunk of C is causal within itself, and so
+    is the partial chunk at the end. Written here from the definition, not imported."""
+    C = min(C, T)
+    whole, rest = T // C, T - (T // C) * C
+    return whole * C * (C + 1) / 2 + rest * (rest + 1) / 2
+
+
+FUNCTIONS = {"pairs": _pairs, "chunks": _chunks}
 
 
 def symbols(cfg: ModelConfig, seq_len: int | None = None) -> dict[str, Fraction]:
@@ -55,7 +63,11 @@ def symbols(cfg: ModelConfig, seq_len: int | None = None) -> dict[str, Fraction]
         "L_dense": cfg.n_dense_layers,
         "E_s": cfg.n_shared_experts,
         "f_s": cfg.shared_ff,
+        "L_local": cfg.n_local_layers,
+        "L_global": cfg.n_global_layers,
     }
+    if cfg.attention_chunk is not None:
+        values["C"] = cfg.attention_chunk
     if cfg.is_mla:
         values |= {"d_n": cfg.qk_nope_head_dim, "d_r": cfg.qk_rope_head_dim, "d_v": cfg.v_head_dim}
         values |= {"r_kv": cfg.kv_lora_rank, "r_q": cfg.q_lora_rank or 0}

@@ -140,7 +140,7 @@ def test_properties(cfg):
     parts = param_components(cfg)
     assert sum(c.count for c in parts) == total_params(cfg)
     assert all(c.count > 0 for c in parts)
-    assert all(c.count == c.per_layer * cfg.n_layers for c in parts if c.per_layer is not None and c.layers == "all")
+    assert all(c.count == c.per_layer * cfg.n_layers for c in parts if c.per_layer is not None and c.layers == "L")
     assert 0 < active_params(cfg) <= total_params(cfg)
     assert non_embedding_params(cfg) < total_params(cfg)  # the token table is never empty
     # Adding a layer adds exactly one layer's worth.

@@ -37,7 +37,7 @@ from .activations import (
     sum_terms,
     transient_bytes,
 )
-from .kv import cached_positions, inference_weights_bytes, kv_cache_bytes
+from .kv import cached_positions, inference_weights_bytes, kv_cache_bytes, naive_kv_cache_bytes
 from .results import InferenceMemory, MemorySummary, TrainingMemory
 from .states import (
     ZERO_STAGES,
@@ -253,7 +253,7 @@ def inference_memory(
     w = inference_weights_bytes(cfg, weight_dtype)
     kv = kv_cache_bytes(cfg, context, batch, kv_dtype)
     max_batch = _largest_fitting(lambda bb: w + kv_cache_bytes(cfg, context, bb, kv_dtype), capacity)
-    window = cfg.sliding_window
+    window = cfg.local_window if cfg.n_global_layers == 0 else None  # every layer's cache is capped
     unbounded = window is not None and w + kv_cache_bytes(cfg, window, batch, kv_dtype) <= capacity
     max_context = (
         None if unbounded else _largest_fitting(lambda c: w + kv_cache_bytes(cfg, c, batch, kv_dtype), capacity)
@@ -289,6 +289,7 @@ def inference_memory(
         fits=fits,
         reason=reason,
         would_fit=tuple(would),
+        kv_cache_bytes_naive=naive_kv_cache_bytes(cfg, context, batch, kv_dtype) if cfg.is_mla else None,
     )
 
 
