@@ -180,6 +180,32 @@ def _mfu_rows(add, run, cfg, seq_len, n_params):
         )
 
 
+def moe_rows() -> list[dict]:
+    """DeepSeek-V3 and GPT-OSS: the MFU each run's published hours imply, by convention (our exact
+    count with full and with causal attention at the training context, 6N of the active
+    parameters); without published tokens, the tokens the hours buy at DEFAULT_MFU instead."""
+    rows = []
+    for run in pub.MOE_RUNS:
+        preset = get_preset(run["preset"])
+        cfg, T, peak = preset.config, preset.context, _peak(run["gpu"])
+        per_token = {
+            f"exact fwd+bwd at T={fmt.count(T)}, full": model_training_flops(cfg, T, 1),
+            f"exact fwd+bwd at T={fmt.count(T)}, causal": model_training_flops(cfg, T, 1, "causal"),
+            "6N (active)": kaplan_6n_per_token(P.active_params(cfg)),
+        }
+        for label, flops in per_token.items():
+            if run["tokens"]:
+                value = fmt.pct(implied_mfu(flops * run["tokens"], run["gpu_hours"], peak))
+                quantity = f"MFU implied by {fmt.hours(run['gpu_hours'])} {run['gpu']} GPU-hours, {label}"
+            else:
+                value = fmt.si(run["gpu_hours"] * 3600 * peak * DEFAULT_MFU / flops)
+                quantity = (
+                    f"tokens {fmt.hours(run['gpu_hours'])} {run['gpu']} GPU-hours buy at MFU {DEFAULT_MFU:g}, {label}"
+                )
+            rows.append({"run": run["model"], "quantity": quantity, "value": value, "source": run["source"]})
+    return rows
+
+
 def render_published_runs() -> str:
     peak = _peak(pub.A100_80GB)
     return fmt.document(
@@ -204,4 +230,8 @@ def render_published_runs() -> str:
         "PaLM and Chinchilla are not presets: their rows use the parameter count the paper states, labelled. "
         "Implied MFUs below the reported ones mean the published hours include restarts, evaluation and idle time.",
         fmt.markdown_table(other_rows()),
+        "## DeepSeek-V3 and GPT-OSS (mixtures of experts)",
+        "Model FLOPs count the routed experts a token visits (top-k), the shared ones and the router. "
+        + " ".join(run["notes"] for run in pub.MOE_RUNS),
+        fmt.markdown_table(moe_rows()),
     )
