@@ -227,6 +227,23 @@ def full_size_probe(cfg: ModelConfig) -> tuple[ModelConfig, str | None]:
     return dataclasses.replace(cfg, n_layers=layers), note
 
 
+def _toy_flops(name: str, cfg: ModelConfig, counter: str, cache: dict | None, notes: list[str]) -> FlopCheck:
+    """The toy-size run of `cfg`, counted once per toy config within one `run_checks` (presets of
+    one family often shrink to the same toy model: gpt2-medium/large/xl, qwen3-30b/235b)."""
+    toy = small_config(cfg, TOY_SEQ_LEN)
+    key = ("flops", toy, counter)
+    if cache is not None and key in cache:
+        check, first = cache[key]
+        notes.append(f"toy size, cpu: the same toy config as {first}, counted once for both")
+        return check
+    check = check_flops(
+        toy, name, TOY_SEQ_LEN, device="cpu", counters=counter, batch=TOY_BATCH, recompute=counter != "fvcore"
+    )
+    if cache is not None:
+        cache[key] = (check, name)
+    return check
+
+
 def verify_flops(
     name: str, cfg: ModelConfig, seq_len: int | None = None, counter: str = "both", **_options
 ) -> CheckResult:
@@ -244,20 +261,7 @@ def verify_flops(
         runs.append(
             ("full size, meta", check_flops(probe, name, T, device="meta", counters="torch", batch=FULL_SIZE_BATCH))
         )
-    runs.append(
-        (
-            "toy size, cpu",
-            check_flops(
-                small_config(cfg, TOY_SEQ_LEN),
-                name,
-                TOY_SEQ_LEN,
-                device="cpu",
-                counters=counter,
-                batch=TOY_BATCH,
-                recompute=counter != "fvcore",
-            ),
-        )
-    )
+    runs.append(("toy size, cpu", _toy_flops(name, cfg, counter, _options.get("toy_cache"), probe_notes)))
     rows, notes = [], list(probe_notes)
     for run, check in runs:
         for phase, phase_rows in (
