@@ -10,6 +10,8 @@ re-derives them; read the resolved values through the properties (`kv_heads`, `d
 
 This module holds the architecture only: sequence length, batch, tokens, GPUs and dtypes
 live in the workload objects, so a parameter count never depends on how a model is trained.
+(Over ~400 lines: the dataclass, its checks and its resolved per-layer sizes are one unit that
+sizing and reference_model both read.)
 """
 
 from __future__ import annotations

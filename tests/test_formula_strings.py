@@ -13,7 +13,7 @@ from fractions import Fraction
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import configs
+from strategies import configs, modern_configs
 
 from sizing.config import ModelConfig
 from sizing.flops import FLOP_TERMS, flop_breakdown, flop_components
@@ -190,6 +190,13 @@ def test_param_formulas_match_their_functions(cfg):
 @settings(max_examples=300, deadline=None)
 @given(configs(), st.integers(1, 64), st.sampled_from(ATTENTION_CONVENTIONS))
 def test_flop_formulas_match_their_functions(cfg, seq_len, attention):
+    _check_flops(cfg, seq_len, attention)
+
+
+@settings(max_examples=300, deadline=None)
+@given(modern_configs(), st.integers(1, 64), st.sampled_from(ATTENTION_CONVENTIONS))
+def test_formulas_of_the_modern_switches(cfg, seq_len, attention):
+    _check_params(cfg)
     _check_flops(cfg, seq_len, attention)
 
 

@@ -5,6 +5,9 @@ with the cache equal to running the whole sequence again (the masks and the late
 
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strategies import modern_configs
 
 from reference_model.flop_verify import check_flops, full_size_probe
 from reference_model.memory_probe import check_kv_cache
@@ -78,3 +81,27 @@ def test_decoding_with_the_cache_equals_the_whole_sequence(name):
         for t in range(6, 32):
             steps.append(model.lm_head(model._hidden(idx[:, t : t + 1], model.make_step(1, t, cache=cache))))
     torch.testing.assert_close(torch.cat(steps, dim=1), whole, rtol=1e-4, atol=1e-5)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(modern_configs(max_layers=4), st.integers(1, 12))
+def test_property_flops_of_random_modern_configs(cfg, seq_len):
+    """FlopCounterMode, forward and forward + backward, per component, against sizing.flops."""
+    check = check_flops(cfg, "random", seq_len=seq_len, counters="torch", batch=1)
+    rows = check.forward + check.training
+    assert check.ok, [(r.component, r.expected, r.torch) for r in rows if any(r.differences())]
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(modern_configs(max_layers=3))
+def test_property_cached_decoding_of_random_modern_configs(cfg):
+    model = build(cfg, "cpu", seed=0, dtype=torch.float64).eval()
+    idx = torch.randint(0, cfg.vocab_size, (1, 12), generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        whole, _ = model(idx)
+        cache = KVCache(cfg, 1, 12, "cpu", torch.float64)
+        steps = [model.lm_head(model._hidden(idx[:, :3], model.make_step(3, 0, cache=cache)))]
+        for t in range(3, 12):
+            steps.append(model.lm_head(model._hidden(idx[:, t : t + 1], model.make_step(1, t, cache=cache))))
+    torch.testing.assert_close(torch.cat(steps, dim=1), whole)
+    assert cache.nbytes == kv_cache_bytes(cfg, 12, 1, "fp32") * 2  # float64: twice the fp32 bytes
