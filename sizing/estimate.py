@@ -89,7 +89,7 @@ class Estimate:
                 "training_per_token": fl.per_token(fl.training),
                 "kaplan_6n_per_token": self.kaplan_6n_per_token,
                 "decode_per_token": self.decode_per_token,
-                **({"decode_per_token_absorbed": self.decode_per_token_absorbed} if self.config.is_mla else {}),
+                "decode_per_token_absorbed": self.decode_per_token_absorbed,  # null unless MLA
                 "components": {c.key: c.forward_per_token for c in fl.components},
                 "formulas": {c.key: c.formula for c in fl.components},
             },
