@@ -18,12 +18,15 @@ from .model import build
 
 _LAYER = re.compile(r"^blocks\.\d+\.")
 _EXPERT = re.compile(r"^moe\.experts\.\d+\.(up|gate|down)$")
+_SHARED = re.compile(r"^moe\.shared\.(up|gate|down)$")
 _SUFFIX = re.compile(r"\.(weight|bias)$")
 
 
 def component_key(param_name: str) -> str:
     """'blocks.3.attn.q.weight' -> 'attn.q'; 'blocks.0.moe.experts.5.gate.bias' -> 'moe.experts'."""
     key = _SUFFIX.sub("", _LAYER.sub("", param_name))
+    if _SHARED.match(key):
+        return "moe.shared"  # the shared experts: one MLP, one component
     return "moe.experts" if _EXPERT.match(key) else key
 
 
@@ -60,7 +63,9 @@ def verify_params(name: str, cfg: ModelConfig, **_options) -> CheckResult:
     start = time.perf_counter()
     rows = compare_params(cfg)
     seconds = time.perf_counter() - start
-    expressions = {c.key: (f"L·({c.formula})" if c.per_layer is not None else c.formula) for c in param_components(cfg)}
+    expressions = {
+        c.key: (f"{c.layers}·({c.formula})" if c.per_layer is not None else c.formula) for c in param_components(cfg)
+    }
     table = [[r.component, r.formula, r.counted, r.difference, expressions.get(r.component, "")] for r in rows]
     total_formula, total_counted = sum(r.formula for r in rows), sum(r.counted for r in rows)
     table.append(["total", total_formula, total_counted, total_counted - total_formula, ""])

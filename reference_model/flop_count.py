@@ -42,14 +42,29 @@ MATMUL_LIKE = re.compile(
 
 
 # Norm modules (layer index removed): no matmul; fvcore's own FLOPs for them are kept apart.
-NORM_MODULES = ("emb_norm", "attn_norm", "mlp_norm", "norm_f")
+NORM_MODULES = (
+    "emb_norm",
+    "attn_norm",
+    "attn_post_norm",
+    "mlp_norm",
+    "mlp_post_norm",
+    "norm_f",
+    "attn.q_a_norm",
+    "attn.kv_a_norm",
+    "attn.q_norm",
+    "attn.k_norm",
+)
 
 
 # The modules whose matmuls sizing.flops has a component for (keys of flop_components).
 FLOP_COMPONENTS = (
     "attn.q",
+    "attn.q_a",
+    "attn.q_b",
     "attn.k",
     "attn.v",
+    "attn.kv_a",
+    "attn.kv_b",
     "attn.o",
     "attn.scores",
     "attn.av",
@@ -58,6 +73,8 @@ FLOP_COMPONENTS = (
     "mlp.down",
     "moe.router",
     "moe.experts",
+    "moe.shared",
+    "moe.shared_gate",
     "lm_head",
 )
 
@@ -67,7 +84,7 @@ def flop_component(module_name: str) -> str | None:
     that is not a leaf matmul component (a block, the experts' list, one expert, a norm) -> None.
     The same naming as the parameter count (counting.component_key)."""
     key = component_key(module_name)
-    if module_name.endswith("moe.experts"):  # the ModuleList holding the experts: a parent, not a matmul
+    if module_name.endswith(("moe.experts", "moe.shared")):  # parents of matmuls (experts, the shared MLP)
         return None
     return key if key in FLOP_COMPONENTS else None
 

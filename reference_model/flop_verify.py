@@ -12,6 +12,8 @@ model, component by component, forward and training (forward + backward), with b
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -160,6 +162,48 @@ def _recompute_rows(model, idx, fwd, formulas, mode: str, attn_impl: str) -> lis
 
 
 # ---------------------------------------------------------------- sizing verify --flops
+# A full-size MoE with more experts than this runs its meta FLOP count over one period of its
+# layer patterns (full width, fewer blocks): 58 layers x 256 experts of DeepSeek-V3 are ~10^6
+# dispatched ops, minutes on 2 cores; one period is seconds and exercises every kind of block.
+MAX_FULL_DEPTH_EXPERTS = 8
+
+
+def full_size_probe(cfg: ModelConfig) -> tuple[ModelConfig, str | None]:
+    """The config the full-size FLOP run builds, and a note when it is not `cfg` itself: for a
+    large MoE, the first dense layers plus one period of its MoE / local-global / NoPE patterns
+    (the lcm of their steps), every width unchanged. The formulas depend on depth only through
+    the layer counts, which the toy run checks with every pattern present."""
+    if cfg.n_experts <= MAX_FULL_DEPTH_EXPERTS:
+        return cfg, None
+    period = math.lcm(cfg.moe_layer_step, cfg.full_attention_every or 1, cfg.nope_layer_every or 1)
+    layers = min(cfg.n_layers, cfg.first_dense_layers + period)
+    if layers == cfg.n_layers:
+        return cfg, None
+    note = (
+        f"full size, meta: every width of the model, {layers} of its {cfg.n_layers} layers (the "
+        f"{cfg.first_dense_layers} dense ones first and one period of {period} of its layer patterns): "
+        f"{cfg.n_experts} experts in each of {cfg.n_moe_layers} layers are too many dispatched ops for seconds"
+    )
+    return dataclasses.replace(cfg, n_layers=layers), note
+
+
+def _toy_flops(name: str, cfg: ModelConfig, counter: str, cache: dict | None, notes: list[str]) -> FlopCheck:
+    """The toy-size run of `cfg`, counted once per toy config within one `run_checks` (presets of
+    one family often shrink to the same toy model: gpt2-medium/large/xl, qwen3-30b/235b)."""
+    toy = small_config(cfg, TOY_SEQ_LEN)
+    key = ("flops", toy, counter)
+    if cache is not None and key in cache:
+        check, first = cache[key]
+        notes.append(f"toy size, cpu: the same toy config as {first}, counted once for both")
+        return check
+    check = check_flops(
+        toy, name, TOY_SEQ_LEN, device="cpu", counters=counter, batch=TOY_BATCH, recompute=counter != "fvcore"
+    )
+    if cache is not None:
+        cache[key] = (check, name)
+    return check
+
+
 def verify_flops(
     name: str, cfg: ModelConfig, seq_len: int | None = None, counter: str = "both", **_options
 ) -> CheckResult:
@@ -170,26 +214,15 @@ def verify_flops(
       (fvcore needs real tensors), with a checkpointed run that must re-count one forward."""
     start = time.perf_counter()
     T = full_size_seq_len(name, cfg, seq_len)
-    runs = []
+    runs, probe_notes = [], []
     if counter in ("torch", "both"):
+        probe, note = full_size_probe(cfg)
+        probe_notes += [note] if note else []
         runs.append(
-            ("full size, meta", check_flops(cfg, name, T, device="meta", counters="torch", batch=FULL_SIZE_BATCH))
+            ("full size, meta", check_flops(probe, name, T, device="meta", counters="torch", batch=FULL_SIZE_BATCH))
         )
-    runs.append(
-        (
-            "toy size, cpu",
-            check_flops(
-                small_config(cfg, TOY_SEQ_LEN),
-                name,
-                TOY_SEQ_LEN,
-                device="cpu",
-                counters=counter,
-                batch=TOY_BATCH,
-                recompute=counter != "fvcore",
-            ),
-        )
-    )
-    rows, notes = [], []
+    runs.append(("toy size, cpu", _toy_flops(name, cfg, counter, _options.get("toy_cache"), probe_notes)))
+    rows, notes = [], list(probe_notes)
     for run, check in runs:
         for phase, phase_rows in (
             ("forward", check.forward),

@@ -61,13 +61,18 @@ class MLP(nn.Module):
 
 class MoE(nn.Module):
     """Top-k router (softmax over the k chosen logits, as Mixtral), experts run as a loop
-    over experts on the tokens routed to each: every token visits exactly k experts."""
+    over experts on the tokens routed to each: every token visits exactly k experts. Shared
+    experts (DeepSeek, Qwen2-MoE, Llama-4) run on every token, gated by a sigmoid in Qwen2-MoE."""
 
     def __init__(self, cfg: ModelConfig, dropout: float):
         super().__init__()
         self.top_k = cfg.top_k
         self.router = nn.Linear(cfg.d_model, cfg.n_experts, bias=cfg.router_bias)
         self.experts = nn.ModuleList(MLP(cfg, cfg.expert_ff, with_dropout=False) for _ in range(cfg.n_experts))
+        if cfg.n_shared_experts:  # one MLP of E_s·f_s, as HF DeepSeek / Qwen2-MoE / Llama-4 build it
+            self.shared = MLP(cfg, cfg.n_shared_experts * cfg.shared_ff, with_dropout=False)
+        if cfg.shared_expert_gate:
+            self.shared_gate = nn.Linear(cfg.d_model, 1, bias=False)
         self.drop = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -83,6 +88,11 @@ class MoE(nn.Module):
                 continue
             y = expert(flat[token]) * weights[token, slot, None]
             out.index_add_(0, token, y)
+        if hasattr(self, "shared"):  # every token, beside the routed experts
+            shared = self.shared(flat)
+            if hasattr(self, "shared_gate"):
+                shared = torch.sigmoid(self.shared_gate(flat)) * shared
+            out = out + shared
         return self.drop(out).view(shape)
 
     def _routed(self, top_idx: torch.Tensor, j: int) -> tuple[torch.Tensor, torch.Tensor]:

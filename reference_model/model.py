@@ -8,10 +8,14 @@ tensor and every matmul to one analytic component:
     emb_norm                                    if cfg.embedding_norm (BLOOM): norm of the embedding sum
     blocks.{i}.attn_norm
     blocks.{i}.attn.q / .k / .v / .o            separate nn.Linear each (no fused qkv)
+    blocks.{i}.attn.q_a / .q_a_norm / .q_b / .kv_a / .kv_a_norm / .kv_b   latent attention (MLA) instead
+    blocks.{i}.attn.q_norm / .k_norm / .sinks   qk-norm and attention sinks, where the config has them
+    blocks.{i}.attn_post_norm, .mlp_post_norm   the sandwich's output norms (Gemma-2/3)
     blocks.{i}.attn.scores / .av                parameter-free: q @ k^T and probs @ v (math path)
     blocks.{i}.mlp_norm                         absent with shared_block_norm
     blocks.{i}.mlp.up / .gate / .down           gate for gated kinds only
-    blocks.{i}.moe.router, blocks.{i}.moe.experts.{j}.up / .gate / .down
+    blocks.{i}.moe.router, blocks.{i}.moe.experts.{j}.up / .gate / .down   in MoE layers (is_moe_layer)
+    blocks.{i}.moe.shared.up / .gate / .down, blocks.{i}.moe.shared_gate    shared experts, Qwen2-MoE's gate
     norm_f                                      if cfg.final_norm
     lm_head                                     owns its weight unless tied (then reads tok_emb.weight)
 
@@ -23,6 +27,7 @@ assembles them, initialises them as GPT-2 does, and builds the model on a device
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import torch
@@ -34,7 +39,7 @@ from sizing.config import ModelConfig
 from sizing.validate import require_choice
 from sizing.vocabulary import ATTENTION_IMPL_ALIASES, ATTENTION_IMPLS, RECOMPUTE_MODES
 
-from .attention import Attention, KVCache, Step, allowed_keys, attention_impl_name, rope_tables
+from .attention import Attention, KVCache, QKNorm, Step, allowed_keys, attention_impl_name, rope_tables
 from .layers import MLP, MoE, RMSNorm, make_norm
 
 __all__ = ["ATTN_IMPLS", "GPT", "KVCache", "allowed_keys", "build", "init_weights"]
@@ -47,20 +52,25 @@ ATTN_IMPLS: tuple[str, ...] = ATTENTION_IMPLS + tuple(ATTENTION_IMPL_ALIASES)
 
 # ---------------------------------------------------------------- block and model
 class Block(nn.Module):
-    def __init__(self, cfg: ModelConfig, dropout: float):
+    def __init__(self, cfg: ModelConfig, dropout: float, layer: int = 0):
         super().__init__()
         self.cfg = cfg
         self.attn_norm = make_norm(cfg)
-        self.attn = Attention(cfg, dropout)
+        self.attn = Attention(cfg, dropout, layer)
+        if cfg.norm_placement == "sandwich":
+            self.attn_post_norm = make_norm(cfg)
         if not cfg.shared_block_norm:
             self.mlp_norm = make_norm(cfg)
-        if cfg.is_moe:
+        self.is_moe = cfg.is_moe_layer(layer)
+        if self.is_moe:
             self.moe = MoE(cfg, dropout)
         else:
             self.mlp = MLP(cfg, cfg.d_ff, dropout)
+        if cfg.norm_placement == "sandwich":
+            self.mlp_post_norm = make_norm(cfg)
 
     def ffn(self, x: torch.Tensor) -> torch.Tensor:
-        return self.moe(x) if self.cfg.is_moe else self.mlp(x)
+        return self.moe(x) if self.is_moe else self.mlp(x)
 
     def forward(self, x: torch.Tensor, step: Step) -> torch.Tensor:
         cfg = self.cfg
@@ -70,6 +80,12 @@ class Block(nn.Module):
         if cfg.norm_placement == "pre":  # x + f(norm(x))
             x = x + self.attn(self.attn_norm(x), step)
             return x + self.ffn(self.mlp_norm(x))
+        if cfg.norm_placement == "sandwich":  # Gemma-2/3: x + n2(f(n1(x)))
+            x = x + self.attn_post_norm(self.attn(self.attn_norm(x), step))
+            return x + self.mlp_post_norm(self.ffn(self.mlp_norm(x)))
+        if cfg.norm_placement == "branch_post":  # OLMo-2: x + n(f(x))
+            x = x + self.attn_norm(self.attn(x, step))
+            return x + self.mlp_norm(self.ffn(x))
         x = self.attn_norm(x + self.attn(x, step))  # post: norm(x + f(x))
         return self.mlp_norm(x + self.ffn(x))
 
@@ -109,9 +125,7 @@ class GPT(nn.Module):
             self.pos_emb = nn.Embedding(cfg.max_positions, cfg.d_model)
         if cfg.embedding_norm:
             self.emb_norm = make_norm(cfg)
-        self.blocks = nn.ModuleList(Block(cfg, dropout) for _ in range(cfg.n_layers))
-        for i, block in enumerate(self.blocks):
-            block.attn.layer = i
+        self.blocks = nn.ModuleList(Block(cfg, dropout, i) for i in range(cfg.n_layers))
         if cfg.final_norm:
             self.norm_f = make_norm(cfg)
         self.lm_head = LMHead(cfg, self.tok_emb)
@@ -195,8 +209,7 @@ class GPT(nn.Module):
             raise ValueError(
                 f"prompt ({T0}) + new tokens ({max_new_tokens}) exceed max_positions ({cfg.max_positions})"
             )
-        cache_len = total if cfg.sliding_window is None else min(total, cfg.sliding_window)
-        cache = KVCache(cfg, B, cache_len, idx.device, self.tok_emb.weight.dtype)
+        cache = KVCache(cfg, B, total, idx.device, self.tok_emb.weight.dtype)  # each layer at its cap
         self.last_kv_cache = cache
         out = idx
         # the lm_head on the last position only (what serving engines project), as sizing.serve counts
@@ -244,13 +257,28 @@ def init_weights(model: GPT, seed: int | None = None) -> None:
         if isinstance(module, (nn.Linear, nn.Embedding)):
             std = residual_std if name.endswith(RESIDUAL_OUTPUTS) else INIT_STD
             nn.init.normal_(module.weight, 0.0, std, generator=generator)
-        elif isinstance(module, (nn.LayerNorm, RMSNorm)) and module.weight is not None:
+        elif isinstance(module, (nn.LayerNorm, RMSNorm, QKNorm)) and module.weight is not None:
             module.weight.fill_(1.0)
+        elif isinstance(module, Attention) and module.cfg.attention_sinks:
+            module.sinks.zero_()  # sinks start at logit 0
         elif isinstance(module, LMHead) and not module.tied:
             nn.init.normal_(module.weight, 0.0, INIT_STD, generator=generator)
         bias = getattr(module, "bias", None)
         if isinstance(bias, nn.Parameter):
             bias.zero_()
+
+
+@contextlib.contextmanager
+def _without_default_init():
+    """nn.Linear and nn.Embedding skip their own reset_parameters while the model is built on
+    meta: init_weights sets every weight afterwards (or nothing is allocated), and the default
+    init of DeepSeek-V3's 45,000 linears is half the build time."""
+    saved = nn.Linear.reset_parameters, nn.Embedding.reset_parameters
+    nn.Linear.reset_parameters = nn.Embedding.reset_parameters = lambda self: None
+    try:
+        yield
+    finally:
+        nn.Linear.reset_parameters, nn.Embedding.reset_parameters = saved
 
 
 def build(
@@ -269,7 +297,7 @@ def build(
     if not isinstance(cfg, ModelConfig):
         raise TypeError(f"build() takes a sizing.ModelConfig, got {type(cfg).__name__}")
     device = torch.device(device)
-    with torch.device("meta"):
+    with torch.device("meta"), _without_default_init():
         model = GPT(cfg, attn_impl=attn_impl, dropout=dropout)
     if device.type != "meta":
         model = model.to_empty(device=device)

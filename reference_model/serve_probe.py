@@ -124,7 +124,7 @@ def probe_generate(model: nn.Module, idx: torch.Tensor, new_tokens: int) -> Gene
     probe = _ServeProbe(model)
     handles = [model.tok_emb.register_forward_pre_hook(lambda m, a: probe.start(a[0].shape[1]))]
     for i, block in enumerate(model.blocks):
-        if model.config.is_moe:
+        if getattr(block, "is_moe", False):  # MoE layers only (a model may start with dense ones)
             for j, expert in enumerate(block.moe.experts):
                 handles.append(expert.register_forward_pre_hook(_mark(probe, i, j)))
     try:

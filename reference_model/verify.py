@@ -43,4 +43,5 @@ def run_checks(models: list[tuple[str, ModelConfig]], checks: list[str] | None =
     unknown = [c for c in names if c not in CHECKS]
     if unknown:
         raise KeyError(f"unknown check(s) {', '.join(unknown)}; available: {', '.join(CHECKS)}")
+    options = dict(options, toy_cache={})  # toy-size results shared by presets that shrink to one toy model
     return [CHECKS[check](name, cfg, **options) for name, cfg in models for check in names]

@@ -26,6 +26,11 @@ FAMILY_PRESETS = (
     "phi-2",
     "falcon-7b",
     "bloom-560m",
+    "deepseek-v2-lite",  # latent attention, shared experts, a dense first layer
+    "llama-4-maverick",  # chunked and NoPE layers, MoE every other layer, a shared expert
+    "gpt-oss-20b",  # sinks, 128-key windows every other layer, biased router and experts
+    "gemma-3-27b",  # four norms per block, qk-norm, a global layer every sixth
+    "olmo-2-7b",  # output norms inside the residual branch, qk-norm over the whole width
 )
 
 

@@ -10,6 +10,8 @@ re-derives them; read the resolved values through the properties (`kv_heads`, `d
 
 This module holds the architecture only: sequence length, batch, tokens, GPUs and dtypes
 live in the workload objects, so a parameter count never depends on how a model is trained.
+(Over ~400 lines: the dataclass, its checks and its resolved per-layer sizes are one unit that
+sizing and reference_model both read.)
 """
 
 from __future__ import annotations
@@ -43,12 +45,32 @@ MLP_KINDS: dict[str, tuple[int, str]] = {
     "geglu": (3, "gelu"),
 }
 NORM_KINDS = ("layernorm", "rmsnorm")
-NORM_PLACEMENTS = ("pre", "post")
+# pre: x + f(n(x)); post: n(x + f(x)); sandwich (Gemma-2/3): x + n2(f(n1(x))), four norms per block;
+# branch_post (OLMo-2): x + n(f(x)), the norm inside the residual branch, after the sublayer.
+NORM_PLACEMENTS = ("pre", "post", "sandwich", "branch_post")
+# Per-head RMSNorm on q and k before RoPE: "head" (Qwen3, Gemma-3: one d_h gain each for q and k,
+# shared by the heads), "width" (OLMo-2: a gain over all of h·d_h and h_kv·d_h), "unweighted"
+# (Llama-4's L2 norm, no parameters).
+QK_NORM_KINDS = ("none", "head", "width", "unweighted")
 POSITION_KINDS = ("learned", "rope", "none")
 
 # What each field may hold, beyond its declared type (checked in ModelConfig._check_types).
-_INT_MINIMUM = {"max_positions": 0, "n_experts": 0, "top_k": 0}  # every other int field: >= 1
-_CHOICES = {"mlp": tuple(MLP_KINDS), "norm": NORM_KINDS, "norm_placement": NORM_PLACEMENTS, "position": POSITION_KINDS}
+_INT_MINIMUM = {  # every other int field: >= 1
+    "max_positions": 0,
+    "n_experts": 0,
+    "top_k": 0,
+    "first_dense_layers": 0,
+    "n_shared_experts": 0,
+    "full_attention_every": 0,
+    "nope_layer_every": 0,
+}
+_CHOICES = {
+    "mlp": tuple(MLP_KINDS),
+    "norm": NORM_KINDS,
+    "norm_placement": NORM_PLACEMENTS,
+    "position": POSITION_KINDS,
+    "qk_norm": QK_NORM_KINDS,
+}
 
 
 def _positive_number(name: str, value: Any) -> float:
@@ -113,6 +135,22 @@ class ModelConfig:
     sliding_window: int | None = None  # keys per query at most (Mistral 4096)
     vocab_pad_multiple: int = 1
     norm_eps: float = 1e-5
+    # ---- the architectures of 2024-26 (docs/config.md); the defaults leave every earlier model as it was
+    first_dense_layers: int = 0  # MoE: the first k layers keep a dense MLP of width d_ff (DeepSeek)
+    moe_layer_step: int = 1  # MoE: after those, layer i (0-based) is MoE when (i + 1) % step == 0
+    n_shared_experts: int = 0  # always-on experts beside the routed ones, in every MoE layer
+    shared_expert_d_ff: int | None = None  # width of each shared expert; None: = expert_ff
+    shared_expert_gate: bool = False  # Qwen2-MoE: sigmoid(Linear(d, 1)) scales the shared experts
+    kv_lora_rank: int | None = None  # set: multi-head latent attention (DeepSeek-V2/V3), latent width
+    q_lora_rank: int | None = None  # MLA's query compression; None: a plain d x h·(nope + rope) W_Q
+    qk_nope_head_dim: int | None = None  # MLA: per-head q/k dims without RoPE
+    qk_rope_head_dim: int | None = None  # MLA: per-head q dims with RoPE; the rope key is shared by heads
+    v_head_dim: int | None = None  # MLA: per-head value width
+    qk_norm: str = "none"  # RMSNorm on q and k (QK_NORM_KINDS)
+    attention_sinks: bool = False  # GPT-OSS: one learned logit per head joins each softmax
+    attention_chunk: int | None = None  # Llama-4: queries see keys of their own chunk of C positions only
+    full_attention_every: int = 0  # >= 2: layer i attends to all keys when (i + 1) % n == 0 (Gemma, GPT-OSS)
+    nope_layer_every: int = 0  # >= 2: layer i has no RoPE when (i + 1) % n == 0 (Llama-4)
 
     def __post_init__(self) -> None:
         try:
@@ -140,7 +178,7 @@ class ModelConfig:
 
     def _check_consistency(self) -> None:
         """Fields that are each valid but describe no real model together."""
-        if self.head_dim is None and self.d_model % self.n_heads:
+        if self.head_dim is None and self.d_model % self.n_heads and self.kv_lora_rank is None:
             raise ConfigError(
                 f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads}), or set head_dim explicitly"
             )
@@ -171,6 +209,76 @@ class ModelConfig:
             raise ConfigError(
                 f"top_k ({self.top_k}), expert_d_ff and router_bias need n_experts >= 2 (got n_experts 0)"
             )
+        self._check_moe_layers()
+        self._check_mla()
+        self._check_layer_attention()
+
+    def _check_moe_layers(self) -> None:
+        moe_only = {
+            "first_dense_layers": (self.first_dense_layers, 0),
+            "moe_layer_step": (self.moe_layer_step, 1),
+            "n_shared_experts": (self.n_shared_experts, 0),
+            "shared_expert_d_ff": (self.shared_expert_d_ff, None),
+            "shared_expert_gate": (self.shared_expert_gate, False),
+        }
+        if not self.n_experts:
+            for name, (value, default) in moe_only.items():
+                if value != default:
+                    raise ConfigError(f"{name} ({show(value)}) needs n_experts >= 2 (got n_experts 0)")
+            return
+        if self.n_moe_layers == 0:
+            raise ConfigError(
+                f"first_dense_layers ({self.first_dense_layers}) and moe_layer_step ({self.moe_layer_step}) leave "
+                f"no MoE layer among n_layers ({self.n_layers}); use n_experts 0 for a dense model"
+            )
+        if not self.n_shared_experts and (self.shared_expert_d_ff is not None or self.shared_expert_gate):
+            raise ConfigError("shared_expert_d_ff and shared_expert_gate need n_shared_experts >= 1")
+
+    def _check_mla(self) -> None:
+        parts = {"q_lora_rank": self.q_lora_rank, "qk_nope_head_dim": self.qk_nope_head_dim}
+        parts |= {"qk_rope_head_dim": self.qk_rope_head_dim, "v_head_dim": self.v_head_dim}
+        if self.kv_lora_rank is None:
+            given = [name for name, value in parts.items() if value is not None]
+            if given:
+                raise ConfigError(f"{', '.join(given)} describe latent attention and need kv_lora_rank set")
+            return
+        missing = [name for name in ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim") if parts[name] is None]
+        if missing:
+            raise ConfigError(f"kv_lora_rank ({self.kv_lora_rank}) needs {', '.join(missing)} set (MLA head widths)")
+        if self.position != "rope" or self.qk_rope_head_dim % 2:
+            raise ConfigError(
+                f"latent attention needs position 'rope' and an even qk_rope_head_dim "
+                f"(got {show(self.position)}, {self.qk_rope_head_dim})"
+            )
+        if self.kv_heads != self.n_heads or self.head_dim is not None or self.qk_norm != "none":
+            raise ConfigError(
+                "latent attention has one key and value per query head: leave n_kv_heads and head_dim unset "
+                "(the MLA widths replace them) and qk_norm 'none'"
+            )
+        if self.rotary_fraction != 1.0 or self.nope_layer_every:
+            raise ConfigError(
+                "latent attention rotates exactly qk_rope_head_dim: rotary_fraction 1, nope_layer_every 0"
+            )
+
+    def _check_layer_attention(self) -> None:
+        if self.sliding_window is not None and self.attention_chunk is not None:
+            raise ConfigError("sliding_window and attention_chunk cannot both be set (one local pattern per model)")
+        for name, every in (
+            ("full_attention_every", self.full_attention_every),
+            ("nope_layer_every", self.nope_layer_every),
+        ):
+            if every == 1:
+                raise ConfigError(f"{name} (1) must be 0 (off) or at least 2")
+        if self.full_attention_every and self.sliding_window is None and self.attention_chunk is None:
+            raise ConfigError(
+                f"full_attention_every ({self.full_attention_every}) needs sliding_window or attention_chunk set"
+            )
+        if self.nope_layer_every and self.position != "rope":
+            raise ConfigError(f"nope_layer_every ({self.nope_layer_every}) needs position 'rope'")
+        if self.qk_norm != "none" and self.norm != "rmsnorm":
+            raise ConfigError(f"qk_norm ({show(self.qk_norm)}) is an RMSNorm: it needs norm 'rmsnorm'")
+        if self.norm_placement in ("sandwich", "branch_post") and self.parallel_block:
+            raise ConfigError(f"norm_placement {show(self.norm_placement)} needs parallel_block False")
 
     # ---- resolved sizes (used by sizing and by reference_model alike) ----
     @property
@@ -217,7 +325,9 @@ class ModelConfig:
 
     @property
     def rotary_dim(self) -> int:
-        """Rotated dims per head, int(d_h * fraction) as in HF GPT-NeoX/Phi."""
+        """Rotated dims per head, int(d_h * fraction) as in HF GPT-NeoX/Phi; qk_rope_head_dim under MLA."""
+        if self.kv_lora_rank is not None and self.qk_rope_head_dim is not None:
+            return self.qk_rope_head_dim
         return int(self.d_head * self.rotary_fraction)
 
     @property
@@ -226,7 +336,71 @@ class ModelConfig:
 
     @property
     def norms_per_block(self) -> int:
+        if self.norm_placement == "sandwich":
+            return 4
         return 1 if self.shared_block_norm else 2
+
+    # ---- per-layer patterns (an MoE layer, a local-attention layer): counted, never listed,
+    # so a config with a huge n_layers costs nothing to size.
+    def is_moe_layer(self, i: int) -> bool:
+        """Layer i (0-based) routes to experts: past the first dense layers, every step-th."""
+        return self.is_moe and i >= self.first_dense_layers and (i + 1) % self.moe_layer_step == 0
+
+    @property
+    def n_moe_layers(self) -> int:
+        if not self.is_moe:
+            return 0
+        s, k = self.moe_layer_step, min(self.first_dense_layers, self.n_layers)
+        return self.n_layers // s - k // s  # i + 1 in (k, L] divisible by s
+
+    @property
+    def n_dense_layers(self) -> int:
+        return self.n_layers - self.n_moe_layers
+
+    @property
+    def shared_ff(self) -> int:
+        """Width of one shared expert (shared_expert_d_ff, default the routed expert's)."""
+        return self.expert_ff if self.shared_expert_d_ff is None else self.shared_expert_d_ff
+
+    @property
+    def local_window(self) -> int | None:
+        """The keys a local layer's query may see at most: the sliding window or the chunk."""
+        return self.sliding_window if self.sliding_window is not None else self.attention_chunk
+
+    def is_local_layer(self, i: int) -> bool:
+        """Layer i has a sliding window or a chunk (not one of the full_attention_every layers)."""
+        if self.local_window is None:
+            return False
+        return not (self.full_attention_every and (i + 1) % self.full_attention_every == 0)
+
+    @property
+    def n_local_layers(self) -> int:
+        if self.local_window is None:
+            return 0
+        n = self.full_attention_every
+        return self.n_layers - (self.n_layers // n if n else 0)
+
+    @property
+    def n_global_layers(self) -> int:
+        return self.n_layers - self.n_local_layers
+
+    def uses_rope(self, i: int) -> bool:
+        return self.position == "rope" and not (self.nope_layer_every and (i + 1) % self.nope_layer_every == 0)
+
+    # ---- latent attention (MLA) and the widths attention computes at
+    @property
+    def is_mla(self) -> bool:
+        return self.kv_lora_rank is not None
+
+    @property
+    def qk_head_width(self) -> int:
+        """Per-head width of q and k, the length of one score's dot product: d_h, or nope + rope under MLA."""
+        return self.qk_nope_head_dim + self.qk_rope_head_dim if self.is_mla else self.d_head
+
+    @property
+    def v_head_width(self) -> int:
+        """Per-head width of v (and of each head's output): d_h, or v_head_dim under MLA."""
+        return self.v_head_dim if self.is_mla else self.d_head
 
     # ---- the one check of a context length, for every command
     def check_context(self, seq_len: int, what: str = "seq_len") -> int:

@@ -77,6 +77,11 @@ class Estimate:
 
         return rows_frame([self.to_row()])
 
+    @property
+    def decode_per_token_absorbed(self) -> int | None:
+        """MLA only: decode with the up-projections absorbed into q and o (latent cache); None otherwise."""
+        return F.decode_flops_by_form(self.config, self.flops.seq_len).get("absorbed")
+
     def to_dict(self) -> dict[str, Any]:
         fl = self.flops
         out: dict[str, Any] = {
@@ -101,6 +106,7 @@ class Estimate:
                 "training_per_token": fl.per_token(fl.training),
                 "kaplan_6n_per_token": self.kaplan_6n_per_token,
                 "decode_per_token": self.decode_per_token,
+                "decode_per_token_absorbed": self.decode_per_token_absorbed,  # null unless MLA
                 "components": {c.key: c.forward_per_token for c in fl.components},
                 "formulas": {c.key: c.formula for c in fl.components},
             },

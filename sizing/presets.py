@@ -8,9 +8,33 @@ training context length and `training_tokens` the published pre-training tokens.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import Decimal
 
 from .config import ModelConfig, llama_ffn_dim
 from .names import lookup
+from .presets_modern import modern_presets
+
+
+@dataclass(frozen=True)
+class Published:
+    """Published parameter figures exactly as the source prints them ("671B", "20.91B"), with what
+    they count: `total_counts` "total" (the model as sized) or "with_vision" (the whole image-text
+    checkpoint; the preset is its text model); `active_counts` "active" (every parameter one
+    token uses) or "active_without_embedding" (the input embedding left out). `rounding`:
+    "round" to the last printed digit, or "truncate" where the source cuts digits instead."""
+
+    total: str
+    active: str | None = None
+    total_counts: str = "total"
+    active_counts: str = "active"
+    rounding: str = "round"
+    note: str = ""
+
+
+def published_value(text: str) -> int:
+    """ "671B" -> 671e9, "20.91B" -> 20.91e9, "25,600M" -> 25.6e9, exactly (no float rounding)."""
+    scale = {"B": 10**9, "M": 10**6, "T": 10**12}[text[-1]]
+    return int(Decimal(text[:-1].replace(",", "")) * scale)
 
 
 @dataclass(frozen=True)
@@ -26,6 +50,7 @@ class Preset:
     published_params_rounded: float | None = None  # e.g. 125e6 from a paper table
     hf_id: str | None = None
     notes: str = ""
+    published: Published | None = None  # the published figures as printed (modern presets)
 
 
 B, T_ = 10**9, 10**12
@@ -669,7 +694,7 @@ _PRESET_LIST = [
     ),
 ]
 
-PRESETS: dict[str, Preset] = {p.name: p for p in _PRESET_LIST}
+PRESETS: dict[str, Preset] = {p.name: p for p in _PRESET_LIST + modern_presets(Preset, Published)}
 ALIASES = {
     "llama-30b": "llama-33b",
     "llama2-7b-hf": "llama2-7b",

@@ -163,3 +163,32 @@ OTHER_RUNS: list[dict] = [
         notes="LLaMA Table 15 lists 1,082,880 GPU-hours; BLOOM's own paper says 1,082,990.",
     ),
 ]
+
+# MoE runs of 2024-25 (not in reference-figures.json: their sources are cited here). GPU-hours
+# are the pre-training share where the source splits them; `gpu_hours_total` is the whole run.
+MOE_RUNS: list[dict] = [
+    dict(
+        model="DeepSeek-V3",
+        preset="deepseek-v3",
+        tokens=14_800 * 10**9,
+        gpu_hours=2_664_000,
+        gpu_hours_total=2_788_000,
+        gpu="h800",
+        source="arXiv:2412.19437 Table 1: pre-training 2,664K H800 GPU-hours on 14.8T tokens, context extension "
+        "119K, post-training 5K, 2,788K in total",
+        notes="Trained with FP8 GEMMs: against the FP8 peak (twice the bf16 one) each MFU halves. The "
+        "multi-token-prediction module's FLOPs are not in the model FLOPs.",
+    ),
+    dict(
+        model="gpt-oss-120b",
+        preset="gpt-oss-120b",
+        tokens=None,
+        gpu_hours=2_100_000,
+        gpu_hours_total=2_100_000,
+        gpu="h100-sxm",
+        source="arXiv:2508.10925 (gpt-oss model card) section 2: 'gpt-oss-120b required 2.1 million H100-hours "
+        "to complete, with gpt-oss-20b needing almost 10x fewer'; tokens: 'trillions', not published",
+        notes="No token count is published, so no MFU can be implied: the rows give the tokens the hours "
+        "would buy at the reports' MFU instead.",
+    ),
+]

@@ -13,7 +13,7 @@ from fractions import Fraction
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import configs
+from strategies import configs, modern_configs
 
 from sizing.config import ModelConfig
 from sizing.flops import FLOP_TERMS, flop_breakdown, flop_components
@@ -34,7 +34,15 @@ def _pairs(T: Fraction, W: Fraction) -> Fraction:
     return W * (W + 1) / 2 + (T - W) * W
 
 
-FUNCTIONS = {"pairs": _pairs}
+def _chunks(T: Fraction, C: Fraction) -> Fraction:
+    """Causal pairs with chunked attention: each whole chunk of C is causal within itself, and so
+    is the partial chunk at the end. Written here from the definition, not imported."""
+    C = min(C, T)
+    whole, rest = T // C, T - (T // C) * C
+    return whole * C * (C + 1) / 2 + rest * (rest + 1) / 2
+
+
+FUNCTIONS = {"pairs": _pairs, "chunks": _chunks}
 
 
 def symbols(cfg: ModelConfig, seq_len: int | None = None) -> dict[str, Fraction]:
@@ -51,7 +59,18 @@ def symbols(cfg: ModelConfig, seq_len: int | None = None) -> dict[str, Fraction]
         "E": cfg.n_experts,
         "k": cfg.top_k,
         "P": cfg.max_positions,
+        "L_moe": cfg.n_moe_layers,
+        "L_dense": cfg.n_dense_layers,
+        "E_s": cfg.n_shared_experts,
+        "f_s": cfg.shared_ff,
+        "L_local": cfg.n_local_layers,
+        "L_global": cfg.n_global_layers,
     }
+    if cfg.attention_chunk is not None:
+        values["C"] = cfg.attention_chunk
+    if cfg.is_mla:
+        values |= {"d_n": cfg.qk_nope_head_dim, "d_r": cfg.qk_rope_head_dim, "d_v": cfg.v_head_dim}
+        values |= {"r_kv": cfg.kv_lora_rank, "r_q": cfg.q_lora_rank or 0}
     if seq_len is not None:
         values["T"] = seq_len
     if cfg.sliding_window is not None:
@@ -171,6 +190,13 @@ def test_param_formulas_match_their_functions(cfg):
 @settings(max_examples=300, deadline=None)
 @given(configs(), st.integers(1, 64), st.sampled_from(ATTENTION_CONVENTIONS))
 def test_flop_formulas_match_their_functions(cfg, seq_len, attention):
+    _check_flops(cfg, seq_len, attention)
+
+
+@settings(max_examples=300, deadline=None)
+@given(modern_configs(), st.integers(1, 64), st.sampled_from(ATTENTION_CONVENTIONS))
+def test_formulas_of_the_modern_switches(cfg, seq_len, attention):
+    _check_params(cfg)
     _check_flops(cfg, seq_len, attention)
 
 

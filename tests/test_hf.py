@@ -462,6 +462,19 @@ def test_supported_model_types():
         "phi",
         "falcon",
         "bloom",
+        "deepseek_v2",
+        "deepseek_v3",
+        "qwen2_moe",
+        "qwen3",
+        "qwen3_moe",
+        "gemma2",
+        "gemma3_text",
+        "llama4_text",
+        "gpt_oss",
+        "phi3",
+        "olmo2",
+        "gemma3",
+        "llama4",
     }
 
 

@@ -51,7 +51,8 @@ def test_exact_published_counts(name):
     assert total_params(preset.config) == preset.published_params
 
 
-@pytest.mark.parametrize("name", [p.name for p in PRESETS.values() if p.published_params_rounded])
+# Presets with `published` figures are checked to each figure's own rounding in test_presets_modern.py.
+@pytest.mark.parametrize("name", [p.name for p in PRESETS.values() if p.published_params_rounded and not p.published])
 def test_rounded_published_counts(name):
     # Papers print 2-3 significant figures (GPT-3 XL "1.32B" vs exact 1.3157B: 0.33%; Qwen2 "0.49B"
     # vs 0.494B: 0.8%): 1% covers that rounding and nothing more.
@@ -139,7 +140,7 @@ def test_properties(cfg):
     parts = param_components(cfg)
     assert sum(c.count for c in parts) == total_params(cfg)
     assert all(c.count > 0 for c in parts)
-    assert all(c.count == c.per_layer * cfg.n_layers for c in parts if c.per_layer is not None)
+    assert all(c.count == c.per_layer * cfg.n_layers for c in parts if c.per_layer is not None and c.layers == "L")
     assert 0 < active_params(cfg) <= total_params(cfg)
     assert non_embedding_params(cfg) < total_params(cfg)  # the token table is never empty
     # Adding a layer adds exactly one layer's worth.

@@ -8,7 +8,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
-from strategies import configs  # noqa: E402
+from strategies import configs, modern_configs  # noqa: E402
 
 from reference_model.counting import compare_params, component_key, count_params_by_component  # noqa: E402
 from reference_model.model import build  # noqa: E402
@@ -69,6 +69,12 @@ def test_tied_weight_counted_once_and_shared():
     assert model.num_params() == total_params(cfg)
     moved = model.to(torch.float64)  # a dtype/device move keeps the tie
     assert moved.lm_head.effective_weight() is moved.tok_emb.weight
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(modern_configs())
+def test_property_modern_switches_counted_equals_formula(cfg):
+    _assert_exact(cfg)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

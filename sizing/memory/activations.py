@@ -31,6 +31,23 @@ from .states import FP32_BYTES, INDEX_BYTES
 MLP_SAVED_TENSORS: dict[str, int] = {"gelu": 2, "relu": 1, "swiglu": 4, "geglu": 4}
 
 
+def activations_not_modelled(cfg: ModelConfig) -> tuple[str, ...]:
+    """The parts of `cfg` whose saved tensors the activation terms below do not cover (they
+    were derived and checked byte for byte on the architectures before these). Every output
+    that shows activations names them; `sizing verify` skips the byte comparison for them."""
+    parts = {
+        "latent attention (MLA: q_a/q_b, kv_a/kv_b and their norms)": cfg.is_mla,
+        "qk-norm": cfg.qk_norm != "none",
+        f"{cfg.norm_placement} norms": cfg.norm_placement in ("sandwich", "branch_post"),
+        "attention sinks": cfg.attention_sinks,
+        "shared experts": cfg.n_shared_experts > 0,
+        "dense/MoE layer mix (counted as all-MoE)": cfg.is_moe and cfg.n_dense_layers > 0,
+        "chunked attention": cfg.attention_chunk is not None,
+        "local/global layer mix": cfg.local_window is not None and cfg.n_global_layers > 0,
+    }
+    return tuple(name for name, present in parts.items() if present)
+
+
 @dataclass(frozen=True)
 class ActivationTerm:
     key: str

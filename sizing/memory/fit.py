@@ -37,7 +37,7 @@ from .activations import (
     sum_terms,
     transient_bytes,
 )
-from .kv import cached_positions, dtype_bytes, inference_weights_bytes, kv_cache_bytes
+from .kv import cached_positions, dtype_bytes, inference_weights_bytes, kv_cache_bytes, naive_kv_cache_bytes
 from .prefill import inference_prefill_peak_bytes, prefill_activation_peak_bytes
 from .results import InferenceMemory, MemorySummary, TrainingMemory
 from .states import (
@@ -305,7 +305,7 @@ def inference_memory(
     kv = kv_cache_bytes(cfg, context, batch, kv_dtype)
     peak = kv_and_peak(context, batch) - kv
     max_batch = _largest_fitting(lambda bb: w + kv_and_peak(context, bb), capacity)
-    window = cfg.sliding_window
+    window = cfg.local_window if cfg.n_global_layers == 0 else None  # every layer's cache is capped
     # past the window the cache stops growing; an unchunked prefill's peak does not (a chunk caps it)
     unbounded = (
         window is not None
@@ -347,6 +347,7 @@ def inference_memory(
         would_fit=tuple(would),
         prefill_peak_bytes=peak,
         prefill_chunk=prefill_chunk,
+        kv_cache_bytes_naive=naive_kv_cache_bytes(cfg, context, batch, kv_dtype) if cfg.is_mla else None,
     )
 
 

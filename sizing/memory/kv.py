@@ -1,6 +1,7 @@
 """Inference bytes: weights in a storage dtype and the KV cache.
 
-Symbols: L layers, h_kv kv heads, d_h head width, W sliding window, C context.
+Symbols: L layers, h_kv kv heads, d_h head width, W sliding window, C context; under MLA r_kv
+the latent width and d_r the rope key width.
 """
 
 from __future__ import annotations
@@ -18,16 +19,74 @@ def dtype_bytes(n_elements: int, dtype: str) -> int:
 
 
 def cached_positions(cfg: ModelConfig, context: int) -> int:
-    """Positions the KV cache holds: the context, capped by a sliding window (ring buffer)."""
-    return context if cfg.sliding_window is None else min(context, cfg.sliding_window)
+    """Positions a local layer's cache holds (every layer's when none is local): the context,
+    capped by a sliding window (a ring buffer of W) or by one chunk (Llama-4 keeps the current
+    chunk only). Global layers (full_attention_every) hold the whole context."""
+    if cfg.sliding_window is not None:
+        return min(context, cfg.sliding_window)
+    if cfg.attention_chunk is not None:
+        return min(context, cfg.attention_chunk)
+    return context
+
+
+def cached_layer_positions(cfg: ModelConfig, context: int) -> int:
+    """Cached positions summed over layers: local layers at their cap, global ones at C."""
+    return cfg.n_local_layers * cached_positions(cfg, context) + cfg.n_global_layers * context
+
+
+def kv_elements_per_position(cfg: ModelConfig) -> int:
+    """Numbers cached per token per layer: K and V, 2·h_kv·d_h; under MLA the latent and the
+    shared rope key, r_kv + d_r (DeepSeek-V2 section 2.1.3)."""
+    if cfg.is_mla:
+        return cfg.kv_lora_rank + cfg.qk_rope_head_dim
+    return 2 * cfg.kv_heads * cfg.d_head
+
+
+def naive_kv_elements_per_position(cfg: ModelConfig) -> int:
+    """Full K and V per token per layer: h·(d_n + d_r) + h·d_v under MLA (what transformers'
+    DeepseekV3 caches), 2·h_kv·d_h otherwise."""
+    if cfg.is_mla:
+        return cfg.n_heads * (cfg.qk_head_width + cfg.v_head_width)
+    return 2 * cfg.kv_heads * cfg.d_head
 
 
 def kv_cache_bytes(cfg: ModelConfig, context: int, batch: int = 1, dtype: str = "bf16") -> int:
-    """2 x L x h_kv x d_h x bytes x min(C, W) x batch. The 2 is K and V; GQA/MQA caches h_kv
-    heads, not h. Llama-2-70B, C 4096, bf16: 2.80.8.128.2.4096 = 1,342,177,280 bytes per sequence."""
+    """Σ_layers positions x elements x bytes x batch: 2 x L x h_kv x d_h x bytes x min(C, W) x batch
+    with one window everywhere. The 2 is K and V; GQA/MQA caches h_kv heads, not h; MLA caches
+    r_kv + d_r per position. Llama-2-70B, C 4096, bf16: 2.80.8.128.2.4096 = 1,342,177,280 bytes."""
     require_int("context", context)
     require_int("batch", batch)
-    return dtype_bytes(2 * cfg.n_layers * cfg.kv_heads * cfg.d_head * cached_positions(cfg, context) * batch, dtype)
+    return dtype_bytes(kv_elements_per_position(cfg) * cached_layer_positions(cfg, context) * batch, dtype)
+
+
+def naive_kv_cache_bytes(cfg: ModelConfig, context: int, batch: int = 1, dtype: str = "bf16") -> int:
+    """The cache with full per-head K and V (MLA without the latent cache); = kv_cache_bytes otherwise."""
+    require_int("context", context)
+    require_int("batch", batch)
+    return dtype_bytes(naive_kv_elements_per_position(cfg) * cached_layer_positions(cfg, context) * batch, dtype)
+
+
+def kv_cache_formula(cfg: ModelConfig, context: int, batch: int, dtype: str) -> str:
+    """The cache's formula with this config's numbers, as `sizing memory --inference` prints it."""
+    size = f"{DTYPE_BITS[dtype] / 8:g}"
+    positions = cached_positions(cfg, context)
+    if not cfg.is_mla and not (cfg.n_local_layers and cfg.n_global_layers):
+        return (
+            f"2 x L {cfg.n_layers} x kv_heads {cfg.kv_heads} x head_dim {cfg.d_head} x {size} bytes x "
+            f"{positions} positions x batch {batch}"
+        )
+    if cfg.is_mla:
+        per = f"(r_kv {cfg.kv_lora_rank} + d_r {cfg.qk_rope_head_dim})"
+    else:
+        per = f"2 x kv_heads {cfg.kv_heads} x head_dim {cfg.d_head}"
+    if cfg.n_local_layers and cfg.n_global_layers:
+        where = (
+            f"({cfg.n_local_layers} local layers x {cached_positions(cfg, context)} + "
+            f"{cfg.n_global_layers} global x {context}) positions"
+        )
+    else:
+        where = f"L {cfg.n_layers} x {cached_positions(cfg, context)} positions"
+    return f"{per} x {where} x {size} bytes x batch {batch}"
 
 
 def inference_weights_bytes(cfg: ModelConfig, dtype: str = "bf16") -> int:

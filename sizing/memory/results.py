@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import ModelConfig
-from ..vocabulary import DTYPE_BITS
-from .activations import KORTHIKANTI_LABEL, ActivationTerm
+from .activations import KORTHIKANTI_LABEL, ActivationTerm, activations_not_modelled
+from .kv import kv_cache_formula
 from .states import get_optimizer, get_precision
 
 
@@ -92,6 +92,7 @@ class TrainingMemory:
             "activations_per_layer_bytes": self.activations_per_layer_bytes,
             "activations_outside_blocks_bytes": self.activations_outside_bytes,
             "activation_terms": {t.key: t.bytes for t in self.terms},
+            "activations_not_modelled": list(activations_not_modelled(self.config)),
             "transient_bytes": self.transient_bytes,
             "total_bytes": self.total_bytes,
             "per_gpu": dict(self.per_gpu),
@@ -136,6 +137,7 @@ class InferenceMemory:
     would_fit: tuple[str, ...]
     prefill_peak_bytes: int = 0  # the largest transient of a prefill forward (memory/prefill.py)
     prefill_chunk: int | None = None  # tokens per prefill forward; None: one sequence's context
+    kv_cache_bytes_naive: int | None = None  # MLA: full per-head K and V instead of the latent
 
     @property
     def total_bytes(self) -> int:
@@ -163,10 +165,9 @@ class InferenceMemory:
             "weights_bytes": self.weights_bytes,
             "kv_cache_bytes": self.kv_cache_bytes,
             "kv_cache_bytes_per_sequence": self.kv_cache_bytes_per_sequence,
-            "kv_cache_formula": f"2 x L {cfg.n_layers} x kv_heads {cfg.kv_heads} x head_dim {cfg.d_head} x "
-            f"{DTYPE_BITS[self.kv_dtype] / 8:g} bytes x {self.cached_positions} positions x "
-            f"batch {self.batch}",
+            "kv_cache_formula": kv_cache_formula(cfg, self.context, self.batch, self.kv_dtype),
             "cached_positions": self.cached_positions,
+            **({"kv_cache_bytes_naive": self.kv_cache_bytes_naive} if self.kv_cache_bytes_naive is not None else {}),
             "total_bytes": self.total_bytes,
             "prefill_chunk": self.prefill_chunk,
             "prefill_peak_bytes": self.prefill_peak_bytes,

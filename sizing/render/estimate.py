@@ -71,9 +71,18 @@ def flop_rows(est: Estimate) -> list[list]:
     six_n = est.kaplan_6n_per_token
     exact = model_flops_per_token(fl)
     decode = est.decode_per_token
-    rows.append(
-        ["decode (inference)", f"1 new token, {fl.seq_len} cached keys (KV cache)", _num(decode), format_si(decode)]
-    )
+    label = "decode (inference, MLA naive: full K/V)" if est.config.is_mla else "decode (inference)"
+    rows.append([label, f"1 new token, {fl.seq_len} cached keys (KV cache)", _num(decode), format_si(decode)])
+    if est.config.is_mla:
+        absorbed = est.decode_per_token_absorbed
+        rows.append(
+            [
+                "decode (MLA absorbed: latent cache)",
+                "W_UK folded into q, W_UV into o; scores over r_kv + d_r",
+                _num(absorbed),
+                format_si(absorbed),
+            ]
+        )
     rows.append(
         [
             "6N (approximation)",

@@ -8,6 +8,8 @@ import json
 from typing import Any
 
 from ..memory import KORTHIKANTI_LABEL, InferenceMemory, MemorySummary, TrainingMemory, get_optimizer, get_precision
+from ..memory.activations import activations_not_modelled
+from ..memory.kv import kv_cache_formula
 from ..units import format_gib, format_int
 from ..vocabulary import DTYPE_BITS
 from .tables import csv_text, heading, table
@@ -131,6 +133,9 @@ def _training_text(mem: TrainingMemory, fmt: str, details: bool) -> str:
         table(["quantity", "formula (bytes)", "whole model", "per GPU"], training_rows(mem), fmt),
         training_verdict(mem),
     ]
+    missing = activations_not_modelled(mem.config)
+    if missing:
+        parts.append(f"Activations do not model: {', '.join(missing)} (their saved tensors are not counted).")
     if details:
         a = get_precision(mem.precision).activation_bytes
         parts += [
@@ -149,9 +154,16 @@ def inference_heading(mem: InferenceMemory) -> str:
     )
 
 
+def _kv_formula(mem: InferenceMemory) -> str:
+    cfg = mem.config
+    if cfg.is_mla or (cfg.n_local_layers and cfg.n_global_layers):
+        return kv_cache_formula(cfg, mem.context, mem.batch, mem.kv_dtype)
+    return f"2·L·h_kv·d_h·{DTYPE_BITS[mem.kv_dtype] / 8:g}·{mem.cached_positions}·{mem.batch}"
+
+
 def inference_rows(mem: InferenceMemory) -> list[list]:
     """quantity, formula (bytes), GiB."""
-    window_size = mem.config.sliding_window
+    window_size = mem.config.local_window
     window = f" (window {window_size})" if window_size and window_size < mem.context else ""
     max_ctx = (
         "unbounded (window caps the cache)"
@@ -166,9 +178,14 @@ def inference_rows(mem: InferenceMemory) -> list[list]:
         [f"weights ({mem.weight_dtype})", f"N·{DTYPE_BITS[mem.weight_dtype] / 8:g}", _gib(mem.weights_bytes)],
         [
             f"KV cache ({mem.kv_dtype}, C={mem.context}{window}, batch {mem.batch})",
-            f"2·L·h_kv·d_h·{DTYPE_BITS[mem.kv_dtype] / 8:g}·{mem.cached_positions}·{mem.batch}",
+            _kv_formula(mem),
             _gib(mem.kv_cache_bytes),
         ],
+        *(
+            [["KV cache, naive (full per-head K and V)", "h·(d_n + d_r + d_v) per position", _gib(naive)]]
+            if (naive := mem.kv_cache_bytes_naive) is not None
+            else []
+        ),
         ["total", "", _gib(mem.total_bytes)],
         [
             "prefill activation peak ("

@@ -8,7 +8,7 @@ from .. import published as pub
 from ..conventions import model_training_flops, palm_flops_per_token
 from ..flops import kaplan_6n_per_token
 from ..hardware import get_gpu
-from ..presets import get_preset
+from ..presets import get_preset, published_value
 from ..training import gpu_hours, implied_mfu, training_flops
 from ..vocabulary import DEFAULT_MFU
 from . import cells as fmt
@@ -223,6 +223,76 @@ def _mfu_rows(add, run, cfg, seq_len, n_params):
         )
 
 
+def _moe_flops_per_token(cfg, T) -> dict[str, int | float]:
+    """Training FLOPs per token of an MoE run by convention: our exact count (full, causal), 6N active."""
+    return {
+        f"exact fwd+bwd at T={fmt.count(T)}, full": model_training_flops(cfg, T, 1),
+        f"exact fwd+bwd at T={fmt.count(T)}, causal": model_training_flops(cfg, T, 1, "causal"),
+        "6N (active)": kaplan_6n_per_token(P.active_params(cfg)),
+    }
+
+
+def moe_rows() -> list[dict]:
+    """DeepSeek-V3 and GPT-OSS: parameters vs the published figures; with published tokens,
+    GPU-hours at DEFAULT_MFU vs the published hours and the MFU those hours imply, by convention."""
+    rows = []
+    for run in pub.MOE_RUNS:
+        preset = get_preset(run["preset"])
+        cfg, T, peak, published = preset.config, preset.context, _peak(run["gpu"]), preset.published
+
+        def add(quantity, predicted, expected, shown, run=run):
+            rows.append(
+                {
+                    "run": run["model"],
+                    "quantity": quantity,
+                    "predicted": shown[0],
+                    "published": shown[1],
+                    "difference": fmt.diff(predicted, expected),
+                    "source": run["source"],
+                }
+            )
+
+        total, active = P.total_params(cfg), P.active_params(cfg)
+        if published.active_counts == "active_without_embedding":
+            active -= P.token_embedding_params(cfg)
+        for what, ours, text in (("total", total, published.total), ("active", active, published.active)):
+            label = f"{what} parameters" + (
+                " without the embedding" if what == "active" and active != P.active_params(cfg) else ""
+            )
+            add(f"{label} vs {preset.name}'s published figure", ours, published_value(text), (fmt.count(ours), text))
+        if not run["tokens"]:
+            continue
+        for label, per_token in _moe_flops_per_token(cfg, T).items():
+            flops = per_token * run["tokens"]
+            hours = gpu_hours(flops, peak, DEFAULT_MFU)
+            mfu = implied_mfu(flops, run["gpu_hours"], peak)
+            add(
+                f"pre-training GPU-hours ({run['gpu']}, {fmt.si(run['tokens'])} tokens) at MFU {DEFAULT_MFU:g}, "
+                f"{label}; the published hours imply MFU {fmt.pct(mfu)}",
+                hours,
+                run["gpu_hours"],
+                (fmt.hours(hours), fmt.hours(run["gpu_hours"])),
+            )
+    return rows
+
+
+def moe_tokens_note() -> str:
+    """Runs without published tokens: the tokens their hours buy at DEFAULT_MFU, by convention."""
+    parts = []
+    for run in (r for r in pub.MOE_RUNS if not r["tokens"]):
+        preset = get_preset(run["preset"])
+        peak = _peak(run["gpu"])
+        bought = [
+            f"{fmt.si(run['gpu_hours'] * 3600 * peak * DEFAULT_MFU / f)} ({label})"
+            for label, f in _moe_flops_per_token(preset.config, preset.context).items()
+        ]
+        parts.append(
+            f"{run['model']} publishes {fmt.hours(run['gpu_hours'])} {run['gpu']} GPU-hours but no token count, "
+            f"so no MFU can be implied; at MFU {DEFAULT_MFU:g} those hours buy " + ", ".join(bought) + " tokens."
+        )
+    return " ".join(parts)
+
+
 def render_published_runs() -> str:
     peak = _peak(pub.A100_80GB)
     h100 = _peak(pub.H100_80GB)
@@ -256,6 +326,11 @@ def render_published_runs() -> str:
         "PaLM and Chinchilla are not presets: their rows use the parameter count the paper states, labelled. "
         "Implied MFUs below the reported ones mean the published hours include restarts, evaluation and idle time.",
         fmt.markdown_table(cite(other_rows(), sources)),
+        "## DeepSeek-V3 and GPT-OSS (mixtures of experts)",
+        "Model FLOPs count the routed experts a token visits (top-k), the shared ones and the router. "
+        + " ".join(run["notes"] for run in pub.MOE_RUNS),
+        fmt.markdown_table(cite(moe_rows(), sources)),
+        moe_tokens_note(),
         "## Sources",
         footnotes(sources),
     )
