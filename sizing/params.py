@@ -461,7 +461,7 @@ def param_components(cfg: ModelConfig) -> list[ParamComponent]:
             continue
         size = term.params(cfg)
         per_layer = size if term.per_layer else None
-        count = size * layer_count(cfg, term.layers) if term.per_layer else size
+        count = term_count(cfg, term, size)
         if count:
             label, formula = _text(term.label, cfg), _text(term.formula, cfg)
             symbol = layer_symbol(cfg, term.layers)
@@ -469,8 +469,16 @@ def param_components(cfg: ModelConfig) -> list[ParamComponent]:
     return rows
 
 
+def term_count(cfg: ModelConfig, term: ParamTerm, size: int | None = None) -> int:
+    """A component's parameters in the whole model: per layer x its layers' count for block parts."""
+    size = term.params(cfg) if size is None else size
+    return size * layer_count(cfg, term.layers) if term.per_layer else size
+
+
 def total_params(cfg: ModelConfig) -> int:
-    return sum(c.count for c in param_components(cfg))
+    """The sum of the components (param_components), without building their text: sweeps call it
+    for thousands of configs."""
+    return sum(term_count(cfg, term) for term in PARAM_TERMS if term.present(cfg))
 
 
 def embedding_params(cfg: ModelConfig) -> int:

@@ -253,7 +253,7 @@ class _LeanModel:
 
     def __init__(self, cfg: ModelConfig):
         self.cfg = cfg
-        self.total = sum(t.params(cfg) * (cfg.n_layers if t.per_layer else 1) for t in P.PARAM_TERMS if t.present(cfg))
+        self.total = P.total_params(cfg)
         self.embedding = P.embedding_params(cfg)
         self.active = self.total - P.inactive_expert_params(cfg)
         self._breakdowns: dict[tuple, F.FlopBreakdown] = {}

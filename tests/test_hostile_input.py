@@ -439,21 +439,25 @@ def test_report_out_unusable(tmp_path):
     assert (tmp_path / "proj" / "README.md").read_text() == "# my project\n"  # never overwritten
 
 
-def test_report_cleans_and_flags_temporaries_of_a_killed_run(tmp_path):
-    from sizing.report.build import check_reports, write_reports
+def test_report_cleans_and_flags_temporaries_of_a_killed_run(tmp_path, monkeypatch):
+    from sizing.report import build
 
-    write_reports(tmp_path, echo=lambda line: None)
+    # two small pages stand in for the whole build (seconds): the writing and checking are what is tested
+    pages = {"README.md": build.GENERATED_MARK + b" -->\n# Reports\n", "presets/gpt2.md": b"# gpt2\n"}
+    monkeypatch.setattr(build, "build_reports", lambda *args, **kwargs: dict(pages))
+    quiet = {"echo": lambda line: None}
+    build.write_reports(tmp_path, **quiet)
     strays = [tmp_path / ".README.md.k9k9k9.tmp", tmp_path / "presets" / ".gpt2.md.k9k9k9.tmp"]
     for path in strays:
         path.write_bytes(b"half a file")
-    stale = check_reports(tmp_path, echo=lambda line: None)
-    assert stale == [
+    assert build.check_reports(tmp_path, **quiet) == [
         ".README.md.k9k9k9.tmp: temporary file of an interrupted run",
         "presets/.gpt2.md.k9k9k9.tmp: temporary file of an interrupted run",
     ]
-    write_reports(tmp_path, echo=lambda line: None)
+    build.write_reports(tmp_path, **quiet)
     assert not any(path.exists() for path in strays)
-    assert check_reports(tmp_path, echo=lambda line: None) == []
+    assert build.check_reports(tmp_path, **quiet) == []
+    assert (tmp_path / "presets" / "gpt2.md").read_bytes() == pages["presets/gpt2.md"]
 
 
 def test_verify_refuses_an_impossible_seq_len_before_torch_loads():
