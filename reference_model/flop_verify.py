@@ -166,23 +166,33 @@ def _recompute_rows(model, idx, fwd, formulas, mode: str, attn_impl: str) -> lis
 # layer patterns (full width, fewer blocks): 58 layers x 256 experts of DeepSeek-V3 are ~10^6
 # dispatched ops, minutes on 2 cores; one period is seconds and exercises every kind of block.
 MAX_FULL_DEPTH_EXPERTS = 8
+# `sizing verify --all` (53 presets) runs every full-size count that way: the full-depth meta runs
+# took ~3 s a preset (llama2-70b's 80 blocks, mixtral-8x22b's 56 x 8 experts), over the 60 s
+# budget for the lot. Depth enters the formulas only through the layer counts, which the toy
+# run checks with every block built; tests/test_flop_verify.py keeps full-depth meta runs.
+MIN_PROBE_LAYERS = 2  # at least two blocks, so one block's output feeds another
 
 
-def full_size_probe(cfg: ModelConfig) -> tuple[ModelConfig, str | None]:
+def full_size_probe(cfg: ModelConfig, shallow: bool = False) -> tuple[ModelConfig, str | None]:
     """The config the full-size FLOP run builds, and a note when it is not `cfg` itself: for a
-    large MoE, the first dense layers plus one period of its MoE / local-global / NoPE patterns
-    (the lcm of their steps), every width unchanged. The formulas depend on depth only through
-    the layer counts, which the toy run checks with every pattern present."""
-    if cfg.n_experts <= MAX_FULL_DEPTH_EXPERTS:
+    large MoE (or any model when `shallow`), the first dense layers plus one period of its MoE /
+    local-global / NoPE patterns (the lcm of their steps), every width unchanged. The formulas
+    depend on depth only through the layer counts, which the toy run checks with every pattern
+    present."""
+    if not shallow and cfg.n_experts <= MAX_FULL_DEPTH_EXPERTS:
         return cfg, None
     period = math.lcm(cfg.moe_layer_step, cfg.full_attention_every or 1, cfg.nope_layer_every or 1)
-    layers = min(cfg.n_layers, cfg.first_dense_layers + period)
+    layers = min(cfg.n_layers, max(MIN_PROBE_LAYERS, cfg.first_dense_layers + period))
     if layers == cfg.n_layers:
         return cfg, None
+    why = (
+        "every preset at once (--all) runs each at one period of its blocks, within the time budget"
+        if shallow and cfg.n_experts <= MAX_FULL_DEPTH_EXPERTS
+        else f"{cfg.n_experts} experts in each of {cfg.n_moe_layers} layers are too many dispatched ops for seconds"
+    )
     note = (
         f"full size, meta: every width of the model, {layers} of its {cfg.n_layers} layers (the "
-        f"{cfg.first_dense_layers} dense ones first and one period of {period} of its layer patterns): "
-        f"{cfg.n_experts} experts in each of {cfg.n_moe_layers} layers are too many dispatched ops for seconds"
+        f"{cfg.first_dense_layers} dense ones first and one period of {period} of its layer patterns): {why}"
     )
     return dataclasses.replace(cfg, n_layers=layers), note
 
@@ -216,7 +226,7 @@ def verify_flops(
     T = full_size_seq_len(name, cfg, seq_len)
     runs, probe_notes = [], []
     if counter in ("torch", "both"):
-        probe, note = full_size_probe(cfg)
+        probe, note = full_size_probe(cfg, shallow=_options.get("shallow", False))
         probe_notes += [note] if note else []
         runs.append(
             ("full size, meta", check_flops(probe, name, T, device="meta", counters="torch", batch=FULL_SIZE_BATCH))

@@ -118,7 +118,8 @@ def verify(ctx, presets, all_presets, config_path, overrides, seq_len, counter, 
         raise UserError(
             f"{' and '.join(given)} {'applies' if len(given) == 1 else 'apply'} to the FLOP check only: add --flops"
         )
-    check_options: dict = {"seq_len": seq_len, "counter": counter}
+    # --all: each preset's full-size FLOP count at one period of its blocks (reference_model/flop_verify.py)
+    check_options: dict = {"seq_len": seq_len, "counter": counter, "shallow": bool(all_presets)}
 
     from reference_model.flop_limits import full_size_seq_len  # torch-free: checked before torch loads
 
