@@ -1,0 +1,26 @@
+"""What sizing.parallel cannot yet model for a config and layout, stated in every output (a
+note line, `not_modelled` in JSON) rather than silently counted as something else."""
+
+from __future__ import annotations
+
+from ..config import ModelConfig
+from ..memory.activations import activations_not_modelled
+from .layout import ParallelLayout
+
+# sizing.memory's single-GPU terms count a dense/MoE mix as all-MoE; per pipeline stage each
+# block is counted at its own kind (memory.activation_terms_on_stage), so that gap is closed here.
+_MODELLED_PER_STAGE = "dense/MoE layer mix (counted as all-MoE)"
+
+
+def not_modelled(cfg: ModelConfig, layout: ParallelLayout, recompute: str) -> tuple[str, ...]:
+    """One sentence per part of `cfg` whose bytes or collectives under `layout` are approximate."""
+    parts = [p for p in activations_not_modelled(cfg) if p != _MODELLED_PER_STAGE]
+    out = [f"activations of {', '.join(parts)}: not in the saved-tensor terms"] if parts else []
+    if cfg.is_mla and layout.tp > 1:
+        out.append(
+            "tensor-parallel collectives of latent attention counted at b·T·d per column-parallel input "
+            "(the latents' r_q + r_kv + d_r wide gradients of the replicated q_a, kv_a are not modelled)"
+        )
+    if cfg.is_moe and cfg.n_dense_layers and recompute != "none":
+        out.append("recomputed block working set sized as an MoE block on every stage")
+    return tuple(out)
