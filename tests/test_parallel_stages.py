@@ -1,10 +1,14 @@
 """Pipeline stages that hold different blocks (dense and MoE layers): tensors, memory and
 collectives per stage, and the most-loaded rank over all of them."""
 
+import json
+
+from click.testing import CliRunner
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from sizing import params as P
+from sizing.cli import main
 from sizing.hardware import get_gpu
 from sizing.parallel.finetune import lora_params
 from sizing.parallel.layout import ParallelLayout
@@ -79,3 +83,16 @@ def test_what_is_not_modelled_is_said():
     assert any("latent attention" in n for n in notes) and any("tensor-parallel" in n for n in notes)
     assert not any("counted as all-MoE" in n for n in notes)  # modelled per stage here
     assert not_modelled(get_preset("llama2-7b").config, ParallelLayout(tp=8), "full") == ()
+
+
+def test_deepseek_v3_on_2048_h800_is_finite_and_says_what_it_does_not_model():
+    args = ["parallel", "--preset", "deepseek-v3", "--gpu", "h800", "--gpus", "2048", "--format", "json"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)  # strict JSON: no NaN or Infinity
+    assert data["fits"] and 0 < data["per_gpu_bytes"] <= data["gpu_memory_bytes"]
+    assert any("latent attention" in n for n in data["not_modelled"])
+    ep = [c for c in data["collectives"] if c["dimension"] == "ep"]
+    assert [c["count"] for c in ep] == [4 * 58 * data["layout"]["micro_batches"]]  # 58 MoE layers of 61
+    table = CliRunner().invoke(main, args[:-2])
+    assert "note: not modelled: activations of latent attention" in table.output
