@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from sizing import params as P
 from sizing.cli import main
 from sizing.hardware import get_gpu
+from sizing.memory.activations import transient_bytes
 from sizing.parallel.finetune import lora_params
 from sizing.parallel.layout import ParallelLayout
 from sizing.parallel.memory import Workload, most_loaded, stage_kinds, stage_memory, stage_tensors
@@ -79,10 +80,10 @@ def test_lora_adapts_latent_attention_and_shared_experts():
 
 
 def test_what_is_not_modelled_is_said():
-    notes = not_modelled(get_preset("deepseek-v3").config, ParallelLayout(tp=8), "full")
+    notes = not_modelled(get_preset("deepseek-v3").config, ParallelLayout(tp=8))
     assert any("latent attention" in n for n in notes) and any("tensor-parallel" in n for n in notes)
     assert not any("counted as all-MoE" in n for n in notes)  # modelled per stage here
-    assert not_modelled(get_preset("llama2-7b").config, ParallelLayout(tp=8), "full") == ()
+    assert not_modelled(get_preset("llama2-7b").config, ParallelLayout(tp=8)) == ()
 
 
 def test_deepseek_v3_on_2048_h800_is_finite_and_says_what_it_does_not_model():
@@ -96,3 +97,13 @@ def test_deepseek_v3_on_2048_h800_is_finite_and_says_what_it_does_not_model():
     assert [c["count"] for c in ep] == [4 * 58 * data["layout"]["micro_batches"]]  # 58 MoE layers of 61
     table = CliRunner().invoke(main, args[:-2])
     assert "note: not modelled: activations of latent attention" in table.output
+
+
+def test_the_recomputed_block_is_the_largest_kind_the_stage_holds():
+    layout, work = ParallelLayout(pp=3, micro_batches=3), Workload(4096, recompute="full")
+    args = (V2_LITE, 4096, 1, "flash")
+    logits = transient_bytes(*args, "none")
+    dense, moe = (transient_bytes(*args, "full", 2, kind) - logits for kind in (False, True))
+    assert dense != moe
+    assert stage_memory(V2_LITE, layout, work, 0)["recompute_block_bytes"] == max(dense, moe)
+    assert stage_memory(V2_LITE, layout, work, 1)["recompute_block_bytes"] == moe

@@ -245,9 +245,11 @@ def activations_bytes_per_layer(
     attention_impl: str = DEFAULT_ATTENTION_IMPL,
     recompute: str = DEFAULT_RECOMPUTE,
     activation_bytes: int = 2,
+    moe_layer: bool | None = None,
 ) -> int:
-    """Bytes one transformer block saves for backward for a micro-batch (activation_terms)."""
-    terms = activation_terms(cfg, seq_len, micro_batch, attention_impl, recompute, activation_bytes)
+    """Bytes one transformer block (of the kind `moe_layer` picks) saves for backward for a
+    micro-batch (activation_terms)."""
+    terms = activation_terms(cfg, seq_len, micro_batch, attention_impl, recompute, activation_bytes, moe_layer)
     return sum_terms(terms)[0]
 
 
@@ -272,17 +274,19 @@ def transient_bytes(
     attention_impl: str = DEFAULT_ATTENTION_IMPL,
     recompute: str = DEFAULT_RECOMPUTE,
     activation_bytes: int = 2,
+    moe_layer: bool | None = None,
 ) -> int:
     """Working set beyond the saved activations (an estimate; not measured on CPU): the logits
     b.T.V.a (returned by forward, alive through backward) and their fp32 gradient b.T.V.4;
-    with recomputation, one block's recomputed activations during its backward."""
+    with recomputation, one block's recomputed activations during its backward (a block of
+    the kind `moe_layer` picks, as activation_terms)."""
     b, T, V, a = micro_batch, seq_len, cfg.padded_vocab, activation_bytes
     logits = b * T * V * (a + FP32_BYTES)
     if recompute == "none":
         return logits
     args = (cfg, seq_len, micro_batch, attention_impl)
-    full_layer = activations_bytes_per_layer(*args, "none", activation_bytes)
-    return logits + full_layer - activations_bytes_per_layer(*args, recompute, activation_bytes)
+    full_layer = activations_bytes_per_layer(*args, "none", activation_bytes, moe_layer)
+    return logits + full_layer - activations_bytes_per_layer(*args, recompute, activation_bytes, moe_layer)
 
 
 def korthikanti_activations_bytes_per_layer(

@@ -302,11 +302,16 @@ def activation_terms_on_stage(cfg: ModelConfig, layout: ParallelLayout, work: Wo
 
 def transient_terms(cfg: ModelConfig, layout: ParallelLayout, work: Workload, stage: int) -> dict[str, int]:
     """The logits and their gradient on the last stage (split over tp when vocab-parallel) and,
-    with recomputation, one block's re-run activations (split over tp)."""
+    with recomputation, one block's re-run activations (split over tp): the largest kind of
+    block the stage holds where dense and MoE blocks mix."""
     a = get_precision(work.precision).activation_bytes
     args = (cfg, work.seq_len // layout.cp, layout.micro_batch, work.attention_impl)
     logits = transient_bytes(*args, "none", a)
-    block = transient_bytes(*args, work.recompute, a) - logits
+    if work.recompute == "none":
+        block = 0
+    else:
+        kinds = [moe for moe, _ in stage_kinds(cfg, layout, stage)] or [None]
+        block = max(transient_bytes(*args, work.recompute, a, moe) for moe in kinds) - logits
     if layout.vocab_parallel:
         logits = ceil_div(logits, layout.tp)
     return {

@@ -12,7 +12,7 @@ from .layout import ParallelLayout
 _MODELLED_PER_STAGE = "dense/MoE layer mix (counted as all-MoE)"
 
 
-def not_modelled(cfg: ModelConfig, layout: ParallelLayout, recompute: str) -> tuple[str, ...]:
+def not_modelled(cfg: ModelConfig, layout: ParallelLayout) -> tuple[str, ...]:
     """One sentence per part of `cfg` whose bytes or collectives under `layout` are approximate."""
     parts = [p for p in activations_not_modelled(cfg) if p != _MODELLED_PER_STAGE]
     out = [f"activations of {', '.join(parts)}: not in the saved-tensor terms"] if parts else []
@@ -21,6 +21,4 @@ def not_modelled(cfg: ModelConfig, layout: ParallelLayout, recompute: str) -> tu
             "tensor-parallel collectives of latent attention counted at b·T·d per column-parallel input "
             "(the latents' r_q + r_kv + d_r wide gradients of the replicated q_a, kv_a are not modelled)"
         )
-    if cfg.is_moe and cfg.n_dense_layers and recompute != "none":
-        out.append("recomputed block working set sized as an MoE block on every stage")
     return tuple(out)

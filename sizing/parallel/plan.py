@@ -64,7 +64,7 @@ class ParallelPlan:
 
     @property
     def not_modelled(self) -> tuple[str, ...]:
-        return not_modelled(self.config, self.layout, self.work.recompute)
+        return not_modelled(self.config, self.layout)
 
     def to_dict(self) -> dict:
         return {
