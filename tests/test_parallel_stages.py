@@ -81,7 +81,7 @@ def test_lora_adapts_latent_attention_and_shared_experts():
 
 def test_what_is_not_modelled_is_said():
     notes = not_modelled(get_preset("deepseek-v3").config, ParallelLayout(tp=8))
-    assert any("latent attention" in n for n in notes) and any("tensor-parallel" in n for n in notes)
+    assert any("latent attention" in n for n in notes) and any("under tensor parallelism" in n for n in notes)
     assert not any("counted as all-MoE" in n for n in notes)  # modelled per stage here
     assert not_modelled(get_preset("llama2-7b").config, ParallelLayout(tp=8)) == ()
 

@@ -18,7 +18,8 @@ def not_modelled(cfg: ModelConfig, layout: ParallelLayout) -> tuple[str, ...]:
     out = [f"activations of {', '.join(parts)}: not in the saved-tensor terms"] if parts else []
     if cfg.is_mla and layout.tp > 1:
         out.append(
-            "tensor-parallel collectives of latent attention counted at b·T·d per column-parallel input "
-            "(the latents' r_q + r_kv + d_r wide gradients of the replicated q_a, kv_a are not modelled)"
+            "latent attention under tensor parallelism: the all-reduce of the replicated q_a, kv_a and their "
+            "norms' gradients across tp is not counted (activation gradients: one b·T·d all-reduce per "
+            "column-parallel input, as for q, k, v)"
         )
     return tuple(out)
