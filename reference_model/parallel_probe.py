@@ -76,6 +76,8 @@ PROBE_LAYOUTS: tuple[ProbeLayout, ...] = (
         ParallelLayout(dp=2, tp=2, fsdp="full", sequence_parallel=True, vocab_parallel=False),
     ),
     ProbeLayout("FSDP 4, MoE", "mixtral-8x7b", ParallelLayout(dp=4, fsdp="full", vocab_parallel=False)),
+    # latent attention, 2 shared experts and a first dense layer: units of two kinds of block
+    ProbeLayout("FSDP 3, MLA + dense/MoE", "deepseek-v2-lite", ParallelLayout(dp=3, fsdp="full", vocab_parallel=False)),
 )
 
 
@@ -179,7 +181,7 @@ def shard_model(cfg: ModelConfig, layout: ParallelLayout):
             parallelize_module(block, mesh["tp"], _tp_plan(cfg, layout.sequence_parallel))
             block.attn.n_heads //= layout.tp  # the local heads of this tp rank
             block.attn.kv_heads //= layout.tp
-        if cfg.is_moe:
+        if block.is_moe:  # a dense layer of an MoE model (first_dense_layers) has no router
             block.moe._routed = _round_robin(block.moe)
         if layout.fsdp is not None:
             fully_shard(block, mesh=dp_mesh)

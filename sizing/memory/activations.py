@@ -70,6 +70,7 @@ def activation_terms(
     attention_impl: str = DEFAULT_ATTENTION_IMPL,
     recompute: str = DEFAULT_RECOMPUTE,
     activation_bytes: int = 2,
+    moe_layer: bool | None = None,
 ) -> list[ActivationTerm]:
     """Every tensor autograd keeps for backward during one training forward of b sequences of
     T tokens, term by term (per-layer terms once; multiply by L). `activation_bytes` a is the
@@ -100,7 +101,8 @@ def activation_terms(
       router's fp32 softmax over the k logits and the top-k indices, and per routed token
       (b.T.k of them): the (token, slot) int64 pair from torch.where, the gathered input, the
       expert's hidden tensors, the expert output, the gate weight and the weighted output
-      saved by index_add_.
+      saved by index_add_. `moe_layer` picks the block's kind where dense and MoE layers mix
+      (True: an MoE block, False: a dense MLP of d_ff; None: the config's kind, MoE if it has experts).
     * Outside the blocks: token ids (int64), learned position ids (T, int64), the embedding
       norm (BLOOM; as a block norm, but its output is the first block's input and is saved
       there), RoPE cos/sin (T x r each, shared by all layers), the final norm, the lm_head
@@ -117,7 +119,7 @@ def activation_terms(
     if recompute == "full":
         terms.add("block.input", "b·T·d·a (checkpointed block keeps its input)", b * T * d * a)
     else:
-        _block_terms(cfg, terms, b, T, a, impl, recompute)
+        _block_terms(cfg, terms, b, T, a, impl, recompute, cfg.is_moe if moe_layer is None else moe_layer)
 
     # ---- outside the blocks
     terms.add("tok_emb.ids", "b·T·8 (int64)", b * T * INDEX_BYTES, False)
@@ -136,7 +138,7 @@ def activation_terms(
     return list(terms)
 
 
-def _block_terms(cfg: ModelConfig, terms: _Terms, b: int, T: int, a: int, impl: str, recompute: str) -> None:
+def _block_terms(cfg: ModelConfig, terms: _Terms, b: int, T: int, a: int, impl: str, recompute: str, moe: bool) -> None:
     """One transformer block without full recomputation: norms, attention, MLP, in order."""
     # ---- norms and residual stream
     if cfg.parallel_block:
@@ -157,7 +159,7 @@ def _block_terms(cfg: ModelConfig, terms: _Terms, b: int, T: int, a: int, impl: 
         else:  # post: norm(x + attn(x)) feeds the MLP
             _norm_terms(cfg, terms, "attn_norm", b, T, a)
     # ---- MLP / MoE
-    _ffn_terms(cfg, terms, b, T, a)
+    _ffn_terms(cfg, terms, b, T, a, moe)
     if not cfg.parallel_block and cfg.norm_placement == "post":
         _norm_terms(cfg, terms, "mlp_norm", b, T, a, with_output=False)  # its output is the next block's input
 
@@ -213,9 +215,9 @@ def _attention_terms(cfg: ModelConfig, terms: _Terms, b: int, T: int, a: int, im
     terms.add("attn.o.input", "b·T·h·d_h·a", q_bytes)
 
 
-def _ffn_terms(cfg: ModelConfig, terms: _Terms, b: int, T: int, a: int) -> None:
+def _ffn_terms(cfg: ModelConfig, terms: _Terms, b: int, T: int, a: int, moe: bool) -> None:
     n = MLP_SAVED_TENSORS[cfg.mlp]
-    if not cfg.is_moe:
+    if not moe:
         terms.add("mlp.hidden", f"{n}·b·T·f·a ({cfg.mlp})", n * b * T * cfg.d_ff * a)
         return
     k, d = cfg.top_k, cfg.d_model
@@ -243,9 +245,11 @@ def activations_bytes_per_layer(
     attention_impl: str = DEFAULT_ATTENTION_IMPL,
     recompute: str = DEFAULT_RECOMPUTE,
     activation_bytes: int = 2,
+    moe_layer: bool | None = None,
 ) -> int:
-    """Bytes one transformer block saves for backward for a micro-batch (activation_terms)."""
-    terms = activation_terms(cfg, seq_len, micro_batch, attention_impl, recompute, activation_bytes)
+    """Bytes one transformer block (of the kind `moe_layer` picks) saves for backward for a
+    micro-batch (activation_terms)."""
+    terms = activation_terms(cfg, seq_len, micro_batch, attention_impl, recompute, activation_bytes, moe_layer)
     return sum_terms(terms)[0]
 
 
@@ -270,17 +274,19 @@ def transient_bytes(
     attention_impl: str = DEFAULT_ATTENTION_IMPL,
     recompute: str = DEFAULT_RECOMPUTE,
     activation_bytes: int = 2,
+    moe_layer: bool | None = None,
 ) -> int:
     """Working set beyond the saved activations (an estimate; not measured on CPU): the logits
     b.T.V.a (returned by forward, alive through backward) and their fp32 gradient b.T.V.4;
-    with recomputation, one block's recomputed activations during its backward."""
+    with recomputation, one block's recomputed activations during its backward (a block of
+    the kind `moe_layer` picks, as activation_terms)."""
     b, T, V, a = micro_batch, seq_len, cfg.padded_vocab, activation_bytes
     logits = b * T * V * (a + FP32_BYTES)
     if recompute == "none":
         return logits
     args = (cfg, seq_len, micro_batch, attention_impl)
-    full_layer = activations_bytes_per_layer(*args, "none", activation_bytes)
-    return logits + full_layer - activations_bytes_per_layer(*args, recompute, activation_bytes)
+    full_layer = activations_bytes_per_layer(*args, "none", activation_bytes, moe_layer)
+    return logits + full_layer - activations_bytes_per_layer(*args, recompute, activation_bytes, moe_layer)
 
 
 def korthikanti_activations_bytes_per_layer(

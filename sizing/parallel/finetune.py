@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ..config import ModelConfig
 from ..vocabulary import ceil_div
-from .shapes import Tensor, block_tensors
+from .shapes import Tensor, block_kinds, block_tensors
 
 NF4_BLOCK = 64  # weights per first-level absmax (QLoRA, section 3 "double quantization")
 NF4_SECOND_BLOCK = 256  # first-level constants per second-level fp32 constant
@@ -34,12 +34,19 @@ def nf4_bytes(n_weights: int) -> int:
     )
 
 
+# Latent attention's projections stand for the query / key-value targets they replace (PEFT users
+# target DeepSeek's q_a_proj, q_b_proj, kv_a_proj_with_mqa, kv_b_proj together for "all linears").
+MLA_TARGETS: dict[str, tuple[str, ...]] = {"q_a": ("q",), "q_b": ("q",), "kv_a": ("k", "v"), "kv_b": ("k", "v")}
+NOT_ADAPTED = ("tok_emb", "lm_head", "pos_emb", "moe.router", "moe.shared_gate")
+
+
 def adapted(tensor: Tensor, targets: tuple[str, ...]) -> bool:
-    """Whether a LoRA adapter sits on this weight: a 2-D weight of a projection named in targets."""
-    if len(tensor.shape) != 2 or not tensor.name.endswith(".weight"):
+    """Whether a LoRA adapter sits on this weight: a 2-D weight of a projection named in targets
+    (MLA's q_a / q_b with "q", kv_a / kv_b with "k" or "v"); never the router or the shared gate."""
+    if len(tensor.shape) != 2 or not tensor.name.endswith(".weight") or tensor.name.startswith(NOT_ADAPTED):
         return False
     projection = tensor.name[: -len(".weight")].rsplit(".", 1)[-1]
-    return projection in targets and not tensor.name.startswith(("tok_emb", "lm_head", "pos_emb", "moe.router"))
+    return any(t in targets for t in MLA_TARGETS.get(projection, (projection,)))
 
 
 def lora_adapter_params(tensor: Tensor, rank: int, tp: int = 1) -> int:
@@ -55,10 +62,14 @@ def lora_adapter_params(tensor: Tensor, rank: int, tp: int = 1) -> int:
 
 
 def quantized_by_qlora(tensor: Tensor) -> bool:
-    """QLoRA stores the blocks' linear weights in NF4 (not embeddings, norms, biases, lm_head, router)."""
-    return len(tensor.shape) == 2 and tensor.name.startswith(("attn.", "mlp.", "moe.experts."))
+    """QLoRA stores the blocks' linear weights in NF4 (not embeddings, norms, biases, lm_head,
+    router, shared gate); shared experts are linears of the block like the routed ones."""
+    return len(tensor.shape) == 2 and tensor.name.startswith(("attn.", "mlp.", "moe.experts.", "moe.shared."))
 
 
 def lora_params(cfg: ModelConfig, rank: int, targets: tuple[str, ...]) -> int:
     """All adapter parameters of the model (tp 1)."""
-    return cfg.n_layers * sum(lora_adapter_params(t, rank) for t in block_tensors(cfg) if adapted(t, targets))
+    return sum(
+        n * sum(lora_adapter_params(t, rank) for t in block_tensors(cfg, moe) if adapted(t, targets))
+        for moe, n in block_kinds(cfg, range(cfg.n_layers))
+    )

@@ -25,7 +25,7 @@ from ..memory.states import (
 from ..vocabulary import ceil_div
 from .finetune import adapted, lora_adapter_params, nf4_bytes, quantized_by_qlora
 from .layout import ParallelLayout
-from .shapes import Tensor, block_tensors, first_stage_tensors, last_stage_tensors
+from .shapes import Tensor, block_kinds, block_tensors, count_moe_layers, first_stage_tensors, last_stage_tensors
 
 # Activation terms split over tp with the heads or the MLP width (Megatron's column-parallel outputs).
 _TP_SPLIT = ("attn.q", "attn.k", "attn.v", "attn.out", "attn.o.input", "attn.logsumexp", "attn.probs")
@@ -52,15 +52,41 @@ def stage_layers(cfg: ModelConfig, layout: ParallelLayout) -> int:
     return cfg.n_layers // layout.pp
 
 
-def block_tensors_per_ep_rank(cfg: ModelConfig, layout: ParallelLayout) -> list[Tensor]:
-    """One block's tensors on EP rank 0: the dense part and E / ep experts."""
+def chunk_layers(cfg: ModelConfig, layout: ParallelLayout, stage: int, chunk: int) -> range:
+    """The layers of model chunk `chunk` on pipeline rank `stage`: chunk c of rank s is the
+    model's (c p + s)-th run of L / (p v) layers (Megatron-LM's interleaved assignment; v = 1:
+    rank s holds layers s L/p .. (s + 1) L/p - 1)."""
+    n = cfg.n_layers // layout.stage_chunks
+    start = (chunk * layout.pp + stage) * n
+    return range(start, start + n)
+
+
+def stage_kinds(cfg: ModelConfig, layout: ParallelLayout, stage: int) -> list[tuple[bool, int]]:
+    """(is MoE, blocks) on pipeline rank `stage`, over all its chunks: one entry for a model whose
+    blocks are all alike, two where dense and MoE layers mix (DeepSeek's first dense layers)."""
+    counts: dict[bool, int] = {}
+    for chunk in range(layout.v):
+        for moe, n in block_kinds(cfg, chunk_layers(cfg, layout, stage, chunk)):
+            counts[moe] = counts.get(moe, 0) + n
+    return sorted(counts.items())
+
+
+def stage_signature(cfg: ModelConfig, layout: ParallelLayout, stage: int) -> tuple:
+    """What tells two stages' blocks apart: the MoE layers of each chunk (stages alike in it
+    hold the same tensors and activations per micro-batch)."""
+    return tuple(count_moe_layers(cfg, chunk_layers(cfg, layout, stage, c)) for c in range(layout.v))
+
+
+def block_tensors_per_ep_rank(cfg: ModelConfig, layout: ParallelLayout, moe: bool | None = None) -> list[Tensor]:
+    """One block's tensors on EP rank 0 (an MoE block, a dense one, or the config's kind when
+    `moe` is None): the dense part and E / ep experts."""
     keep = cfg.n_experts // layout.ep if cfg.is_moe else 0
-    return [replace(t, copies=keep) if t.expert else t for t in block_tensors(cfg)]
+    return [replace(t, copies=keep) if t.expert else t for t in block_tensors(cfg, moe)]
 
 
 def stage_tensors(cfg: ModelConfig, layout: ParallelLayout, stage: int) -> list[tuple[Tensor, int]]:
     """(tensor, copies) on pipeline rank `stage`: its blocks, plus the first/last stage's extras."""
-    out = [(t, stage_layers(cfg, layout)) for t in block_tensors_per_ep_rank(cfg, layout)]
+    out = [(t, n) for moe, n in stage_kinds(cfg, layout, stage) for t in block_tensors_per_ep_rank(cfg, layout, moe)]
     if stage == 0:
         out += [(t, 1) for t in first_stage_tensors(cfg)]
     if stage == layout.pp - 1:
@@ -141,13 +167,14 @@ def unit_gather_bytes(tensors: list[Tensor], layout: ParallelLayout, precision: 
     return ranks * ceil_div(whole, ranks)
 
 
-def gathered_unit_bytes(cfg: ModelConfig, layout: ParallelLayout, work: Workload) -> int:
-    """ZeRO-3 / FSDP working set: the largest unit (one block with its local experts, the
-    embedding, the lm_head) gathered whole as stored, and its gradient before the
+def gathered_unit_bytes(cfg: ModelConfig, layout: ParallelLayout, work: Workload, stage: int = 0) -> int:
+    """ZeRO-3 / FSDP working set: the largest unit (one block of the stage with its local
+    experts, the embedding, the lm_head) gathered whole as stored, and its gradient before the
     reduce-scatter (sizing.memory.zero3_gathered_bytes, per tp rank; no gradient for a frozen base)."""
     if layout.zero_stage != 3 or layout.shard_degree == 1:
         return 0
-    units = [block_tensors_per_ep_rank(cfg, layout), first_stage_tensors(cfg), last_stage_tensors(cfg, layout.pp)]
+    units = [block_tensors_per_ep_rank(cfg, layout, moe) for moe, _ in stage_kinds(cfg, layout, stage)]
+    units += [first_stage_tensors(cfg), last_stage_tensors(cfg, layout.pp)]
     grad = get_precision(work.precision).grad_bytes if layout.finetune == "full" else 0
     return max(
         sum(
@@ -173,7 +200,7 @@ def model_state_terms(cfg: ModelConfig, layout: ParallelLayout, work: Workload, 
         "weights_bytes": states["weights_bytes"],
         "gradients_bytes": states["gradients_bytes"],
         "optimizer_bytes": states["optimizer_bytes"],
-        "gathered_unit_bytes": gathered_unit_bytes(cfg, layout, work),
+        "gathered_unit_bytes": gathered_unit_bytes(cfg, layout, work, stage),
     }
     cpu = {"optimizer_bytes": 0, "weights_bytes": 0, "gradients_bytes": 0}
     if layout.offload_optimizer:
@@ -224,12 +251,15 @@ def _scale(key: str, n_bytes: int, layout: ParallelLayout) -> int:
     return ceil_div(n_bytes, layout.tp) if layout.sequence_parallel else n_bytes
 
 
-def activation_parts(cfg: ModelConfig, layout: ParallelLayout, work: Workload) -> dict[str, int]:
-    """Bytes of one micro-batch on one rank: per layer, first-stage extras, last-stage extras,
-    and shared (RoPE tables), from sizing.memory's terms at T / cp tokens per sequence."""
+def activation_parts(
+    cfg: ModelConfig, layout: ParallelLayout, work: Workload, moe: bool | None = None
+) -> dict[str, int]:
+    """Bytes of one micro-batch on one rank: per layer (of an MoE block, a dense one, or the
+    config's kind when `moe` is None), first-stage extras, last-stage extras, and shared (RoPE
+    tables), from sizing.memory's terms at T / cp tokens per sequence."""
     a = get_precision(work.precision).activation_bytes
     t_local = work.seq_len // layout.cp
-    terms = activation_terms(cfg, t_local, layout.micro_batch, work.attention_impl, work.recompute, a)
+    terms = activation_terms(cfg, t_local, layout.micro_batch, work.attention_impl, work.recompute, a, moe)
     parts = {"per_layer": 0, "first": 0, "last": 0, "shared": 0}
     for t in terms:
         share = _scale(t.key, t.bytes, layout)
@@ -244,15 +274,22 @@ def activation_parts(cfg: ModelConfig, layout: ParallelLayout, work: Workload) -
         )
         parts[where] += share
     if layout.finetune != "full":  # each adapter keeps its r-wide hidden A x for B's backward
-        n_adapted = sum(1 for t in block_tensors_per_ep_rank(cfg, layout) if adapted(t, layout.lora_targets))
+        n_adapted = sum(1 for t in block_tensors_per_ep_rank(cfg, layout, moe) if adapted(t, layout.lora_targets))
         parts["per_layer"] += n_adapted * layout.micro_batch * t_local * layout.lora_rank * a
     return parts
 
 
 def activation_terms_on_stage(cfg: ModelConfig, layout: ParallelLayout, work: Workload, stage: int) -> dict[str, int]:
+    """The stage's saved activations at its peak: each chunk's blocks (dense and MoE blocks each
+    at their own per-layer bytes) times that chunk's micro-batches in flight, plus the extras."""
     parts = activation_parts(cfg, layout, work)
-    chunk_layers = cfg.n_layers // layout.stage_chunks
-    blocks = parts["per_layer"] * chunk_layers * in_flight(layout, stage)
+    per_kind = {cfg.is_moe: parts["per_layer"]}
+    blocks = 0
+    for chunk in range(layout.v):
+        for moe, n in block_kinds(cfg, chunk_layers(cfg, layout, stage, chunk)):
+            if moe not in per_kind:
+                per_kind[moe] = activation_parts(cfg, layout, work, moe)["per_layer"]
+            blocks += per_kind[moe] * n * chunk_in_flight(layout, stage, chunk)
     first = parts["first"] * chunk_in_flight(layout, stage, 0) if stage == 0 else 0
     last = parts["last"] * chunk_in_flight(layout, stage, layout.v - 1) if stage == layout.pp - 1 else 0
     return {
@@ -265,11 +302,16 @@ def activation_terms_on_stage(cfg: ModelConfig, layout: ParallelLayout, work: Wo
 
 def transient_terms(cfg: ModelConfig, layout: ParallelLayout, work: Workload, stage: int) -> dict[str, int]:
     """The logits and their gradient on the last stage (split over tp when vocab-parallel) and,
-    with recomputation, one block's re-run activations (split over tp)."""
+    with recomputation, one block's re-run activations (split over tp): the largest kind of
+    block the stage holds where dense and MoE blocks mix."""
     a = get_precision(work.precision).activation_bytes
     args = (cfg, work.seq_len // layout.cp, layout.micro_batch, work.attention_impl)
     logits = transient_bytes(*args, "none", a)
-    block = transient_bytes(*args, work.recompute, a) - logits
+    if work.recompute == "none":
+        block = 0
+    else:
+        kinds = [moe for moe, _ in stage_kinds(cfg, layout, stage)] or [None]
+        block = max(transient_bytes(*args, work.recompute, a, moe) for moe in kinds) - logits
     if layout.vocab_parallel:
         logits = ceil_div(logits, layout.tp)
     return {
@@ -304,16 +346,26 @@ def stage_memory(cfg: ModelConfig, layout: ParallelLayout, work: Workload, stage
     return out
 
 
-def candidate_stages(layout: ParallelLayout) -> tuple[int, ...]:
+def candidate_stages(layout: ParallelLayout, cfg: ModelConfig | None = None) -> tuple[int, ...]:
     """Stages that can be the most loaded: the first (most in flight, embedding), the last
-    (lm_head, loss, logits) and the second (most in flight among stages without extras)."""
-    return tuple(sorted({0, min(1, layout.pp - 1), layout.pp - 1}))
+    (lm_head, loss, logits) and the second (most in flight among stages without extras); where
+    stages hold different blocks (dense and MoE layers), also the first stage of each kind of
+    holding (in flight falls with the stage, so it is the most loaded of its kind)."""
+    stages = {0, min(1, layout.pp - 1), layout.pp - 1}
+    if cfg is not None and cfg.is_moe and cfg.n_dense_layers:
+        seen: set[tuple] = set()
+        for stage in range(layout.pp):
+            signature = stage_signature(cfg, layout, stage)
+            if signature not in seen:
+                seen.add(signature)
+                stages.add(stage)
+    return tuple(sorted(stages))
 
 
 def most_loaded(cfg: ModelConfig, layout: ParallelLayout, work: Workload) -> tuple[int, dict[str, int]]:
     """(stage, terms) of the rank with the largest GPU total."""
     best = None
-    for stage in candidate_stages(layout):
+    for stage in candidate_stages(layout, cfg):
         terms = stage_memory(cfg, layout, work, stage)
         if best is None or terms["total_bytes"] > best[1]["total_bytes"]:
             best = (stage, terms)

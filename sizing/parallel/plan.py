@@ -22,6 +22,7 @@ from ..vocabulary import (
 from .comms import Collective
 from .layout import ParallelLayout
 from .memory import Workload, most_loaded
+from .notes import not_modelled
 from .step import StepTime, run_gpu_hours, step_time
 from .traffic import step_collectives
 
@@ -61,6 +62,10 @@ class ParallelPlan:
             return None
         return run_gpu_hours(self.step, self.layout, self.work.seq_len, self.tokens)
 
+    @property
+    def not_modelled(self) -> tuple[str, ...]:
+        return not_modelled(self.config, self.layout)
+
     def to_dict(self) -> dict:
         return {
             "model": self.model,
@@ -84,6 +89,7 @@ class ParallelPlan:
             "step": self.step.to_dict(),
             "tokens": self.tokens,
             "gpu_hours": self.gpu_hours,
+            "not_modelled": list(self.not_modelled),
         }
 
 

@@ -47,7 +47,11 @@ class Tensor:
         return self.shape
 
 
-def _norm(cfg: ModelConfig, name: str) -> list[Tensor]:
+def _norm(cfg: ModelConfig, name: str, width: int | None = None) -> list[Tensor]:
+    """A norm over the residual stream (its bias where the config has one), or an inner RMSNorm
+    of `width` (MLA's compressed norms, a width qk-norm): gain only, replicated."""
+    if width is not None:
+        return [Tensor(f"{name}.weight", (width,), "rep")]
     out = [Tensor(f"{name}.weight", (cfg.d_model,), "rep")]
     if cfg.has_norm_bias:
         out.append(Tensor(f"{name}.bias", (cfg.d_model,), "rep"))
@@ -70,22 +74,98 @@ def _mlp(cfg: ModelConfig, prefix: str, width: int, expert: bool, copies: int = 
     return out + _linear(f"{prefix}.down", cfg.d_model, width, "row", cfg.mlp_bias, expert, copies)
 
 
-def block_tensors(cfg: ModelConfig) -> list[Tensor]:
-    """One transformer block's parameters (each expert tensor once, standing for its E copies)."""
+def _mla_projections(cfg: ModelConfig) -> list[Tensor]:
+    """MLA (DeepSeek-V2/V3): the down-projections q_a and kv_a and their norms replicated (every
+    tp rank computes the latent, as Megatron-LM's MLA and DeepSeek's own TP do), the up-projections
+    q_b (or q) and kv_b column-parallel over the heads."""
+    d, h = cfg.d_model, cfg.n_heads
+    if cfg.q_lora_rank is None:
+        out = _linear("attn.q", h * cfg.qk_head_width, d, "col", False)
+    else:
+        out = _linear("attn.q_a", cfg.q_lora_rank, d, "rep", cfg.qkv_bias)
+        out += _norm(cfg, "attn.q_a_norm", cfg.q_lora_rank)
+        out += _linear("attn.q_b", h * cfg.qk_head_width, cfg.q_lora_rank, "col", False)
+    out += _linear("attn.kv_a", cfg.kv_lora_rank + cfg.qk_rope_head_dim, d, "rep", cfg.qkv_bias)
+    out += _norm(cfg, "attn.kv_a_norm", cfg.kv_lora_rank)
+    return out + _linear("attn.kv_b", h * (cfg.qk_nope_head_dim + cfg.v_head_dim), cfg.kv_lora_rank, "col", False)
+
+
+def _qk_norms(cfg: ModelConfig) -> list[Tensor]:
+    """qk-norm gains. "head": one d_h gain shared by the heads, replicated. "width" (OLMo-2):
+    a gain over all of q (h d_h) and of k (h_kv d_h), replicated here, as OLMo-2 under Megatron
+    keeps it (the norm's statistics span every head, so each rank needs the whole q to normalise:
+    the gain is not split with the heads). "unweighted" (Llama-4): no parameter."""
+    if cfg.qk_norm == "width":
+        return _norm(cfg, "attn.q_norm", cfg.q_width) + _norm(cfg, "attn.k_norm", cfg.kv_width)
+    if cfg.qk_norm == "head":
+        return _norm(cfg, "attn.q_norm", cfg.d_head) + _norm(cfg, "attn.k_norm", cfg.d_head)
+    return []
+
+
+def attention_tensors(cfg: ModelConfig) -> list[Tensor]:
+    """The attention of one block: q, k, v (or MLA's projections), qk-norm, sinks, o."""
     d = cfg.d_model
-    out = _norm(cfg, "attn_norm")
-    out += _linear("attn.q", cfg.q_width, d, "col", cfg.qkv_bias)
-    out += _linear("attn.k", cfg.kv_width, d, "col", cfg.qkv_bias)
-    out += _linear("attn.v", cfg.kv_width, d, "col", cfg.qkv_bias)
-    out += _linear("attn.o", d, cfg.q_width, "row", cfg.attn_out_bias)
+    if cfg.is_mla:
+        out = _mla_projections(cfg)
+    else:
+        out = _linear("attn.q", cfg.q_width, d, "col", cfg.qkv_bias)
+        out += _linear("attn.k", cfg.kv_width, d, "col", cfg.qkv_bias)
+        out += _linear("attn.v", cfg.kv_width, d, "col", cfg.qkv_bias)
+    out += _qk_norms(cfg)
+    if cfg.attention_sinks:  # one logit per head: split with the heads
+        out.append(Tensor("attn.sinks", (cfg.n_heads,), "col"))
+    return out + _linear("attn.o", d, cfg.n_heads * cfg.v_head_width, "row", cfg.attn_out_bias)
+
+
+def moe_tensors(cfg: ModelConfig) -> list[Tensor]:
+    """An MoE layer's FFN: the router (and its bias) replicated, the E routed experts (each
+    expert's biases with it), the shared experts as one dense MLP of E_s f_s (col / row) and
+    Qwen2-MoE's shared gate (d -> 1, replicated)."""
+    out = _linear("moe.router", cfg.n_experts, cfg.d_model, "rep", cfg.router_bias)
+    out += _mlp(cfg, "moe.experts", cfg.expert_ff, expert=True, copies=cfg.n_experts)
+    if cfg.n_shared_experts:
+        out += _mlp(cfg, "moe.shared", cfg.n_shared_experts * cfg.shared_ff, expert=False)
+    if cfg.shared_expert_gate:
+        out += _linear("moe.shared_gate", 1, cfg.d_model, "rep", False)
+    return out
+
+
+def block_tensors(cfg: ModelConfig, moe: bool | None = None) -> list[Tensor]:
+    """One transformer block's parameters (each expert tensor once, standing for its E copies):
+    an MoE block (`moe` True) or a dense one (False; None: the config's kind, MoE if it has experts).
+    Norms are replicated. Every other per-layer difference (windows, chunks, NoPE) has no parameter."""
+    moe = cfg.is_moe if moe is None else moe
+    post = cfg.norm_placement == "sandwich"
+    out = _norm(cfg, "attn_norm") + attention_tensors(cfg)
+    if post:
+        out += _norm(cfg, "attn_post_norm")
     if not cfg.shared_block_norm:
         out += _norm(cfg, "mlp_norm")
-    if cfg.is_moe:
-        out += _linear("moe.router", cfg.n_experts, d, "rep", cfg.router_bias)
-        out += _mlp(cfg, "moe.experts", cfg.expert_ff, expert=True, copies=cfg.n_experts)
-    else:
-        out += _mlp(cfg, "mlp", cfg.d_ff, expert=False)
-    return out
+    out += moe_tensors(cfg) if moe else _mlp(cfg, "mlp", cfg.d_ff, expert=False)
+    return out + (_norm(cfg, "mlp_post_norm") if post else [])
+
+
+def layer_tensors(cfg: ModelConfig, layer: int) -> list[Tensor]:
+    """Block `layer`'s parameters (cfg.is_moe_layer decides dense or MoE)."""
+    return block_tensors(cfg, cfg.is_moe_layer(layer))
+
+
+def block_kinds(cfg: ModelConfig, layers: range) -> list[tuple[bool, int]]:
+    """(is MoE, how many) for the blocks in `layers`, counted without listing them: the dense
+    kind first, then the MoE kind, each only where present."""
+    if not cfg.is_moe:
+        return [(False, len(layers))] if len(layers) else []
+    moe = count_moe_layers(cfg, layers)
+    return [(kind, n) for kind, n in ((False, len(layers) - moe), (True, moe)) if n]
+
+
+def count_moe_layers(cfg: ModelConfig, layers: range) -> int:
+    """MoE layers among `layers` (a step-1 range): past the first dense ones, every step-th."""
+    lo, hi = max(layers.start, cfg.first_dense_layers), layers.stop
+    if not cfg.is_moe or hi <= lo:
+        return 0
+    s = cfg.moe_layer_step
+    return hi // s - lo // s  # i + 1 in (lo, hi] divisible by s
 
 
 def first_stage_tensors(cfg: ModelConfig) -> list[Tensor]:
@@ -111,5 +191,7 @@ def last_stage_tensors(cfg: ModelConfig, pp: int = 1) -> list[Tensor]:
 
 
 def model_tensors(cfg: ModelConfig) -> list[Tensor]:
-    """Every parameter tensor of the unsplit model (blocks repeated L times; numel sums to total_params)."""
-    return first_stage_tensors(cfg) + block_tensors(cfg) * cfg.n_layers + last_stage_tensors(cfg)
+    """Every parameter tensor of the unsplit model (each kind of block repeated as often as the
+    layers hold it; numel sums to total_params)."""
+    blocks = [t for moe, n in block_kinds(cfg, range(cfg.n_layers)) for t in block_tensors(cfg, moe) * n]
+    return first_stage_tensors(cfg) + blocks + last_stage_tensors(cfg)

@@ -36,7 +36,9 @@ from .layout import ParallelLayout
 from .memory import (
     Workload,
     block_tensors_per_ep_rank,
+    candidate_stages,
     fsdp2_local_numel,
+    stage_kinds,
     stage_layers,
     tp_local_numel,
     unit_gather_bytes,
@@ -68,71 +70,102 @@ def _unit_numel(tensors: list[Tensor], layout: ParallelLayout, ranks: int) -> in
     return ceil_div(sum(tp_local_numel(t, layout) for t in tensors), ranks)
 
 
-def dp_collectives(cfg: ModelConfig, layout: ParallelLayout, work: Workload, links: Links) -> list[Collective]:
-    prec = get_precision(work.precision)
-    w, g = prec.weight_bytes, prec.grad_bytes
-    S, m, L = layout.shard_degree, layout.micro_batches, stage_layers(cfg, layout)
-    groups = [("dense", [t for t in block_tensors_per_ep_rank(cfg, layout) if not t.expert], S, layout.dp * layout.cp)]
-    experts = [t for t in block_tensors_per_ep_rank(cfg, layout) if t.expert]
+def _block_groups(cfg: ModelConfig, layout: ParallelLayout, moe: bool, prefix: str) -> list[tuple]:
+    """(label, tensors, shard ranks, data-parallel ranks) of one kind of block on EP rank 0: its
+    dense parameters, and its experts as their own group when ep > 1 (else with the dense ones)."""
+    block = block_tensors_per_ep_rank(cfg, layout, moe)
+    groups = [(f"{prefix}dense", [t for t in block if not t.expert], layout.shard_degree, layout.dp * layout.cp)]
+    experts = [t for t in block if t.expert]
     if experts and layout.ep > 1:
-        groups.append(("expert", experts, layout.expert_shard_degree(), layout.dp * layout.cp // layout.ep))
+        ranks = layout.dp * layout.cp // layout.ep
+        groups.append((f"{prefix}expert", experts, layout.expert_shard_degree(), ranks))
     elif experts:
         groups[0][1].extend(experts)
-    root = first_stage_tensors(cfg) + last_stage_tensors(cfg, layout.pp) if layout.pp == 1 else first_stage_tensors(cfg)
-    trainable = layout.finetune == "full"
+    return groups
+
+
+def _stage_groups(cfg: ModelConfig, layout: ParallelLayout, stage: int) -> list[tuple[int, list[tuple]]]:
+    """(blocks, groups) for each kind of block on `stage`; labels name the kind only where dense
+    and MoE layers mix (DeepSeek's first dense layers), so other models read as before."""
+    mixed = cfg.is_moe and cfg.n_dense_layers > 0
     out = []
+    for moe, n in stage_kinds(cfg, layout, stage):
+        prefix = ("MoE-layer " if moe else "dense-layer ") if mixed else ""
+        out.append((n, _block_groups(cfg, layout, moe, prefix)))
+    return out
+
+
+def _root_tensors(cfg: ModelConfig, layout: ParallelLayout, stage: int) -> list[Tensor]:
+    """The tensors outside the blocks on `stage`: the embedding on the first, norm and lm_head on the last."""
+    out = first_stage_tensors(cfg) if stage == 0 else []
+    return out + (last_stage_tensors(cfg, layout.pp) if stage == layout.pp - 1 else [])
+
+
+def _zero3_collectives(cfg, layout, work, links, stage) -> list[Collective]:
+    """ZeRO-3 / FSDP: every unit all-gathered per micro-batch (blocks twice), gradients
+    reduce-scattered, and under HSDP all-reduced across the replicas."""
+    prec = get_precision(work.precision)
+    g, S, m = prec.grad_bytes, layout.shard_degree, layout.micro_batches
+    trainable = layout.finetune == "full"
     link, gbs = links.span_link(layout.tp * layout.cp * layout.dp)
-    if layout.zero_stage == 3 and S > 1:
+    kinds = _stage_groups(cfg, layout, stage)
+    out = []
+    for n, groups in kinds:
         for label, block, ranks, _ in groups:
             shard = _unit_numel(block, layout, ranks)
+            gathered = unit_gather_bytes(block, layout, work.precision, ranks)
             out.append(
                 Collective(
-                    "dp",
-                    "all_gather",
-                    f"{label} block weights (fwd + bwd)",
-                    2 * L * m,
-                    unit_gather_bytes(block, layout, work.precision, ranks),
-                    ranks,
-                    link,
-                    gbs,
+                    "dp", "all_gather", f"{label} block weights (fwd + bwd)", 2 * n * m, gathered, ranks, link, gbs
                 )
             )
             if trainable:
-                out.append(
-                    Collective(
-                        "dp", "reduce_scatter", f"{label} block gradients", L * m, shard * ranks * g, ranks, link, gbs
-                    )
-                )
-        root_shard = _unit_numel(root, layout, S)
-        out.append(
-            Collective(
-                "dp",
-                "all_gather",
-                "root weights (embedding, norm, lm_head)",
-                m,
-                unit_gather_bytes(root, layout, work.precision, S),
-                S,
-                link,
-                gbs,
-            )
-        )
+                what = f"{label} block gradients"
+                out.append(Collective("dp", "reduce_scatter", what, n * m, shard * ranks * g, ranks, link, gbs))
+    root = _root_tensors(cfg, layout, stage)
+    root_shard = _unit_numel(root, layout, S)
+    if root:
+        gathered = unit_gather_bytes(root, layout, work.precision, S)
+        out.append(Collective("dp", "all_gather", "root weights (embedding, norm, lm_head)", m, gathered, S, link, gbs))
         if trainable:
             out.append(Collective("dp", "reduce_scatter", "root gradients", m, root_shard * S * g, S, link, gbs))
-        replicas = layout.dp * layout.cp // S
-        if layout.fsdp == "hybrid" and replicas > 1 and trainable:
-            rlink, rgbs = links.span_link(layout.world)
-            what = "gradient shards across replicas (HSDP)"
+    replicas = layout.dp * layout.cp // S
+    if layout.fsdp == "hybrid" and replicas > 1 and trainable:
+        rlink, rgbs = links.span_link(layout.world)
+        what = "gradient shards across replicas (HSDP)"
+        for n, groups in kinds:
             block_shard = _unit_numel(groups[0][1], layout, S)
-            out.append(Collective("dp", "all_reduce", f"block {what}", L * m, block_shard * g, replicas, rlink, rgbs))
+            prefix = groups[0][0][: -len("dense")]
+            out.append(
+                Collective("dp", "all_reduce", f"{prefix}block {what}", n * m, block_shard * g, replicas, rlink, rgbs)
+            )
+        if root:
             out.append(Collective("dp", "all_reduce", f"root {what}", m, root_shard * g, replicas, rlink, rgbs))
-        return out
-    if not trainable:  # LoRA: only the adapters' gradients, small; counted as one all-reduce
-        return out
-    for label, block, _, ranks in groups:
-        tensors = block * 1
-        n = L * sum(tp_local_numel(t, layout) for t in tensors)
-        if label == "dense":
-            n += sum(tp_local_numel(t, layout) for t in root)
+    return out
+
+
+def dp_collectives(
+    cfg: ModelConfig, layout: ParallelLayout, work: Workload, links: Links, stage: int = 0
+) -> list[Collective]:
+    """Data-parallel collectives of pipeline rank `stage` (see the module docstring)."""
+    prec = get_precision(work.precision)
+    w, g = prec.weight_bytes, prec.grad_bytes
+    if layout.zero_stage == 3 and layout.shard_degree > 1:
+        return _zero3_collectives(cfg, layout, work, links, stage)
+    if layout.finetune != "full":  # LoRA: only the adapters' gradients, small; counted as one all-reduce
+        return []
+    link, gbs = links.span_link(layout.tp * layout.cp * layout.dp)
+    elements: dict[str, list] = {}  # param group -> [elements, data-parallel ranks]
+    for n, groups in _stage_groups(cfg, layout, stage):
+        for label, block, _, ranks in groups:
+            group = label.rsplit(" ", 1)[-1]  # "dense" or "expert": one bucket per group, every kind in it
+            entry = elements.setdefault(group, [0, ranks])
+            entry[0] += n * sum(tp_local_numel(t, layout) for t in block)
+    elements.setdefault("dense", [0, layout.dp * layout.cp])[0] += sum(
+        tp_local_numel(t, layout) for t in _root_tensors(cfg, layout, stage)
+    )
+    out = []
+    for label, (n, ranks) in elements.items():
         if ranks == 1:
             continue
         if layout.zero == 0:
@@ -144,17 +177,21 @@ def dp_collectives(cfg: ModelConfig, layout: ParallelLayout, work: Workload, lin
     return out
 
 
-def tp_backward_all_reduces(cfg: ModelConfig, fused: bool = True) -> int:
+def tp_backward_all_reduces(cfg: ModelConfig, fused: bool = True, moe: bool | None = None) -> int:
     """Backward all-reduces per layer without sequence parallelism: one per column-parallel
-    input (2 with fused QKV and fused up/gate), or one per column-parallel linear."""
+    input (2 with fused QKV and fused up/gate), or one per column-parallel linear: q, k, v (MLA:
+    q or q_b, and kv_b), the MLP's up (and gate) in a dense block (`moe` False; None: the
+    config's kind), the shared experts' in an MoE block (routed experts are not tp-split here)."""
     if fused:
         return 2
-    mlp = 0 if cfg.is_moe else (2 if cfg.gated_mlp else 1)
-    return 3 + mlp
+    moe = cfg.is_moe if moe is None else moe
+    attn = 2 if cfg.is_mla else 3
+    mlp = 2 if cfg.gated_mlp else 1
+    return attn + (mlp if not moe or cfg.n_shared_experts else 0)
 
 
 def tp_collectives(
-    cfg: ModelConfig, layout: ParallelLayout, work: Workload, links: Links, fused: bool = True
+    cfg: ModelConfig, layout: ParallelLayout, work: Workload, links: Links, fused: bool = True, stage: int = 0
 ) -> list[Collective]:
     """Tensor-parallel collectives of the step (see the module docstring). `fused` True:
     Megatron-LM (fused QKV and up/gate; with SP the column-parallel inputs are saved sharded
@@ -194,8 +231,10 @@ def tp_collectives(
                 )
             )
     else:
-        bwd = tp_backward_all_reduces(cfg, fused)
-        out = [coll("all_reduce", "attention and MLP outputs (fwd), inputs' gradients (bwd)", (fwd + bwd) * L * m)]
+        count = sum(
+            (fwd + tp_backward_all_reduces(cfg, fused, moe)) * n * m for moe, n in stage_kinds(cfg, layout, stage)
+        )
+        out = [coll("all_reduce", "attention and MLP outputs (fwd), inputs' gradients (bwd)", count)]
         if vp:
             out.append(
                 coll("all_reduce", "lm_head input gradient" + (", embedding output" if first else ""), (1 + first) * m)
@@ -222,7 +261,7 @@ def cp_collectives(cfg: ModelConfig, layout: ParallelLayout, work: Workload, lin
         return []
     a = get_precision(work.precision).activation_bytes
     T = work.seq_len // layout.cp
-    kv = 2 * layout.micro_batch * T * (cfg.kv_heads // layout.tp) * cfg.d_head * a
+    kv = layout.micro_batch * T * (cfg.kv_heads // layout.tp) * (cfg.qk_head_width + cfg.v_head_width) * a
     passes = 3 + (1 if work.recompute == "full" else 0)  # forward 1, backward 2 (K, V and dK, dV), recompute 1
     sends = passes * (layout.cp - 1) * stage_layers(cfg, layout) * layout.micro_batches
     link, gbs = links.span_link(layout.tp * layout.cp)
@@ -231,13 +270,18 @@ def cp_collectives(cfg: ModelConfig, layout: ParallelLayout, work: Workload, lin
     ]
 
 
-def ep_collectives(cfg: ModelConfig, layout: ParallelLayout, work: Workload, links: Links) -> list[Collective]:
+def ep_collectives(
+    cfg: ModelConfig, layout: ParallelLayout, work: Workload, links: Links, stage: int = 0
+) -> list[Collective]:
     if layout.ep == 1:
         return []
     a = get_precision(work.precision).activation_bytes
     S = layout.micro_batch * (work.seq_len // layout.cp) * cfg.top_k * cfg.d_model * a
     link, gbs = links.span_link(layout.tp * layout.ep)
-    count = 4 * stage_layers(cfg, layout) * layout.micro_batches
+    moe_layers = sum(n for moe, n in stage_kinds(cfg, layout, stage) if moe)
+    count = 4 * moe_layers * layout.micro_batches
+    if count == 0:
+        return []
     return [
         Collective(
             "ep", "all_to_all", "routed tokens: dispatch and combine, fwd and bwd", count, S, layout.ep, link, gbs
@@ -253,15 +297,23 @@ def step_collectives(
     nvlink_gbs: float | None = None,
     network_gbs: float | None = None,
     fused: bool = True,
+    stage: int | None = None,
 ) -> list[Collective]:
-    """Every collective of one step on one GPU, dimension by dimension."""
+    """Every collective of one step on one GPU of pipeline rank `stage`, dimension by dimension.
+    None: the first stage where every stage holds the same blocks, else the candidate stage
+    (memory.candidate_stages: one of each holding of dense and MoE layers) whose collectives
+    take the most seconds."""
+    if stage is None:
+        stages = candidate_stages(layout, cfg) if cfg.is_moe and cfg.n_dense_layers else (0,)
+        options = [step_collectives(cfg, layout, work, gpu, nvlink_gbs, network_gbs, fused, s) for s in stages]
+        return max(options, key=lambda cs: sum(c.seconds_per_step for c in cs))
     links = Links(layout, gpu, nvlink_gbs, network_gbs)
     return (
-        dp_collectives(cfg, layout, work, links)
-        + tp_collectives(cfg, layout, work, links, fused)
+        dp_collectives(cfg, layout, work, links, stage)
+        + tp_collectives(cfg, layout, work, links, fused, stage)
         + pp_collectives(cfg, layout, work, links)
         + cp_collectives(cfg, layout, work, links)
-        + ep_collectives(cfg, layout, work, links)
+        + ep_collectives(cfg, layout, work, links, stage)
     )
 
 

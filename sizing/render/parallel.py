@@ -100,6 +100,7 @@ def plan_sections(plan: ParallelPlan, fmt: str) -> list[str]:
         table(["part", "seconds"], step_rows, fmt),
         "",
         verdict,
+        *[f"note: not modelled: {line}" for line in plan.not_modelled],
     ]
 
 
@@ -121,6 +122,7 @@ def _alternative_dict(label: str, plan: ParallelPlan) -> dict:
         "gpus": plan.layout.world,
         "per_gpu_bytes": plan.per_gpu_bytes,
         "step_seconds": plan.step.step_seconds,
+        "not_modelled": list(plan.not_modelled),
     }
 
 
@@ -145,4 +147,6 @@ def render_no_fit(
         out += ["would fit:", "", table(["with", "layout", "recompute", "GiB per GPU", "step s"], rows, fmt)]
     else:
         out.append("nothing in this tool's range fits")
+    notes = dict.fromkeys(line for _, p in alternatives for line in p.not_modelled)
+    out += [f"note: not modelled: {line}" for line in notes]
     return "\n".join(out)
