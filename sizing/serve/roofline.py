@@ -122,9 +122,9 @@ def sum_of_steps(step_seconds: Callable[[int], tuple[float, float, float]], firs
 
     total = series(first, last, a0, da)
     d0, dd = c0 - m0, dc - dm  # c - m at k is d0 + dd·(k - first)
-    if dd == 0:
+    crossing = first - d0 / dd if dd != 0 else math.inf  # c = m there
+    if not math.isfinite(crossing):  # parallel lines (or a slope too small to cross in range)
         return total + (series(first, last, c0, dc) if d0 >= 0 else series(first, last, m0, dm))
-    crossing = first - d0 / dd  # c = m there
     if dd > 0:  # memory-bound below the crossing, compute-bound from it on
         split = min(last + 1, max(first, math.ceil(crossing)))
         return total + series(first, split - 1, m0, dm) + series(split, last, c0, dc)
