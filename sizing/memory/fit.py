@@ -10,6 +10,7 @@ is what is left for those.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from .. import params as P
@@ -90,22 +91,36 @@ def _bigger_gpus(need_bytes: int) -> list[GPU]:
 # ---------------------------------------------------------------- training
 def _per_gpu_training(
     cfg: ModelConfig,
-    seq_len: int,
+    n_params: int,
+    saved: Callable[[int, str, str], tuple[int, int]],
     micro_batch: int,
     precision: str,
     optimizer: str,
     zero: int,
     dp: int,
     recompute: str,
-    attention_impl: str,
 ) -> dict[str, int]:
-    a = get_precision(precision).activation_bytes
-    out = model_states_per_gpu(P.total_params(cfg), precision, optimizer, zero, dp)
+    """Bytes per GPU by kind; `saved(b, recompute, precision)` gives (activations, transient)."""
+    out = model_states_per_gpu(n_params, precision, optimizer, zero, dp)
     out["zero3_gathered_bytes"] = zero3_gathered_bytes(cfg, precision, dp) if zero == 3 else 0
-    out["activations_bytes"] = activations_bytes(cfg, seq_len, micro_batch, attention_impl, recompute, a)
-    out["transient_bytes"] = transient_bytes(cfg, seq_len, micro_batch, attention_impl, recompute, a)
+    out["activations_bytes"], out["transient_bytes"] = saved(micro_batch, recompute, precision)
     out["total_bytes"] = sum(out.values())
     return out
+
+
+def _saved_bytes(cfg: ModelConfig, seq_len: int, attention_impl: str) -> Callable[[int, str, str], tuple[int, int]]:
+    """(activations, transient) of a micro-batch, memoised: the fit searches ask for the same
+    micro-batch under many dp and ZeRO settings, which do not change them."""
+
+    @functools.cache
+    def saved(micro_batch: int, recompute: str, precision: str) -> tuple[int, int]:
+        a = get_precision(precision).activation_bytes
+        return (
+            activations_bytes(cfg, seq_len, micro_batch, attention_impl, recompute, a),
+            transient_bytes(cfg, seq_len, micro_batch, attention_impl, recompute, a),
+        )
+
+    return saved
 
 
 def training_memory(
@@ -136,6 +151,8 @@ def training_memory(
     capacity = gpu_entry.memory_bytes
     a = get_precision(precision).activation_bytes
 
+    n_params, saved = P.total_params(cfg), _saved_bytes(cfg, seq_len, impl)
+
     def per_gpu(
         b: int,
         zero_: int = zero,
@@ -144,7 +161,7 @@ def training_memory(
         precision_: str = precision,
         optimizer_: str = optimizer,
     ) -> dict[str, int]:
-        return _per_gpu_training(cfg, seq_len, b, precision_, optimizer_, zero_, dp_, recompute_, impl)
+        return _per_gpu_training(cfg, n_params, saved, b, precision_, optimizer_, zero_, dp_, recompute_)
 
     pg = per_gpu(micro_batch)
     max_b = _largest_fitting(lambda b: per_gpu(b)["total_bytes"], capacity)
