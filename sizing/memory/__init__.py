@@ -8,8 +8,10 @@ the name. The package follows the data flow:
 * activations.py: what autograd saves for backward, term by term, checked against the
   reference model (reference_model/memory_probe.py); the transient working set.
 * kv.py: inference weights in a storage dtype and the KV cache.
-* fit.py: training_memory / inference_memory against a GPU, the largest batch that fits and
-  the would-fit advice; summary_for_estimate for `sizing estimate`.
+* fit.py: training_memory against a GPU, the largest micro-batch that fits and the would-fit
+  advice; summary_for_estimate for `sizing estimate`.
+* inference_fit.py: inference_memory (weights + KV cache + prefill peak), the largest batch and
+  context that fit. search.py: the searches both use.
 * results.py: the result dataclasses (to_dict only; sizing.render.memory renders them).
 
 This module is the public API: import from `sizing.memory`, not from the parts.
@@ -29,7 +31,8 @@ from .activations import (
     korthikanti_activations_bytes_per_layer,
     transient_bytes,
 )
-from .fit import inference_memory, summary_for_estimate, training_memory
+from .fit import summary_for_estimate, training_memory
+from .inference_fit import inference_memory
 from .kv import cached_positions, dtype_bytes, inference_weights_bytes, kv_cache_bytes
 from .results import InferenceMemory, MemorySummary, TrainingMemory
 from .states import (

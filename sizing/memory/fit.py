@@ -1,5 +1,5 @@
-"""Will it fit: training and inference memory against one GPU, the largest micro-batch, batch
-or context that fits, and, when nothing does, what would (the would-fit advice).
+"""Will it fit for training: memory per GPU against one GPU, the largest micro-batch that fits,
+and, when nothing does, what would (the would-fit advice); inference is inference_fit.py.
 
 Training memory per GPU = model states (sharded by ZeRO) + activations saved for backward
 (per micro-batch) + a transient working set. Inference memory = weights in a dtype + KV
@@ -15,10 +15,9 @@ from collections.abc import Callable
 
 from .. import params as P
 from ..config import ModelConfig
-from ..hardware import GPU, GPUS, get_gpu
-from ..presets import get_preset
+from ..hardware import GPU, get_gpu
 from ..units import format_gib
-from ..validate import SizingError, require_choice, require_int, show
+from ..validate import require_choice, require_int
 from ..vocabulary import (
     ATTENTION_IMPL_ALIASES,
     ATTENTION_IMPLS,
@@ -27,9 +26,7 @@ from ..vocabulary import (
     DEFAULT_OPTIMIZER,
     DEFAULT_PRECISION,
     DEFAULT_RECOMPUTE,
-    DTYPE_BITS,
     RECOMPUTE_MODES,
-    ceil_div,
 )
 from .activations import (
     activation_terms,
@@ -38,9 +35,9 @@ from .activations import (
     sum_terms,
     transient_bytes,
 )
-from .kv import cached_positions, dtype_bytes, inference_weights_bytes, kv_cache_bytes, naive_kv_cache_bytes
-from .prefill import inference_prefill_peak_bytes, prefill_activation_peak_bytes
-from .results import InferenceMemory, MemorySummary, TrainingMemory
+from .inference_fit import inference_memory
+from .results import MemorySummary, TrainingMemory
+from .search import bigger_gpus, largest_fitting, min_ranks, resolve_model_arg
 from .states import (
     ZERO_STAGES,
     get_optimizer,
@@ -53,39 +50,6 @@ from .states import (
 )
 
 PerGpu = Callable[..., dict]  # per_gpu(micro_batch, zero, dp, recompute) -> bytes by kind
-
-
-# ---------------------------------------------------------------- searches
-def _largest_fitting(total_for: Callable[[int], int], capacity: int, limit: int = 1 << 40) -> int | None:
-    """Largest n >= 1 with total_for(n) <= capacity (total_for increasing), None if n = 1 fails."""
-    if total_for(1) > capacity:
-        return None
-    lo, hi = 1, 2
-    while hi < limit and total_for(hi) <= capacity:
-        lo, hi = hi, hi * 2
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if total_for(mid) <= capacity else (lo, mid)
-    return lo
-
-
-def _min_ranks(total_for_ranks: Callable[[int], int], capacity: int, limit: int = 1 << 20) -> int | None:
-    """Smallest dp (ZeRO-3) with total_for_ranks(dp) <= capacity, None if none up to `limit`.
-    From dp 2 on the per-GPU total only falls (the gathered unit is constant), so bisect there."""
-    if total_for_ranks(1) <= capacity:
-        return 1
-    if total_for_ranks(limit) > capacity:
-        return None
-    lo, hi = 1, limit  # hi fits, lo does not
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if total_for_ranks(mid) <= capacity else (mid, hi)
-    return hi
-
-
-def _bigger_gpus(need_bytes: int) -> list[GPU]:
-    """The three smallest GPUs with at least `need_bytes`."""
-    return sorted((g for g in GPUS.values() if g.memory_bytes >= need_bytes), key=lambda g: g.memory_bytes)[:3]
 
 
 # ---------------------------------------------------------------- training
@@ -139,7 +103,7 @@ def training_memory(
     """Training memory per GPU and the largest micro-batch that fits `gpu`. When micro-batch 1
     does not fit, `fits` is False, `max_micro_batch` None, and `would_fit` says what would
     (ZeRO-3 over at least N GPUs, full recomputation, a larger GPU)."""
-    cfg, name, seq_len = _resolve(model, name, seq_len)
+    cfg, name, seq_len = resolve_model_arg(model, name, seq_len)
     get_precision(precision)
     get_optimizer(optimizer)
     require_choice("zero", zero, ZERO_STAGES)
@@ -164,7 +128,7 @@ def training_memory(
         return _per_gpu_training(cfg, n_params, saved, b, precision_, optimizer_, zero_, dp_, recompute_)
 
     pg = per_gpu(micro_batch)
-    max_b = _largest_fitting(lambda b: per_gpu(b)["total_bytes"], capacity)
+    max_b = largest_fitting(lambda b: per_gpu(b)["total_bytes"], capacity)
     fits = pg["total_bytes"] <= capacity
     reason, would = None, []
     if not fits:
@@ -243,18 +207,18 @@ def _training_advice(
             f"{gib(capacity)} of {gpu_entry.key}"
         )
     would = []
-    ranks = _min_ranks(lambda r: per_gpu(1, 3, r, recompute)["total_bytes"], capacity)
+    ranks = min_ranks(lambda r: per_gpu(1, 3, r, recompute)["total_bytes"], capacity)
     if ranks is not None:
         would.append(f"ZeRO-3 over at least {ranks} GPUs (micro-batch 1)")
     if recompute != "full":
         if per_gpu(1, zero, dp, "full")["total_bytes"] <= capacity:
             would.append(f"recompute full (micro-batch 1, ZeRO {zero}, dp {dp})")
         else:
-            ranks_full = _min_ranks(lambda r: per_gpu(1, 3, r, "full")["total_bytes"], capacity)
+            ranks_full = min_ranks(lambda r: per_gpu(1, 3, r, "full")["total_bytes"], capacity)
             if ranks_full is not None and (ranks is None or ranks_full < ranks):
                 would.append(f"recompute full and ZeRO-3 over at least {ranks_full} GPUs (micro-batch 1)")
     need = one["total_bytes"]
-    bigger = _bigger_gpus(need)
+    bigger = bigger_gpus(need)
     if bigger:
         would.append(f"a GPU with at least {gib(need)}: " + ", ".join(g.key for g in bigger))
     if not would:
@@ -285,132 +249,10 @@ def _lighter_states_advice(
                 out.append(f"{what}, micro-batch 1, ZeRO {zero}, dp {dp}, recompute {mode}")
                 break
         else:
-            ranks = _min_ranks(lambda r, p=prec, o=opt: per_gpu(1, 3, r, "full", p, o)["total_bytes"], capacity)
+            ranks = min_ranks(lambda r, p=prec, o=opt: per_gpu(1, 3, r, "full", p, o)["total_bytes"], capacity)
             if ranks is not None and ranks < max(dp, 2) * 2:
                 out.append(f"{what} and ZeRO-3 over at least {ranks} GPUs (recompute full)")
     return out
-
-
-# ---------------------------------------------------------------- inference
-def inference_memory(
-    model: ModelConfig | str,
-    context: int | None = None,
-    batch: int = 1,
-    weight_dtype: str = "bf16",
-    kv_dtype: str = "bf16",
-    gpu: str = DEFAULT_GPU,
-    name: str | None = None,
-    prefill_chunk: int | None = None,
-    activation_dtype: str = "bf16",
-) -> InferenceMemory:
-    """Weights + KV cache + the prefill activation peak (prefill.py: one sequence's context per
-    forward, or `prefill_chunk` tokens), the largest batch at this context and the largest
-    context at this batch."""
-    cfg, name, context = _resolve(model, name, context, what="context")
-    require_choice("weight_dtype", weight_dtype, DTYPE_BITS)
-    require_choice("kv_dtype", kv_dtype, DTYPE_BITS)
-    require_int("context", context)
-    require_int("batch", batch)
-    gpu_entry = get_gpu(gpu)
-    capacity = gpu_entry.memory_bytes
-    w = inference_weights_bytes(cfg, weight_dtype)
-    a = dtype_bytes(1, require_choice("activation_dtype", activation_dtype, DTYPE_BITS))
-
-    def kv_and_peak(c: int, bb: int) -> int:
-        return kv_cache_bytes(cfg, c, bb, kv_dtype) + inference_prefill_peak_bytes(cfg, c, bb, prefill_chunk, a)
-
-    kv = kv_cache_bytes(cfg, context, batch, kv_dtype)
-    peak = kv_and_peak(context, batch) - kv
-    max_batch = _largest_fitting(lambda bb: w + kv_and_peak(context, bb), capacity)
-    window = cfg.local_window if cfg.n_global_layers == 0 else None  # every layer's cache is capped
-    # past the window the cache stops growing; an unchunked prefill's peak does not (a chunk caps it)
-    unbounded = (
-        window is not None
-        and prefill_chunk is not None
-        and w + kv_cache_bytes(cfg, window, batch, kv_dtype) + prefill_activation_peak_bytes(cfg, prefill_chunk, 1, a)
-        <= capacity
-    )
-    max_context = None if unbounded else _largest_fitting(lambda c: w + kv_and_peak(c, batch), capacity)
-    limited_by = "window" if unbounded else "memory" if max_context else None
-    if cfg.position == "learned" and (unbounded or (max_context or 0) > cfg.max_positions):
-        # a learned position table has no row beyond max_positions
-        max_context, unbounded, limited_by = cfg.max_positions, False, "max_positions"
-    fits = w + kv + peak <= capacity
-    reason, would = (
-        (None, [])
-        if fits
-        else _inference_advice(cfg, context, batch, weight_dtype, kv_dtype, gpu_entry, max_batch, max_context, peak)
-    )
-    return InferenceMemory(
-        model=name,
-        config=cfg,
-        context=context,
-        batch=batch,
-        weight_dtype=weight_dtype,
-        kv_dtype=kv_dtype,
-        gpu=gpu_entry.key,
-        params=P.total_params(cfg),
-        weights_bytes=w,
-        kv_cache_bytes=kv,
-        kv_cache_bytes_per_sequence=kv_cache_bytes(cfg, context, 1, kv_dtype),
-        cached_positions=cached_positions(cfg, context),
-        gpu_memory_bytes=capacity,
-        max_batch=max_batch,
-        max_context=max_context,
-        context_unbounded=unbounded,
-        max_context_limited_by=limited_by,
-        fits=fits,
-        reason=reason,
-        would_fit=tuple(would),
-        prefill_peak_bytes=peak,
-        prefill_chunk=prefill_chunk,
-        kv_cache_bytes_naive=naive_kv_cache_bytes(cfg, context, batch, kv_dtype) if cfg.is_mla else None,
-    )
-
-
-def _inference_advice(
-    cfg: ModelConfig,
-    context: int,
-    batch: int,
-    weight_dtype: str,
-    kv_dtype: str,
-    gpu_entry: GPU,
-    max_batch: int | None,
-    max_context: int | None,
-    peak: int = 0,
-) -> tuple[str, list[str]]:
-    """Why weights + KV cache + prefill peak do not fit and what would: (reason, would-fit suggestions)."""
-    gib, capacity = format_gib, gpu_entry.memory_bytes
-    w = inference_weights_bytes(cfg, weight_dtype)
-    kv = kv_cache_bytes(cfg, context, batch, kv_dtype)
-    per_seq = kv_cache_bytes(cfg, context, 1, kv_dtype)
-    would = []
-    if w > capacity:
-        reason = f"the weights alone ({weight_dtype}) need {gib(w)}, more than the {gib(capacity)} of {gpu_entry.key}"
-        for dt in ("int8", "int4"):
-            if DTYPE_BITS[dt] < DTYPE_BITS[weight_dtype] and inference_weights_bytes(cfg, dt) + per_seq <= capacity:
-                would.append(f"{dt} weights (batch 1)")
-                break
-    else:
-        reason = (
-            f"weights {gib(w)} + KV cache {gib(kv)} + prefill peak {gib(peak)} = {gib(w + kv + peak)}, "
-            f"more than the {gib(capacity)} of {gpu_entry.key}"
-        )
-        if max_batch:
-            would.append(f"batch {max_batch} or less at context {context}")
-        if max_context:
-            would.append(f"context {max_context} or less at batch {batch}")
-        if w + kv <= capacity:
-            would.append("a smaller prefill chunk (--prefill-chunk): the prefill peak scales with its tokens")
-    bigger = _bigger_gpus(w + kv + peak)
-    if bigger:
-        would.append(f"a GPU with at least {gib(w + kv + peak)}: " + ", ".join(g.key for g in bigger))
-    if w + per_seq > capacity:
-        would.append(
-            f"weights and KV cache split over at least {ceil_div(w + per_seq, capacity)} "
-            f"{gpu_entry.key} GPUs (tensor/pipeline parallelism, batch 1)"
-        )
-    return reason, would
 
 
 # ---------------------------------------------------------------- sizing estimate
@@ -436,18 +278,3 @@ def summary_for_estimate(
         ),
         inference=inference_memory(cfg, seq_len, 1, "bf16", "bf16", gpu_key, name=name),
     )
-
-
-def _resolve(
-    model: ModelConfig | str, name: str | None, length: int | None, what: str = "seq_len"
-) -> tuple[ModelConfig, str | None, int]:
-    """(config, name, length) of a preset name or a config; a preset supplies its context."""
-    if isinstance(model, str):
-        preset = get_preset(model)
-        model, name = preset.config, name or preset.name
-        length = length if length is not None else preset.context
-    elif not isinstance(model, ModelConfig):
-        raise SizingError(f"model ({show(model)}) must be a preset name or a ModelConfig")
-    if length is None:
-        raise SizingError(f"{what} must be given for a config that is not a preset")
-    return model, name, model.check_context(length, what)

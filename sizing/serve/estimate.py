@@ -152,7 +152,7 @@ def serve(
     mean_context = (first + last + 1) // 2
     weights_gpu, kv_gpu, peak = machine.memory(batch)
 
-    from ..memory.fit import _largest_fitting  # the one "largest n that fits" search
+    from ..memory.search import largest_fitting  # the one "largest n that fits" search
 
     return ServeEstimate(
         model=name,
@@ -176,7 +176,7 @@ def serve(
         kv_bytes_per_request=kv_cache_bytes(cfg, prompt + output, 1, kv_dtype),
         kv_bytes_per_gpu=kv_gpu,
         prefill_peak_bytes=peak,
-        max_batch=_largest_fitting(lambda b: sum(machine.memory(b)), gpu_entry.memory_bytes),
+        max_batch=largest_fitting(lambda b: sum(machine.memory(b)), gpu_entry.memory_bytes),
         notes=tuple(notes),
     )
 

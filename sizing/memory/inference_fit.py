@@ -1,0 +1,147 @@
+"""Will it fit for inference: weights in a dtype + KV cache + the prefill activation peak
+against one GPU, the largest batch and context that fit, and what would fit when nothing does.
+Not counted: the CUDA context and kernels (~0.3-1 GiB), allocator fragmentation, quantisation
+scales of 8/4-bit weights; the headroom is what is left for those.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .. import params as P
+from ..config import ModelConfig
+from ..hardware import GPU, get_gpu
+from ..units import format_gib
+from ..validate import require_choice, require_int
+from ..vocabulary import (
+    DEFAULT_GPU,
+    DTYPE_BITS,
+    ceil_div,
+)
+from .kv import cached_positions, dtype_bytes, inference_weights_bytes, kv_cache_bytes, naive_kv_cache_bytes
+from .prefill import inference_prefill_peak_bytes, prefill_activation_peak_bytes
+from .results import InferenceMemory
+from .search import bigger_gpus, largest_fitting, resolve_model_arg
+
+PerGpu = Callable[..., dict]  # per_gpu(micro_batch, zero, dp, recompute) -> bytes by kind
+
+
+def inference_memory(
+    model: ModelConfig | str,
+    context: int | None = None,
+    batch: int = 1,
+    weight_dtype: str = "bf16",
+    kv_dtype: str = "bf16",
+    gpu: str = DEFAULT_GPU,
+    name: str | None = None,
+    prefill_chunk: int | None = None,
+    activation_dtype: str = "bf16",
+) -> InferenceMemory:
+    """Weights + KV cache + the prefill activation peak (prefill.py: one sequence's context per
+    forward, or `prefill_chunk` tokens), the largest batch at this context and the largest
+    context at this batch."""
+    cfg, name, context = resolve_model_arg(model, name, context, what="context")
+    require_choice("weight_dtype", weight_dtype, DTYPE_BITS)
+    require_choice("kv_dtype", kv_dtype, DTYPE_BITS)
+    require_int("context", context)
+    require_int("batch", batch)
+    gpu_entry = get_gpu(gpu)
+    capacity = gpu_entry.memory_bytes
+    w = inference_weights_bytes(cfg, weight_dtype)
+    a = dtype_bytes(1, require_choice("activation_dtype", activation_dtype, DTYPE_BITS))
+
+    def kv_and_peak(c: int, bb: int) -> int:
+        return kv_cache_bytes(cfg, c, bb, kv_dtype) + inference_prefill_peak_bytes(cfg, c, bb, prefill_chunk, a)
+
+    kv = kv_cache_bytes(cfg, context, batch, kv_dtype)
+    peak = kv_and_peak(context, batch) - kv
+    max_batch = largest_fitting(lambda bb: w + kv_and_peak(context, bb), capacity)
+    window = cfg.local_window if cfg.n_global_layers == 0 else None  # every layer's cache is capped
+    # past the window the cache stops growing; an unchunked prefill's peak does not (a chunk caps it)
+    unbounded = (
+        window is not None
+        and prefill_chunk is not None
+        and w + kv_cache_bytes(cfg, window, batch, kv_dtype) + prefill_activation_peak_bytes(cfg, prefill_chunk, 1, a)
+        <= capacity
+    )
+    max_context = None if unbounded else largest_fitting(lambda c: w + kv_and_peak(c, batch), capacity)
+    limited_by = "window" if unbounded else "memory" if max_context else None
+    if cfg.position == "learned" and (unbounded or (max_context or 0) > cfg.max_positions):
+        # a learned position table has no row beyond max_positions
+        max_context, unbounded, limited_by = cfg.max_positions, False, "max_positions"
+    fits = w + kv + peak <= capacity
+    reason, would = (
+        (None, [])
+        if fits
+        else _inference_advice(cfg, context, batch, weight_dtype, kv_dtype, gpu_entry, max_batch, max_context, peak)
+    )
+    return InferenceMemory(
+        model=name,
+        config=cfg,
+        context=context,
+        batch=batch,
+        weight_dtype=weight_dtype,
+        kv_dtype=kv_dtype,
+        gpu=gpu_entry.key,
+        params=P.total_params(cfg),
+        weights_bytes=w,
+        kv_cache_bytes=kv,
+        kv_cache_bytes_per_sequence=kv_cache_bytes(cfg, context, 1, kv_dtype),
+        cached_positions=cached_positions(cfg, context),
+        gpu_memory_bytes=capacity,
+        max_batch=max_batch,
+        max_context=max_context,
+        context_unbounded=unbounded,
+        max_context_limited_by=limited_by,
+        fits=fits,
+        reason=reason,
+        would_fit=tuple(would),
+        prefill_peak_bytes=peak,
+        prefill_chunk=prefill_chunk,
+        kv_cache_bytes_naive=naive_kv_cache_bytes(cfg, context, batch, kv_dtype) if cfg.is_mla else None,
+    )
+
+
+def _inference_advice(
+    cfg: ModelConfig,
+    context: int,
+    batch: int,
+    weight_dtype: str,
+    kv_dtype: str,
+    gpu_entry: GPU,
+    max_batch: int | None,
+    max_context: int | None,
+    peak: int = 0,
+) -> tuple[str, list[str]]:
+    """Why weights + KV cache + prefill peak do not fit and what would: (reason, would-fit suggestions)."""
+    gib, capacity = format_gib, gpu_entry.memory_bytes
+    w = inference_weights_bytes(cfg, weight_dtype)
+    kv = kv_cache_bytes(cfg, context, batch, kv_dtype)
+    per_seq = kv_cache_bytes(cfg, context, 1, kv_dtype)
+    would = []
+    if w > capacity:
+        reason = f"the weights alone ({weight_dtype}) need {gib(w)}, more than the {gib(capacity)} of {gpu_entry.key}"
+        for dt in ("int8", "int4"):
+            if DTYPE_BITS[dt] < DTYPE_BITS[weight_dtype] and inference_weights_bytes(cfg, dt) + per_seq <= capacity:
+                would.append(f"{dt} weights (batch 1)")
+                break
+    else:
+        reason = (
+            f"weights {gib(w)} + KV cache {gib(kv)} + prefill peak {gib(peak)} = {gib(w + kv + peak)}, "
+            f"more than the {gib(capacity)} of {gpu_entry.key}"
+        )
+        if max_batch:
+            would.append(f"batch {max_batch} or less at context {context}")
+        if max_context:
+            would.append(f"context {max_context} or less at batch {batch}")
+        if w + kv <= capacity:
+            would.append("a smaller prefill chunk (--prefill-chunk): the prefill peak scales with its tokens")
+    bigger = bigger_gpus(w + kv + peak)
+    if bigger:
+        would.append(f"a GPU with at least {gib(w + kv + peak)}: " + ", ".join(g.key for g in bigger))
+    if w + per_seq > capacity:
+        would.append(
+            f"weights and KV cache split over at least {ceil_div(w + per_seq, capacity)} "
+            f"{gpu_entry.key} GPUs (tensor/pipeline parallelism, batch 1)"
+        )
+    return reason, would
