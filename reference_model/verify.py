@@ -6,7 +6,7 @@ Each check is a function (name, cfg, **options) -> CheckResult (check.py) with a
 
     params  counting.verify_params       numel() by component of the model built on meta
     flops   flop_verify.verify_flops     FlopCounterMode and fvcore, full size on meta and toy size on CPU
-    memory  memory_probe.verify_memory   saved activations, KV cache and optimizer state on CPU
+    memory  memory_verify.verify_memory  saved activations, KV cache and optimizer state on CPU
 
 To add a check: write the function beside its probe, register it in CHECKS, and add its flag
 to CHECK_FLAGS in sizing/cli/verify.py. The order of CHECKS is the order `sizing verify` runs
@@ -24,7 +24,7 @@ from sizing.config import ModelConfig
 from .check import CheckResult
 from .counting import verify_params
 from .flop_verify import verify_flops
-from .memory_probe import verify_memory
+from .memory_verify import verify_memory
 
 __all__ = ["CHECKS", "CheckResult", "run_checks", "verify_flops", "verify_memory", "verify_params"]
 

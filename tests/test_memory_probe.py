@@ -16,10 +16,10 @@ from reference_model.memory_probe import (  # noqa: E402
     check_activations,
     check_kv_cache,
     check_model_states,
-    small_config,
-    verify_memory,
 )
+from reference_model.memory_verify import verify_memory  # noqa: E402
 from reference_model.model import build  # noqa: E402
+from reference_model.small import small_config  # noqa: E402
 from sizing import ModelConfig, get_preset  # noqa: E402
 from sizing.memory import kv_cache_bytes  # noqa: E402
 
