@@ -1,4 +1,4 @@
-"""Pre-LN vs post-LN gradient flow (../shared/seeds/001, "从零实现 Transformer 块").
+"""Pre-LN vs post-LN gradient flow (the seed tutorial 001, "从零实现 Transformer 块").
 
 Two 6-layer stacks that differ only in norm placement (pre: x + f(LN(x)); post:
 LN(x + f(x))), built by `build()` with the same seed, so every weight is identical. The

@@ -18,7 +18,7 @@ def _trunc_normal_(t: torch.Tensor, std: float, generator: torch.Generator) -> N
 
 @torch.no_grad()
 def seed_init(model, seed: int) -> None:
-    """The seeds' init (../shared/seeds/004): Linear weights truncated normal with Glorot's std
+    """The seeds' init (seed tutorial 004): Linear weights truncated normal with Glorot's std
     sqrt(2 / (fan_in + fan_out)) cut at +-3 std, embeddings truncated normal std 1 cut at +-3.
     An untied head counts as a Linear. Biases 0 and norm gains 1 stay as build() set them."""
     generator = torch.Generator().manual_seed(seed)

@@ -1,4 +1,4 @@
-"""The seed's character GPT (../shared/seeds/000, "1.3 Transformer"), built by `build()`.
+"""The seed's character GPT (the seed tutorial 000, "1.3 Transformer"), built by `build()`.
 
 d_model 128, 4 heads, 4 layers, 256 learned positions, pre-LN, GELU 4x MLP with biases,
 untied head without bias (~0.85M parameters with its ~80-character vocab); AdamW lr 3e-3,

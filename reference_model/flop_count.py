@@ -30,6 +30,8 @@ import torch.nn as nn
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode, flop_registry
 
+from sizing.flops import FLOP_TERMS
+
 from .counting import component_key
 
 FVCORE_FLOPS_PER_COUNT = 2  # fvcore counts one per multiply-add; our convention is 2
@@ -56,27 +58,10 @@ NORM_MODULES = (
 )
 
 
-# The modules whose matmuls sizing.flops has a component for (keys of flop_components).
-FLOP_COMPONENTS = (
-    "attn.q",
-    "attn.q_a",
-    "attn.q_b",
-    "attn.k",
-    "attn.v",
-    "attn.kv_a",
-    "attn.kv_b",
-    "attn.o",
-    "attn.scores",
-    "attn.av",
-    "mlp.up",
-    "mlp.gate",
-    "mlp.down",
-    "moe.router",
-    "moe.experts",
-    "moe.shared",
-    "moe.shared_gate",
-    "lm_head",
-)
+# The modules whose matmuls sizing.flops has a component for: the keys of its FLOP terms, named
+# as the reference model names its modules (a matmul in any other module is FLOPs outside every
+# component, and fails the check).
+FLOP_COMPONENTS = frozenset(term.key for term in FLOP_TERMS)
 
 
 def flop_component(module_name: str) -> str | None:

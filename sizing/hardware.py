@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .names import lookup
+from .units import GIB
 from .validate import UnknownName, show
 from .vocabulary import COMPUTE_DTYPES
 
@@ -60,7 +61,7 @@ class GPU:
         sold capacity as GiB."""
         if self.device_memory_mib is not None:
             return self.device_memory_mib * 2**20
-        return int(self.memory_gib * 2**30)
+        return int(self.memory_gib * GIB)
 
     @property
     def hbm_bytes_per_second(self) -> float:

@@ -29,19 +29,26 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-FLOPS_PER_PARAM_TOKEN = 6  # C = 6·N·D (forward 2N, backward 4N per token)
+from .flops import KAPLAN_FLOPS_PER_PARAM, kaplan_6n_per_token
+
+FLOPS_PER_PARAM_TOKEN = KAPLAN_FLOPS_PER_PARAM  # C = 6·N·D: the laws' compute convention
 INFERENCE_FLOPS_PER_PARAM_TOKEN = 2  # one forward per served token (Sardana et al.'s 2·N·D_inf)
 TOKENS_PER_PARAM_RULE = 20
 
 
 def compute_flops(n_params: float, tokens: float) -> float:
-    """C = 6·N·D, the compute convention of every law in this module."""
-    return FLOPS_PER_PARAM_TOKEN * n_params * tokens
+    """C = 6·N·D (Kaplan's 6N per token, sizing.flops), the compute convention of every law here."""
+    return kaplan_6n_per_token(n_params) * tokens
 
 
 def tokens_for_budget(flops: float, n_params: float) -> float:
     """D with 6·N·D = C."""
-    return flops / (FLOPS_PER_PARAM_TOKEN * n_params)
+    return flops / kaplan_6n_per_token(n_params)
+
+
+def inference_flops(n_params: float, served_tokens: float) -> float:
+    """2·N·D_inf: one forward per served token (Sardana et al. 2023)."""
+    return INFERENCE_FLOPS_PER_PARAM_TOKEN * n_params * served_tokens
 
 
 @dataclass(frozen=True)
@@ -236,10 +243,16 @@ class InferenceAware:
         return self.training_flops + self.inference_flops
 
     @property
+    def optimal_training_flops(self) -> float:
+        return compute_flops(self.optimal_params, self.optimal_tokens)
+
+    @property
+    def optimal_inference_flops(self) -> float:
+        return inference_flops(self.optimal_params, self.inference_tokens)
+
+    @property
     def optimal_total_flops(self) -> float:
-        return compute_flops(self.optimal_params, self.optimal_tokens) + (
-            INFERENCE_FLOPS_PER_PARAM_TOKEN * self.optimal_params * self.inference_tokens
-        )
+        return self.optimal_training_flops + self.optimal_inference_flops
 
 
 def inference_aware(law: ParametricLaw, flops: float, inference_tokens: float) -> InferenceAware:
@@ -253,7 +266,7 @@ def inference_aware(law: ParametricLaw, flops: float, inference_tokens: float) -
     def lifetime(log_n: float) -> float:
         n = math.exp(log_n)
         d = law.tokens_for_loss(n, target)
-        return math.inf if d is None else compute_flops(n, d) + INFERENCE_FLOPS_PER_PARAM_TOKEN * n * inference_tokens
+        return math.inf if d is None else compute_flops(n, d) + inference_flops(n, inference_tokens)
 
     n = math.exp(_golden_minimum(lifetime, math.log(n_min) + 1e-9, math.log(n_opt)))
     d = law.tokens_for_loss(n, target)
@@ -263,7 +276,7 @@ def inference_aware(law: ParametricLaw, flops: float, inference_tokens: float) -
         n,
         d,
         compute_flops(n, d),
-        INFERENCE_FLOPS_PER_PARAM_TOKEN * n * inference_tokens,
+        inference_flops(n, inference_tokens),
         n_opt,
         d_opt,
     )

@@ -1,4 +1,4 @@
-"""The GPU table carries the dense peaks and memory of ../shared/reference-figures.json."""
+"""The GPU table carries the dense peaks and memory of tests/fixtures/reference-figures.json."""
 
 import pytest
 

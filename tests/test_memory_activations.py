@@ -87,3 +87,16 @@ def test_korthikanti_formula_beside_ours():
     data = training_memory("gpt3-175b").to_dict()["korthikanti"]
     assert "sbh(34 + 5as/h)" in data["formula"] and "Korthikanti" in data["formula"]
     assert data["activations_bytes"] == 96 * s * b * h * (34 + 5 * a * s // h)
+
+
+def test_mixed_dense_and_moe_blocks_are_summed_by_kind():
+    """DeepSeek-V2-Lite: 1 dense block first, then 26 MoE blocks; each kind saves its own bytes."""
+    from sizing.memory.activations import sum_terms
+
+    cfg = get_preset("deepseek-v2-lite").config
+    T, b = 4096, 1
+    moe = activations_bytes_per_layer(cfg, T, b, moe_layer=True)
+    dense = activations_bytes_per_layer(cfg, T, b, moe_layer=False)
+    outside = sum_terms(activation_terms(cfg, T, b))[1]
+    assert (cfg.n_dense_layers, cfg.n_moe_layers) == (1, 26) and dense != moe
+    assert activations_bytes(cfg, T, b) == 26 * moe + 1 * dense + outside

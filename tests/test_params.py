@@ -17,7 +17,7 @@ from sizing.presets import PRESETS
 
 
 def test_seed_llama2_7b_worked_example():
-    """../shared/seeds/000: Llama 2 7B by hand, L=32, d=4096, V=32000, d_ff=11008."""
+    """The seed tutorial 000 (section 1.3): Llama 2 7B by hand, L=32, d=4096, V=32000, d_ff=11008."""
     cfg = get_preset("llama2-7b").config
     d, L, V, f = 4096, 32, 32000, 11008
     groups = param_groups(cfg)
@@ -61,7 +61,8 @@ def test_rounded_published_counts(name):
 
 
 def test_reference_figures_architectures(reference_figures):
-    """Every exact count in ../shared/reference-figures.json, from its own shape fields."""
+    """Every exact count in tests/fixtures/reference-figures.json (the project's copy of the seed
+    figures, with their sources), from its own shape fields."""
     by_hf_id = {p.hf_id: p for p in PRESETS.values() if p.hf_id}
     checked = 0
     for arch in reference_figures["architectures"]:

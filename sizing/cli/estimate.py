@@ -7,7 +7,7 @@ import dataclasses
 import click
 
 from ..hardware import get_gpu
-from ..validate import MAX_PRICE, MAX_SEQ_LEN, MIN_MFU, SizingError
+from ..validate import MAX_SEQ_LEN, SizingError
 from ..vocabulary import (
     ATTENTION_CONVENTIONS,
     COMPUTE_DTYPES,
@@ -18,7 +18,7 @@ from ..vocabulary import (
     RECOMPUTE_MODES,
 )
 from .common import FORMATS, UserError, model_options, resolve_model
-from .options import Choice, Count, Number, Quantity
+from .options import MFU_TYPE, PRICE_TYPE, Choice, Count, Quantity
 
 
 @click.command()
@@ -53,10 +53,9 @@ from .options import Choice, Count, Number, Quantity
 @click.option(
     "--dtype", type=Choice("--dtype", COMPUTE_DTYPES), help="Peak rate to use (default: bf16, else the GPU's first)."
 )
-# An MFU below MIN_MFU would overflow the GPU-hours of a large run to infinity.
 @click.option(
     "--mfu",
-    type=Number("--mfu", MIN_MFU, 1, exclusive_minimum=False, what=f"in (0, 1], at least {MIN_MFU:g}"),
+    type=MFU_TYPE,
     default=DEFAULT_MFU,
     show_default=True,
     help="Model FLOPs utilisation, in (0, 1].",
@@ -66,9 +65,7 @@ from .options import Choice, Count, Number, Quantity
 )
 @click.option(
     "--price",
-    type=Number(
-        "--price", 0, MAX_PRICE, exclusive_minimum=False, what=f">= 0 USD per GPU-hour and at most {MAX_PRICE:g}"
-    ),
+    type=PRICE_TYPE,
     metavar="USD",
     help="Price per GPU-hour, for the cost.",
 )

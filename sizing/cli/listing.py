@@ -7,7 +7,7 @@ import click
 from ..hardware import DTYPES, GPUS
 from ..presets import PRESETS
 from ..render.tables import csv_text, table
-from ..units import format_int, format_si
+from ..units import GIB, format_int, format_si
 from .common import FORMATS
 from .options import Choice
 
@@ -75,7 +75,7 @@ def gpus(fmt):
     rows = [
         [g.key, g.name]
         + [f"{g.peak_tflops[d]:g}" if d in g.peak_tflops else "" for d in DTYPES]
-        + [f"{g.memory_gib:g}", f"{g.memory_bytes / 2**30:.2f}", f"{g.bandwidth_tbs:g}"]
+        + [f"{g.memory_gib:g}", f"{g.memory_bytes / GIB:.2f}", f"{g.bandwidth_tbs:g}"]
         + [f"{v:g}" if v is not None else "" for v in (g.nvlink_gbs, g.network_gbs)]
         for g in GPUS.values()
     ]

@@ -12,6 +12,7 @@ from click.core import ParameterSource
 from ..hardware import get_gpu
 from ..memory import OPTIMIZER_ALIASES, OPTIMIZERS, ZERO_STAGES, inference_memory, training_memory
 from ..render.memory import render_memory
+from ..units import GIB
 from ..validate import MAX_SEQ_LEN, SizingError
 from ..vocabulary import (
     ATTENTION_IMPL_ALIASES,
@@ -239,7 +240,7 @@ def _with_parallel_advice(result, cfg, dp: int, micro_batch: int, gpu_key: str):
     found += [(w, p) for w, p in would_fit(cfg, result.seq_len, batch, dp, more_gpus=False, **options) if w in keep]
     hints = tuple(
         f"{what} on {dp} GPU{'s' if dp > 1 else ''}: {p.layout.label()}, recompute {p.work.recompute}, "
-        f"{p.per_gpu_bytes / 2**30:.2f} GiB per GPU (sizing parallel)"
+        f"{p.per_gpu_bytes / GIB:.2f} GiB per GPU (sizing parallel)"
         for what, p in found
     )
     return dataclasses.replace(result, would_fit=result.would_fit + hints)

@@ -9,7 +9,9 @@ import click
 from ..validate import (
     MAX_COUNT,
     MAX_FLOAT,
+    MAX_PRICE,
     MAX_TOKENS,
+    MIN_MFU,
     SizingError,
     parse_int,
     require_choice,
@@ -107,3 +109,11 @@ class Quantity(click.ParamType):
 
     def convert(self, value, param, ctx):
         return quantity(str(value), self.option, self.maximum)
+
+
+# The run options several commands share, checked the same way everywhere. An MFU below MIN_MFU
+# would overflow the GPU-hours of a large run to infinity.
+MFU_TYPE = Number("--mfu", MIN_MFU, 1, exclusive_minimum=False, what=f"in (0, 1], at least {MIN_MFU:g}")
+PRICE_TYPE = Number(
+    "--price", 0, MAX_PRICE, exclusive_minimum=False, what=f">= 0 USD per GPU-hour and at most {MAX_PRICE:g}"
+)

@@ -7,9 +7,9 @@ import click
 from ..validate import MAX_SEQ_LEN, SizingError
 from ..vocabulary import DEFAULT_GPU, DEFAULT_MFU
 from .common import UserError
-from .options import Choice, Count, Number, Quantity
+from .options import MFU_TYPE, Choice, Count, Number, Quantity
 from .single import one_value_option
-from .workload import MFU_TYPE, format_option
+from .workload import format_option
 
 
 @click.command()

@@ -6,7 +6,7 @@ import click
 
 from ..render.serve import render_serve
 from ..serve import serve as serve_estimate
-from ..validate import MAX_PRICE, MAX_SEQ_LEN, SizingError
+from ..validate import MAX_SEQ_LEN, SizingError
 from ..vocabulary import (
     ATTENTION_CONVENTIONS,
     DEFAULT_GPU,
@@ -18,7 +18,7 @@ from ..vocabulary import (
     STORAGE_DTYPES,
 )
 from .common import FORMATS, UserError, model_options, resolve_model
-from .options import Choice, Count, Number
+from .options import PRICE_TYPE, Choice, Count, Number
 
 
 def _efficiency(option: str) -> Number:
@@ -71,9 +71,7 @@ def _efficiency(option: str) -> Number:
 )
 @click.option(
     "--price",
-    type=Number(
-        "--price", 0, MAX_PRICE, exclusive_minimum=False, what=f">= 0 USD per GPU-hour and at most {MAX_PRICE:g}"
-    ),
+    type=PRICE_TYPE,
     default=DEFAULT_SERVE_PRICE_PER_GPU_HOUR,
     show_default=True,
     help="USD per GPU-hour, for $ per million tokens.",

@@ -4,7 +4,7 @@ occurrence is an error (sizing.cli.single)."""
 
 from __future__ import annotations
 
-from ..validate import MAX_PRICE, MAX_SEQ_LEN, MIN_MFU
+from ..validate import MAX_SEQ_LEN
 from ..vocabulary import (
     ATTENTION_CONVENTIONS,
     COMPUTE_DTYPES,
@@ -15,13 +15,8 @@ from ..vocabulary import (
     RECOMPUTE_MODES,
 )
 from .common import FORMATS
-from .options import Choice, Count, Number
+from .options import MFU_TYPE, PRICE_TYPE, Choice, Count
 from .single import one_value_option
-
-MFU_TYPE = Number("--mfu", MIN_MFU, 1, exclusive_minimum=False, what=f"in (0, 1], at least {MIN_MFU:g}")
-PRICE_TYPE = Number(
-    "--price", 0, MAX_PRICE, exclusive_minimum=False, what=f">= 0 USD per GPU-hour and at most {MAX_PRICE:g}"
-)
 
 
 def format_option(func):

@@ -261,10 +261,16 @@ def activations_bytes(
     recompute: str = DEFAULT_RECOMPUTE,
     activation_bytes: int = 2,
 ) -> int:
-    """All saved activations of one micro-batch: L x per layer + outside the blocks."""
+    """All saved activations of one micro-batch: the blocks of each kind x their per-layer bytes
+    (L x per layer where every block is alike; MoE and dense blocks apart where they mix, as in
+    DeepSeek's first dense layers) + outside the blocks."""
     terms = activation_terms(cfg, seq_len, micro_batch, attention_impl, recompute, activation_bytes)
     per_layer, outside = sum_terms(terms)
-    return cfg.n_layers * per_layer + outside
+    if not cfg.is_moe or cfg.n_dense_layers == 0:
+        return cfg.n_layers * per_layer + outside
+    args = (cfg, seq_len, micro_batch, attention_impl, recompute, activation_bytes)
+    dense = activations_bytes_per_layer(*args, moe_layer=False)
+    return cfg.n_moe_layers * per_layer + cfg.n_dense_layers * dense + outside
 
 
 def transient_bytes(

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from ..config import ModelConfig
 from ..flops import flop_breakdown
 from ..hardware import GPU
+from ..training import SECONDS_PER_HOUR
 from ..validate import SizingError, require_fraction
 from .comms import Collective
 from .layout import ParallelLayout
@@ -118,4 +119,4 @@ def step_time(
 def run_gpu_hours(step: StepTime, layout: ParallelLayout, seq_len: int, tokens: int) -> float:
     """GPU-hours of a run of `tokens` tokens: steps x step time x GPUs."""
     steps = tokens / (layout.global_batch() * seq_len)
-    return steps * step.step_seconds * layout.world / 3600.0
+    return steps * step.step_seconds * layout.world / SECONDS_PER_HOUR

@@ -81,7 +81,7 @@ def training_rows(mem: TrainingMemory) -> list[list]:
     rows += [
         [
             f"activations (b={mem.micro_batch}, T={mem.seq_len})",
-            f"L·{_gib(mem.activations_per_layer_bytes)} + {_gib(mem.activations_outside_bytes)} outside",
+            _activations_formula(mem),
             _gib(mem.activations_bytes),
             _gib(pg["activations_bytes"]),
         ],
@@ -219,3 +219,13 @@ def _inference_text(mem: InferenceMemory, fmt: str) -> str:
             inference_verdict(mem),
         ]
     )
+
+
+def _activations_formula(mem: TrainingMemory) -> str:
+    """L·per layer + outside; where MoE and dense blocks mix, the dense ones apart (their
+    per-layer bytes are what the blocks hold beyond the MoE ones, over their count)."""
+    cfg, per, outside = mem.config, mem.activations_per_layer_bytes, mem.activations_outside_bytes
+    if not cfg.is_moe or cfg.n_dense_layers == 0:
+        return f"L·{_gib(per)} + {_gib(outside)} outside"
+    dense = (mem.activations_bytes - outside - cfg.n_moe_layers * per) // cfg.n_dense_layers
+    return f"L_moe·{_gib(per)} + L_dense·{_gib(dense)} + {_gib(outside)} outside"

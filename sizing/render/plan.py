@@ -111,8 +111,8 @@ def _inference_lines(p: Plan, fmt: str) -> list[str]:
                     "compute-optimal",
                     format_si(ia.optimal_params),
                     format_si(ia.optimal_tokens),
-                    f"{6 * ia.optimal_params * ia.optimal_tokens:.3e}",
-                    f"{2 * ia.optimal_params * ia.inference_tokens:.3e}",
+                    f"{ia.optimal_training_flops:.3e}",
+                    f"{ia.optimal_inference_flops:.3e}",
                     f"{ia.optimal_total_flops:.3e}",
                 ],
                 [

@@ -9,7 +9,7 @@ from ..conventions import model_training_flops, palm_flops_per_token
 from ..flops import kaplan_6n_per_token
 from ..hardware import get_gpu
 from ..presets import get_preset, published_value
-from ..training import gpu_hours, implied_mfu, training_flops
+from ..training import SECONDS_PER_HOUR, gpu_hours, implied_mfu, training_flops
 from ..vocabulary import DEFAULT_MFU
 from . import cells as fmt
 
@@ -283,7 +283,7 @@ def moe_tokens_note() -> str:
         preset = get_preset(run["preset"])
         peak = _peak(run["gpu"])
         bought = [
-            f"{fmt.si(run['gpu_hours'] * 3600 * peak * DEFAULT_MFU / f)} ({label})"
+            f"{fmt.si(run['gpu_hours'] * SECONDS_PER_HOUR * peak * DEFAULT_MFU / f)} ({label})"
             for label, f in _moe_flops_per_token(preset.config, preset.context).items()
         ]
         parts.append(

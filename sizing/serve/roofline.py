@@ -18,6 +18,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..parallel.comms import ring_all_reduce_seconds
 from ..validate import require_int
 
 
@@ -29,15 +30,12 @@ def memory_seconds(n_bytes: float, bytes_per_second: float, efficiency: float) -
     return n_bytes / (bytes_per_second * efficiency)
 
 
-def tp_ring_allreduce_seconds(n_bytes: float, tp: int, link_bytes_per_second: float, efficiency: float) -> float:
-    """Ring all-reduce of `n_bytes` over tp ranks: each rank sends and receives 2(n-1)/n of the
-    buffer (reduce-scatter then all-gather; Patarasuk & Yuan 2009), at the per-direction link
-    bandwidth x efficiency. 0 for tp = 1. (sizing/parallel/comms.py will hold the training
-    collectives; this is serving's own until they are unified.)"""
+def tp_ring_allreduce_seconds(n_bytes: int, tp: int, link_bytes_per_second: float, efficiency: float) -> float:
+    """Ring all-reduce of `n_bytes` over tp ranks (2(n-1)/n of the buffer per rank; the training
+    collectives' own formula, sizing/parallel/comms.py) at the per-direction link bandwidth x
+    efficiency. 0 for tp = 1."""
     require_int("tp", tp)
-    if tp == 1:
-        return 0.0
-    return 2 * (tp - 1) / tp * n_bytes / (link_bytes_per_second * efficiency)
+    return ring_all_reduce_seconds(n_bytes, tp, link_bytes_per_second * efficiency / 1e9)
 
 
 def tp_allreduces_per_layer(parallel_block: bool) -> int:
