@@ -28,7 +28,9 @@ from ..vocabulary import (
     RECOMPUTE_MODES,
 )
 from .common import FORMATS, UserError, model_options, resolve_model
-from .options import Choice, Count
+from ..memory.engine import ENGINES
+from ..memory.quant import FORMATS as QUANT_FORMATS
+from .options import Choice, Count, Number
 
 EXIT_DOES_NOT_FIT = 3
 
@@ -103,6 +105,26 @@ _ATTENTION_IMPL = Choice("--attention-impl", ATTENTION_IMPLS, ATTENTION_IMPL_ALI
     help="Inference: tokens per prefill forward (chunked prefill; up to batch x context for a batch "
     "prefilled at once).  [default: one sequence's context]",
 )
+@click.option(
+    "--quant",
+    type=Choice("--quant", QUANT_FORMATS),
+    help="Inference: a deployed weight format (GPTQ/AWQ, MXFP4, NVFP4, fp8, GGUF) with its real bits per "
+    "weight and 16-bit tensors, instead of --weight-dtype.",
+)
+@click.option("--engine", type=Choice("--engine", ENGINES), help="Inference: the engine's own split (vllm, sglang).")
+@click.option(
+    "--gpu-memory-utilization",
+    "--mem-fraction-static",
+    "utilization",
+    type=Number("--gpu-memory-utilization", 0, 1, what="a number in (0, 1]"),
+    help="With --engine: the GPU share the engine takes.  [default: vllm 0.9, sglang 0.88]",
+)
+@click.option(
+    "--max-num-batched-tokens",
+    type=Count("--max-num-batched-tokens", maximum=MAX_SEQ_LEN),
+    help="With --engine vllm: tokens of the profiling forward.  [default: 8192]",
+)
+@click.option("--tp", type=Count("--tp"), help="With --engine: tensor-parallel GPUs (weights and KV heads split).")
 @click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
 def memory(
     preset,
@@ -123,6 +145,11 @@ def memory(
     weight_dtype,
     kv_dtype,
     prefill_chunk,
+    quant,
+    engine,
+    utilization,
+    max_num_batched_tokens,
+    tp,
     fmt,
 ):
     """Training memory per GPU (or inference memory) and the largest batch that fits.
@@ -138,6 +165,8 @@ def memory(
       sizing memory --preset llama2-7b --gpu h100 --zero 3 --dp 8 --micro-batch 4
       sizing memory --preset llama2-7b --recompute full --attention-impl math --format json
       sizing memory --preset llama2-70b --inference --context 4096 --batch 8 --weight-dtype int4
+      sizing memory --preset gpt-oss-120b --inference --quant mxfp4-experts --gpu h100
+      sizing memory --preset llama3-8b --inference --engine vllm --gpu-memory-utilization 0.9 --context 8192
     """
     model = resolve_model(preset, config_path, overrides)
     if model.preset is None and seq_len is None and (context is None or not inference):
@@ -150,8 +179,14 @@ def memory(
     default_len = seq_len or (model.preset.context if model.preset else None)
     if inference:
         _refuse_training_options(seq_len if context is not None else None, micro_batch, zero, dp)
+        _check_deployed_options(weight_dtype, quant, engine, utilization, max_num_batched_tokens, tp)
     else:
         _refuse_inference_options(context, batch, weight_dtype, kv_dtype, prefill_chunk, zero, dp)
+        _refuse_given(
+            {"--quant": quant, "--engine": engine, "--gpu-memory-utilization": utilization, "--tp": tp}
+            | {"--max-num-batched-tokens": max_num_batched_tokens},
+            "to inference: add --inference",
+        )
     try:  # the API checks what the option types cannot (e.g. a config's own limits): one line, exit 2
         if inference:
             model.config.check_context(context or default_len, "--context" if context else "--seq-len")
@@ -164,7 +199,11 @@ def memory(
                 gpu_key,
                 name=model.name,
                 prefill_chunk=prefill_chunk,
+                quant=quant,
             )
+            if engine is not None:
+                _echo_engine(result, engine, utilization, max_num_batched_tokens, tp, fmt)
+                return
         else:
             model.config.check_context(default_len, "--seq-len")
             result = training_memory(
@@ -186,6 +225,38 @@ def memory(
         raise UserError(str(exc)) from None
     click.echo(render_memory(result, fmt, details=True).rstrip("\n"))
     if not result.fits:
+        raise SystemExit(EXIT_DOES_NOT_FIT)
+
+
+def _check_deployed_options(weight_dtype, quant, engine, utilization, max_num_batched_tokens, tp) -> None:
+    """--quant replaces --weight-dtype; the engine's options need --engine."""
+    if quant is not None and weight_dtype is not None:
+        raise UserError(f"--quant {quant} names the weight format; leave out --weight-dtype {weight_dtype}")
+    if engine is None:
+        _refuse_given(
+            {"--gpu-memory-utilization": utilization, "--max-num-batched-tokens": max_num_batched_tokens, "--tp": tp},
+            "with --engine (e.g. --engine vllm)",
+        )
+
+
+def _echo_engine(result, engine: str, utilization, max_num_batched_tokens, tp, fmt: str) -> None:
+    """The engine's split of the GPU (sizing/memory/engine.py); exit 3 when the engine would not start."""
+    from ..memory.engine import DEFAULT_MAX_NUM_BATCHED_TOKENS, engine_memory
+    from ..render.engine import render_engine
+
+    e = engine_memory(
+        result.config,
+        result.weights_bytes,  # the whole model's; engine_memory divides by tp
+        result.context,
+        engine,
+        result.gpu,
+        utilization,
+        result.kv_dtype,
+        tp or 1,
+        max_num_batched_tokens or DEFAULT_MAX_NUM_BATCHED_TOKENS,
+    )
+    click.echo(render_engine(e, fmt, result.quant or result.weight_dtype).rstrip("\n"))
+    if not e.fits:
         raise SystemExit(EXIT_DOES_NOT_FIT)
 
 

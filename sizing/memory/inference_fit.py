@@ -20,6 +20,7 @@ from ..vocabulary import (
 )
 from .kv import cached_positions, dtype_bytes, inference_weights_bytes, kv_cache_bytes, naive_kv_cache_bytes
 from .prefill import inference_prefill_peak_bytes, prefill_activation_peak_bytes
+from .quant import plain_dtype_note, quantized_weights
 from .results import InferenceMemory
 from .search import bigger_gpus, largest_fitting, resolve_model_arg
 
@@ -36,10 +37,12 @@ def inference_memory(
     name: str | None = None,
     prefill_chunk: int | None = None,
     activation_dtype: str = "bf16",
+    quant: str | None = None,
 ) -> InferenceMemory:
     """Weights + KV cache + the prefill activation peak (prefill.py: one sequence's context per
     forward, or `prefill_chunk` tokens), the largest batch at this context and the largest
-    context at this batch."""
+    context at this batch. `quant` names a deployed format (quant.py) whose bytes replace N x
+    weight_dtype."""
     cfg, name, context = resolve_model_arg(model, name, context, what="context")
     require_choice("weight_dtype", weight_dtype, DTYPE_BITS)
     require_choice("kv_dtype", kv_dtype, DTYPE_BITS)
@@ -47,7 +50,7 @@ def inference_memory(
     require_int("batch", batch)
     gpu_entry = get_gpu(gpu)
     capacity = gpu_entry.memory_bytes
-    w = inference_weights_bytes(cfg, weight_dtype)
+    w = quantized_weights(cfg, quant).bytes if quant is not None else inference_weights_bytes(cfg, weight_dtype)
     a = dtype_bytes(1, require_choice("activation_dtype", activation_dtype, DTYPE_BITS))
 
     def kv_and_peak(c: int, bb: int) -> int:
@@ -73,7 +76,9 @@ def inference_memory(
     reason, would = (
         (None, [])
         if fits
-        else _inference_advice(cfg, context, batch, weight_dtype, kv_dtype, gpu_entry, max_batch, max_context, peak)
+        else _inference_advice(
+            cfg, context, batch, weight_dtype, kv_dtype, gpu_entry, max_batch, max_context, peak, weights=w
+        )
     )
     return InferenceMemory(
         model=name,
@@ -99,6 +104,8 @@ def inference_memory(
         prefill_peak_bytes=peak,
         prefill_chunk=prefill_chunk,
         kv_cache_bytes_naive=naive_kv_cache_bytes(cfg, context, batch, kv_dtype) if cfg.is_mla else None,
+        quant=quant,
+        weights_note=None if quant is not None else plain_dtype_note(weight_dtype),
     )
 
 
@@ -112,10 +119,11 @@ def _inference_advice(
     max_batch: int | None,
     max_context: int | None,
     peak: int = 0,
+    weights: int | None = None,
 ) -> tuple[str, list[str]]:
     """Why weights + KV cache + prefill peak do not fit and what would: (reason, would-fit suggestions)."""
     gib, capacity = format_gib, gpu_entry.memory_bytes
-    w = inference_weights_bytes(cfg, weight_dtype)
+    w = inference_weights_bytes(cfg, weight_dtype) if weights is None else weights
     kv = kv_cache_bytes(cfg, context, batch, kv_dtype)
     per_seq = kv_cache_bytes(cfg, context, 1, kv_dtype)
     would = []

@@ -95,9 +95,7 @@ FORMATS: dict[str, QuantFormat] = {
             "bf16",
             "OCP MX spec v1.0; GPT-OSS model card arXiv:2508.10925 sec. 2 (MoE weights in MXFP4)",
         ),
-        QuantFormat(
-            "nvfp4", Fraction(9, 2), "4 + 8/16 (E4M3 scale per 16)", "linear", "bf16", "NVIDIA NVFP4 (2025)"
-        ),
+        QuantFormat("nvfp4", Fraction(9, 2), "4 + 8/16 (E4M3 scale per 16)", "linear", "bf16", "NVIDIA NVFP4 (2025)"),
         QuantFormat("fp8", Fraction(8), "8 (+ one fp32 per tensor)", "linear", "fp8", "W8A8 fp8 per-tensor"),
         QuantFormat(
             "fp8-block128",
@@ -211,7 +209,9 @@ def quantized_weights(cfg: ModelConfig, fmt: QuantFormat | str) -> QuantizedWeig
         + lm_head * fmt.lm_head_bits
         + other * fmt.other_bits
     )
-    return QuantizedWeights(fmt, quantized, upgraded, embedding, lm_head, other, ceil_div(bits.numerator, 8 * bits.denominator))
+    return QuantizedWeights(
+        fmt, quantized, upgraded, embedding, lm_head, other, ceil_div(bits.numerator, 8 * bits.denominator)
+    )
 
 
 def plain_dtype_note(dtype: str) -> str | None:

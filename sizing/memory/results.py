@@ -138,6 +138,8 @@ class InferenceMemory:
     prefill_peak_bytes: int = 0  # the largest transient of a prefill forward (memory/prefill.py)
     prefill_chunk: int | None = None  # tokens per prefill forward; None: one sequence's context
     kv_cache_bytes_naive: int | None = None  # MLA: full per-head K and V instead of the latent
+    quant: str | None = None  # a deployed weight format (memory/quant.py) instead of N x weight_dtype
+    weights_note: str | None = None  # what a bare int4/int8 weight dtype assumes
 
     @property
     def total_bytes(self) -> int:
@@ -160,6 +162,8 @@ class InferenceMemory:
             "context": self.context,
             "batch": self.batch,
             "weight_dtype": self.weight_dtype,
+            "quant": self.quant,
+            **({"weights_note": self.weights_note} if self.weights_note else {}),
             "kv_dtype": self.kv_dtype,
             "params": self.params,
             "weights_bytes": self.weights_bytes,

@@ -149,7 +149,7 @@ def _training_text(mem: TrainingMemory, fmt: str, details: bool) -> str:
 # ---------------------------------------------------------------- inference
 def inference_heading(mem: InferenceMemory) -> str:
     return (
-        f"Inference memory: weights {mem.weight_dtype}, KV cache {mem.kv_dtype}, context {mem.context}, "
+        f"Inference memory: weights {mem.quant or mem.weight_dtype}, KV cache {mem.kv_dtype}, context {mem.context}, "
         f"batch {mem.batch}, {mem.gpu}"
     )
 
@@ -175,7 +175,7 @@ def inference_rows(mem: InferenceMemory) -> list[list]:
     if mem.max_context_limited_by == "max_positions":
         max_ctx += " (max_positions)"
     return [
-        [f"weights ({mem.weight_dtype})", f"N·{DTYPE_BITS[mem.weight_dtype] / 8:g}", _gib(mem.weights_bytes)],
+        _weights_row(mem),
         [
             f"KV cache ({mem.kv_dtype}, C={mem.context}{window}, batch {mem.batch})",
             _kv_formula(mem),
@@ -202,12 +202,27 @@ def inference_rows(mem: InferenceMemory) -> list[list]:
     ]
 
 
+def _weights_row(mem: InferenceMemory) -> list:
+    if mem.quant is None:
+        return [f"weights ({mem.weight_dtype})", f"N·{DTYPE_BITS[mem.weight_dtype] / 8:g}", _gib(mem.weights_bytes)]
+    from ..memory.quant import get_format
+
+    f = get_format(mem.quant)
+    kept = "16-bit non-expert weights" if f.scope == "experts" else "embeddings/lm_head/norms as the format keeps them"
+    return [
+        f"weights ({mem.quant})",
+        f"{float(f.bits):g} bits/weight ({f.arithmetic}); {kept}",
+        _gib(mem.weights_bytes),
+    ]
+
+
 def inference_verdict(mem: InferenceMemory) -> str:
+    note = f"\nnote: {mem.weights_note}" if mem.weights_note else ""
     if not mem.fits:
-        return _does_not_fit(mem.reason, mem.would_fit)
+        return _does_not_fit(mem.reason, mem.would_fit) + note
     return (
         f"fits: {_gib(mem.peak_bytes)} of {_gib(mem.gpu_memory_bytes)} at the prefill peak "
-        "(not counted: CUDA context, fragmentation)"
+        "(not counted: CUDA context, fragmentation)" + note
     )
 
 
