@@ -102,5 +102,5 @@ def test_weight_only_and_w8a8():
 
 
 def test_unknown_format_names_the_valid_ones():
-    with pytest.raises(SizingError, match="quant .*q4_k_m"):
+    with pytest.raises(SizingError, match=r"quant .*q4_k_m"):
         get_format("q3_k_xl")

@@ -11,6 +11,8 @@ from click.core import ParameterSource
 
 from ..hardware import get_gpu
 from ..memory import OPTIMIZER_ALIASES, OPTIMIZERS, ZERO_STAGES, inference_memory, training_memory
+from ..memory.engine import ENGINES
+from ..memory.quant import FORMATS as QUANT_FORMATS
 from ..render.memory import render_memory
 from ..units import GIB
 from ..validate import MAX_SEQ_LEN, SizingError
@@ -28,8 +30,6 @@ from ..vocabulary import (
     RECOMPUTE_MODES,
 )
 from .common import FORMATS, UserError, model_options, resolve_model
-from ..memory.engine import ENGINES
-from ..memory.quant import FORMATS as QUANT_FORMATS
 from .options import Choice, Count, Number
 
 EXIT_DOES_NOT_FIT = 3
