@@ -1,0 +1,176 @@
+"""Speculative decoding on the roofline: a cheap drafter proposes k tokens, the target model
+verifies them in one forward of k + 1 tokens per sequence, and the accepted prefix plus one
+token from the target are kept.
+
+* Expected tokens per target step (Leviathan, Kalman & Matias 2023, "Fast Inference from
+  Transformers via Speculative Decoding", eq. 1), each proposal accepted with probability alpha
+  independently: E = (1 - alpha^(k+1)) / (1 - alpha); k + 1 at alpha = 1.
+* Verify step: one target forward of k + 1 new tokens per sequence at context C: the FLOPs of
+  k + 1 decode tokens (at C .. C + k), the weights read once (an MoE's experts for the b·(k + 1)
+  tokens), the KV cache read once (sizing.serve.work.step_bytes with new_tokens = k + 1).
+* Draft: k decode steps of the drafter at the same context: a separate draft model, or
+  MTP / EAGLE-style heads built as one transformer block of the target sharing its embedding
+  and lm_head (DeepSeek-V3's MTP module, arXiv:2412.19437 sec. 2.2, adds a 2d x d projection,
+  counted here).
+* Time per output token = (k x draft step + verify step) / E; speedup = target step / that.
+  It pays when E exceeds (k x draft + verify) / target; the break-even acceptance rate solves
+  that equality.
+
+Each step is max(compute, memory) at the efficiencies given (sizing.serve.roofline), on one
+GPU (tp 1); no rejection-sampling or tree-attention overhead is counted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from ..config import ModelConfig
+from ..hardware import get_gpu
+from ..memory.kv import dtype_bytes
+from ..validate import SizingError, require_choice, require_int, require_number
+from ..vocabulary import DEFAULT_SERVE_BANDWIDTH_EFFICIENCY, DEFAULT_SERVE_COMPUTE_EFFICIENCY, STORAGE_DTYPES
+from .roofline import compute_seconds, memory_seconds
+from .work import decode_step_flops, step_bytes
+
+
+def expected_tokens_per_step(alpha: float, k: int) -> float:
+    """(1 - alpha^(k+1)) / (1 - alpha): tokens one target step yields (Leviathan et al. 2023)."""
+    require_number("acceptance", alpha, 0, 1, exclusive_minimum=False, what="a number in [0, 1]")
+    require_int("k", k)
+    if alpha == 1:
+        return float(k + 1)
+    return (1 - alpha ** (k + 1)) / (1 - alpha)
+
+
+def mtp_head_config(cfg: ModelConfig) -> ModelConfig:
+    """One block of the target (an MoE block where the target has them) with its embedding and
+    lm_head: the drafter an MTP or EAGLE-style head runs."""
+    return dataclasses.replace(cfg, n_layers=1, first_dense_layers=0)
+
+
+def mtp_projection_bytes(cfg: ModelConfig, weight_dtype: str) -> int:
+    """DeepSeek-V3's MTP projection M: [norm(h); norm(emb)] (2d) -> d."""
+    return dtype_bytes(2 * cfg.d_model * cfg.d_model, weight_dtype)
+
+
+@dataclass(frozen=True)
+class _Rates:
+    peak: float
+    bandwidth: float
+    compute_efficiency: float
+    bandwidth_efficiency: float
+
+    def seconds(self, flops: float, n_bytes: float) -> float:
+        return max(
+            compute_seconds(flops, self.peak, self.compute_efficiency),
+            memory_seconds(n_bytes, self.bandwidth, self.bandwidth_efficiency),
+        )
+
+
+@dataclass(frozen=True)
+class Speculation:
+    k: int
+    acceptance: float
+    drafter: str  # "mtp" or the draft model's name
+    target_step_seconds: float
+    draft_step_seconds: float
+    verify_step_seconds: float
+
+    @property
+    def tokens_per_step(self) -> float:
+        return expected_tokens_per_step(self.acceptance, self.k)
+
+    @property
+    def round_seconds(self) -> float:
+        """k draft steps + one verify step."""
+        return self.k * self.draft_step_seconds + self.verify_step_seconds
+
+    @property
+    def seconds_per_token(self) -> float:
+        return self.round_seconds / self.tokens_per_step
+
+    @property
+    def speedup(self) -> float:
+        return self.target_step_seconds / self.seconds_per_token
+
+    @property
+    def break_even_tokens(self) -> float:
+        """E at which speculation neither gains nor loses: round / target step."""
+        return self.round_seconds / self.target_step_seconds
+
+    @property
+    def break_even_acceptance(self) -> float | None:
+        """The alpha where speedup = 1 (bisection on the increasing E(alpha)); None when even
+        alpha = 1 (k + 1 tokens per step) does not pay."""
+        need = self.break_even_tokens
+        if need > self.k + 1:
+            return None
+        lo, hi = 0.0, 1.0
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if expected_tokens_per_step(mid, self.k) < need else (lo, mid)
+        return hi
+
+    def to_dict(self) -> dict:
+        return {
+            "k": self.k,
+            "acceptance": self.acceptance,
+            "drafter": self.drafter,
+            "tokens_per_step": self.tokens_per_step,
+            "target_step_seconds": self.target_step_seconds,
+            "draft_step_seconds": self.draft_step_seconds,
+            "verify_step_seconds": self.verify_step_seconds,
+            "seconds_per_token": self.seconds_per_token,
+            "speedup": self.speedup,
+            "break_even_acceptance": self.break_even_acceptance,
+        }
+
+
+def speculate(
+    cfg: ModelConfig,
+    k: int,
+    acceptance: float,
+    draft: ModelConfig | None = None,
+    context: int = 4096,
+    batch: int = 1,
+    gpu: str = "h100",
+    weight_dtype: str = "bf16",
+    kv_dtype: str = "bf16",
+    compute_efficiency: float = DEFAULT_SERVE_COMPUTE_EFFICIENCY,
+    bandwidth_efficiency: float = DEFAULT_SERVE_BANDWIDTH_EFFICIENCY,
+    draft_name: str | None = None,
+) -> Speculation:
+    """Speculative decoding of `cfg` with `draft` (a model) or, when draft is None, MTP heads."""
+    expected_tokens_per_step(acceptance, k)  # checks both
+    require_int("context", context)
+    require_int("batch", batch)
+    require_choice("weight_dtype", weight_dtype, STORAGE_DTYPES)
+    require_choice("kv_dtype", kv_dtype, STORAGE_DTYPES)
+    entry = get_gpu(gpu)
+    rates = _Rates(
+        entry.peak_flops_per_second("bf16"), entry.hbm_bytes_per_second, compute_efficiency, bandwidth_efficiency
+    )
+
+    def step(model: ModelConfig, tokens: int, extra_bytes: int = 0) -> float:
+        flops = sum(decode_step_flops(model, context + i, batch) for i in range(tokens))
+        moved = step_bytes(model, context + tokens - 1, batch, weight_dtype, kv_dtype, new_tokens=tokens).total
+        return rates.seconds(flops, moved + extra_bytes)
+
+    if draft is None:
+        drafter, extra = mtp_head_config(cfg), mtp_projection_bytes(cfg, weight_dtype)
+    else:
+        if draft.vocab_size != cfg.vocab_size:
+            raise SizingError(
+                f"draft vocab_size ({draft.vocab_size}) must equal the target's ({cfg.vocab_size}): "
+                "the target verifies the draft's tokens"
+            )
+        drafter, extra = draft, 0
+    return Speculation(
+        k,
+        acceptance,
+        draft_name or ("mtp" if draft is None else "draft"),
+        step(cfg, 1),
+        step(drafter, 1, extra),
+        step(cfg, k + 1),
+    )
