@@ -29,6 +29,7 @@ class LazyGroup(click.Group):
         "profile": ("profile", "profile"),
         "report": ("report", "report"),
         "serve": ("serve", "serve"),
+        "serve-layout": ("serve_layout", "serve_layout"),
         "speculate": ("speculate", "speculate"),
         "sweep": ("sweep", "sweep"),
         "verify": ("verify", "verify"),

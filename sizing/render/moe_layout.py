@@ -1,0 +1,33 @@
+"""`sizing serve-layout`: MoE serving layouts (TP against EP + DP attention) side by side."""
+
+from __future__ import annotations
+
+import json
+
+from ..serve.moe_layout import LayoutStep
+from ..units import format_gib
+from .tables import heading, table
+
+
+def layout_rows(steps: list[LayoutStep]) -> list[list]:
+    return [
+        [
+            "EP + DP-attention" if s.layout == "ep-dp" else "TP",
+            s.gpus,
+            f"{s.batch:,}",
+            format_gib(s.weights_bytes_per_gpu),
+            format_gib(s.kv_bytes_per_gpu),
+            f"{s.experts_read_per_gpu:.1f}",
+            f"{s.seconds * 1e3:.1f} ms",
+            f"{s.comm_seconds * 1e3:.1f} ms",
+            f"{s.tokens_per_second_per_gpu:,.0f}",
+        ]
+        for s in steps
+    ]
+
+
+def render_layouts(steps: list[LayoutStep], why: str, fmt: str, title: str) -> str:
+    if fmt == "json":
+        return json.dumps({"layouts": [s.to_dict() for s in steps], "why": why}, indent=2, allow_nan=False)
+    headers = ["layout", "GPUs", "batch", "weights/GPU", "KV/GPU", "experts/GPU/layer", "TPOT", "comm", "tok/s/GPU"]
+    return "\n".join([heading(title, fmt), table(headers, layout_rows(steps), fmt), why])

@@ -1,0 +1,215 @@
+"""Serving an MoE across GPUs: pure tensor parallelism against expert parallelism with
+data-parallel attention (DeepSeek-V3 style), for one decode step at context C.
+
+Layouts over G GPUs (nodes of 8):
+* `tp`: every weight split over G (Megatron-LM); each step all-reduces b·d activations twice
+  per layer over the G ranks (ring; across nodes the network link is the bottleneck). The
+  KV cache splits by KV heads (a head shared by several ranks when h_kv < G), but an MLA latent
+  (one per token, shared by the heads) is replicated: every rank holds the whole batch's cache.
+* `ep-dp`: attention, dense layers, shared experts, embedding and head replicated on every
+  rank, each rank decoding its own b sequences (DP attention); the E routed experts spread
+  E/G per rank (EP). Per MoE layer the b·k routed token copies are sent to their experts'
+  ranks and back (dispatch + combine all-to-all, DeepSeek-V3 arXiv:2412.19437 sec. 3.4 and its
+  inference deployment sec. 3.4.2: attention DP + EP over 320 GPUs for decoding), (G - 1)/G of
+  them leaving the rank.
+* Expert load: with B = G·b tokens routed uniformly and independently, each picks k of E; a
+  given expert is reached with probability 1 - (1 - k/E)^B (sizing.serve.work
+  expected_experts_hit), so a rank reads that share of its E/G experts.
+
+Step time per GPU = max(FLOPs / (peak x eff), bytes / (HBM x eff)) + communication; FLOPs per
+GPU = B x decode FLOPs per token / G in both (balanced). Memory per GPU = weights held + KV
+held must fit `reserve` of the GPU (0.9 as vLLM's default utilization), which sets the largest
+batch; tokens/s per GPU = B / step / G at that batch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import params as P
+from ..config import ModelConfig
+from ..hardware import GPU, get_gpu
+from ..memory.kv import dtype_bytes, kv_cache_bytes
+from ..memory.quant import FORMATS as QUANT_FORMATS
+from ..memory.quant import get_format, quantized_weights, routed_expert_matrix_params
+from ..memory.search import largest_fitting
+from ..validate import SizingError, require_choice, require_int
+from ..vocabulary import DEFAULT_SERVE_BANDWIDTH_EFFICIENCY, DEFAULT_SERVE_COMPUTE_EFFICIENCY, DTYPE_BITS, ceil_div
+from .roofline import compute_seconds, memory_seconds, tp_ring_allreduce_seconds
+from .work import decode_step_flops, expected_experts_hit
+
+LAYOUTS = ("tp", "ep-dp")
+GPUS_PER_NODE = 8
+DEFAULT_RESERVE = 0.9
+
+
+def weight_split_bytes(cfg: ModelConfig, weights: str) -> tuple[int, int]:
+    """(everything but the routed experts, one routed expert of one layer) in bytes, for a plain
+    dtype or a deployed format (sizing/memory/quant.py)."""
+    n_routed = routed_expert_matrix_params(cfg)
+    expert_count = cfg.n_moe_layers * cfg.n_experts
+    expert_bias = P.expert_params(cfg) - (n_routed // expert_count if expert_count else 0)
+    if weights in DTYPE_BITS:
+        total = dtype_bytes(P.total_params(cfg), weights)
+        one = dtype_bytes(P.expert_params(cfg), weights) if cfg.is_moe else 0
+        return total - one * expert_count, one
+    fmt = get_format(weights)
+    one = ceil_div(int(n_routed // expert_count * fmt.bits), 8) + dtype_bytes(expert_bias, "bf16")
+    return quantized_weights(cfg, fmt).bytes - one * expert_count, one
+
+
+@dataclass(frozen=True)
+class LayoutStep:
+    layout: str
+    gpus: int
+    batch: int  # sequences over all G GPUs
+    weights_bytes_per_gpu: int
+    kv_bytes_per_gpu: int
+    compute_seconds: float
+    memory_seconds: float
+    comm_seconds: float
+    experts_read_per_gpu: float  # per MoE layer
+
+    @property
+    def seconds(self) -> float:
+        return max(self.compute_seconds, self.memory_seconds) + self.comm_seconds
+
+    @property
+    def memory_bytes_per_gpu(self) -> int:
+        return self.weights_bytes_per_gpu + self.kv_bytes_per_gpu
+
+    @property
+    def tokens_per_second_per_gpu(self) -> float:
+        return self.batch / self.seconds / self.gpus
+
+    def to_dict(self) -> dict:
+        return {
+            "layout": self.layout,
+            "gpus": self.gpus,
+            "batch": self.batch,
+            "weights_bytes_per_gpu": self.weights_bytes_per_gpu,
+            "kv_bytes_per_gpu": self.kv_bytes_per_gpu,
+            "memory_bytes_per_gpu": self.memory_bytes_per_gpu,
+            "compute_seconds": self.compute_seconds,
+            "memory_seconds": self.memory_seconds,
+            "comm_seconds": self.comm_seconds,
+            "step_seconds": self.seconds,
+            "tpot_seconds": self.seconds,
+            "experts_read_per_gpu_per_layer": self.experts_read_per_gpu,
+            "tokens_per_second_per_gpu": self.tokens_per_second_per_gpu,
+        }
+
+
+def _link_bytes_per_second(gpu: GPU, gpus: int) -> float:
+    """The slowest link a collective over `gpus` crosses: NVLink inside a node, the network across."""
+    if gpu.nvlink_gbs is None:
+        raise SizingError(f"gpu {gpu.key} has no link bandwidth in the table")
+    return (gpu.nvlink_gbs if gpus <= GPUS_PER_NODE else gpu.network_gbs) * 1e9
+
+
+def _kv_per_gpu(cfg: ModelConfig, context: int, sequences: int, kv_dtype: str, shards: int) -> int:
+    """The KV cache a TP rank holds: ceil(h_kv / G) of the h_kv heads (a head shared by the ranks
+    of its query group when h_kv < G); an MLA latent is one per token, whole on every rank."""
+    whole = kv_cache_bytes(cfg, context, sequences, kv_dtype)
+    if cfg.is_mla:
+        return whole
+    return ceil_div(whole * ceil_div(cfg.kv_heads, shards), cfg.kv_heads)
+
+
+@dataclass(frozen=True)
+class _Setup:
+    cfg: ModelConfig
+    gpu: GPU
+    context: int
+    weights: str
+    kv_dtype: str
+    compute_efficiency: float
+    bandwidth_efficiency: float
+
+    def step(self, layout: str, gpus: int, batch: int) -> LayoutStep:
+        """One decode step of `batch` sequences (all GPUs together) in `layout` over `gpus`."""
+        cfg, gpu, a = self.cfg, self.gpu, dtype_bytes(1, "bf16")
+        rest, one = weight_split_bytes(cfg, self.weights)
+        hit = expected_experts_hit(cfg.n_experts, cfg.top_k, batch) if cfg.is_moe else 0.0
+        flops = decode_step_flops(cfg, self.context, batch) / gpus
+        link = _link_bytes_per_second(gpu, gpus) * self.bandwidth_efficiency if gpus > 1 else 1.0
+        if layout == "tp":
+            held = ceil_div(rest + one * cfg.n_moe_layers * cfg.n_experts, gpus)
+            read = (rest + one * cfg.n_moe_layers * hit) / gpus
+            kv = _kv_per_gpu(cfg, self.context, batch, self.kv_dtype, gpus)
+            comm = 2 * cfg.n_layers * tp_ring_allreduce_seconds(batch * cfg.d_model * a, gpus, link, 1.0)
+            local_hit = hit / gpus
+        else:
+            per_rank = ceil_div(batch, gpus)
+            held = rest + one * cfg.n_moe_layers * ceil_div(cfg.n_experts, gpus)
+            local_hit = hit / gpus
+            read = rest + one * cfg.n_moe_layers * local_hit
+            kv = kv_cache_bytes(cfg, self.context, per_rank, self.kv_dtype)
+            routed = per_rank * cfg.top_k * cfg.d_model * a * (gpus - 1) / gpus
+            comm = 2 * cfg.n_moe_layers * routed / link if gpus > 1 else 0.0
+        return LayoutStep(
+            layout,
+            gpus,
+            batch,
+            held,
+            kv,
+            compute_seconds(flops, gpu.peak_flops_per_second("bf16"), self.compute_efficiency),
+            memory_seconds(read + kv, gpu.hbm_bytes_per_second, self.bandwidth_efficiency),
+            comm,
+            local_hit,
+        )
+
+
+def best_step(setup: _Setup, layout: str, gpus: int, reserve: float = DEFAULT_RESERVE) -> LayoutStep | None:
+    """The step at the largest batch whose weights + KV fit `reserve` of each GPU; None if none."""
+    capacity = int(setup.gpu.memory_bytes * reserve)
+    unit = gpus if layout == "ep-dp" else 1  # DP attention: the same batch on every rank
+    n = largest_fitting(lambda b: setup.step(layout, gpus, b * unit).memory_bytes_per_gpu, capacity)
+    return None if n is None else setup.step(layout, gpus, n * unit)
+
+
+def compare_layouts(
+    cfg: ModelConfig,
+    gpu: str,
+    context: int,
+    weights: str = "fp8",
+    kv_dtype: str = "bf16",
+    gpu_counts: tuple[int, ...] = (8, 16, 32),
+    compute_efficiency: float = DEFAULT_SERVE_COMPUTE_EFFICIENCY,
+    bandwidth_efficiency: float = DEFAULT_SERVE_BANDWIDTH_EFFICIENCY,
+) -> list[LayoutStep]:
+    """Every layout x GPU count that fits, at its largest batch, best tokens/s per GPU first."""
+    require_int("context", context)
+    require_choice("weights", weights, (*DTYPE_BITS, *QUANT_FORMATS))
+    require_choice("kv_dtype", kv_dtype, DTYPE_BITS)
+    setup = _Setup(cfg, get_gpu(gpu), context, weights, kv_dtype, compute_efficiency, bandwidth_efficiency)
+    found = []
+    for layout in LAYOUTS:
+        for gpus in gpu_counts:
+            if layout == "tp" and (cfg.n_heads % gpus):
+                continue  # each rank holds whole heads
+            step = best_step(setup, layout, require_int("gpus", gpus))
+            if step is not None:
+                found.append(step)
+    return sorted(found, key=lambda s: -s.tokens_per_second_per_gpu)
+
+
+def why_best(steps: list[LayoutStep], cfg: ModelConfig) -> str:
+    """Why the fastest layout beats the fastest pure-TP one, from their own numbers."""
+    if not steps:
+        return "no layout fits"
+    best = steps[0]
+    tp = next((s for s in steps if s.layout == "tp"), None)
+    if best.layout == "tp" or tp is None:
+        return f"{best.layout} on {best.gpus} GPUs is fastest; no EP + DP-attention layout beats it here"
+    kv_note = (
+        "the MLA latent cache is one per token, so every TP rank holds the whole batch's cache"
+        if cfg.is_mla
+        else "TP splits the KV heads, but every rank still reads all the experts the whole batch touches"
+    )
+    return (
+        f"{best.layout} on {best.gpus} GPUs gives {best.tokens_per_second_per_gpu / tp.tokens_per_second_per_gpu:.1f}x "
+        f"the tokens/s per GPU of tp on {tp.gpus}: each rank caches only its own {best.batch // best.gpus} sequences "
+        f"and reads {best.experts_read_per_gpu:.1f} experts per layer, so {best.batch} sequences fit against "
+        f"{tp.batch} under tp, where {kv_note}"
+    )
