@@ -330,3 +330,23 @@ def gpu_for_device_name(device_name: str) -> GPU | None:
         if any(pattern.lower() in device_name.lower() for pattern in gpu.device_names):
             return gpu
     return None
+
+
+# Dense peaks of the integer and 4-bit formats W8A8 / W4A4 serving runs at (TOPS or TFLOP/s),
+# apart from `peak_tflops` so the training dtypes stay as they are. Dense = half the sparse
+# figure the datasheets headline.
+LOW_PRECISION_TFLOPS: dict[str, dict[str, float]] = {
+    "h100-sxm": {"int8": 1978.9},  # NVIDIA H100 datasheet: INT8 3,958 TOPS with sparsity
+    "h200": {"int8": 1978.9},  # NVIDIA H200 datasheet: INT8 3,958 TOPS with sparsity
+    "b200": {"int8": 4500, "fp4": 9000},  # NVIDIA HGX B200 datasheet: per GPU INT8 9 POPS, FP4 18 PFLOPS sparse
+    "mi300x": {"int8": 2614.9},  # AMD MI300X datasheet: INT8 2,614.9 TOPS dense
+}
+
+
+def low_precision_peak_flops_per_second(gpu: GPU, dtype: str) -> float:
+    """Dense int8 / fp4 peak of `gpu` (ops/s); UnknownName where the table has none."""
+    rates = LOW_PRECISION_TFLOPS.get(gpu.key, {})
+    if dtype not in rates:
+        have = ", ".join(rates) or "none"
+        raise UnknownName(f"gpu {gpu.key} has no {show(dtype)} peak in the table; available: {have}")
+    return rates[dtype] * 1e12

@@ -104,3 +104,13 @@ def test_weight_only_and_w8a8():
 def test_unknown_format_names_the_valid_ones():
     with pytest.raises(SizingError, match=r"quant .*q4_k_m"):
         get_format("q3_k_xl")
+
+
+def test_low_precision_peaks():
+    """Dense = half the datasheets' sparse headline: H100 INT8 3,958 -> 1,978.9; HGX B200 FP4 18 PF -> 9."""
+    from sizing.hardware import get_gpu, low_precision_peak_flops_per_second
+
+    assert low_precision_peak_flops_per_second(get_gpu("h100"), "int8") == 1978.9e12
+    assert low_precision_peak_flops_per_second(get_gpu("b200"), "fp4") == 2 * get_gpu("b200").peak_tflops["fp8"] * 1e12
+    with pytest.raises(SizingError, match="no 'fp4' peak"):
+        low_precision_peak_flops_per_second(get_gpu("h100"), "fp4")
