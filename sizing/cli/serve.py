@@ -81,6 +81,13 @@ def _efficiency(option: str) -> Number:
     type=Count("--prefill-chunk", maximum=MAX_SEQ_LEN),
     help="Tokens per prefill forward (chunked prefill).  [default: the whole batch's prompts at once]",
 )
+@click.option(
+    "--prefix-cached",
+    "prefix",
+    type=Count("--prefix-cached", minimum=1, maximum=MAX_SEQ_LEN),
+    help="Prompt tokens every request shares and the engine caches (prefix caching): their prefill is "
+    "skipped and their KV blocks stored once.",
+)
 @click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
 def serve(
     preset,
@@ -100,6 +107,7 @@ def serve(
     bandwidth_efficiency,
     price,
     prefill_chunk,
+    prefix,
     fmt,
 ):
     """Serving on the roofline: time to first token, time per output token, tokens/s, $/M tokens.
@@ -140,6 +148,16 @@ def serve(
             name=model.name,
             trained_context=model.preset.context if model.preset else None,
         )
+        cached = None
+        if prefix is not None:
+            from ..serve.prefix import prefix_cache
+
+            cached = prefix_cache(result, prefix)
     except SizingError as exc:
         raise UserError(str(exc)) from None
-    click.echo(render_serve(result, fmt).rstrip("\n"))
+    text = render_serve(result, fmt).rstrip("\n")
+    if cached is not None:
+        from ..render.prefix import with_prefix_cache
+
+        text = with_prefix_cache(text, cached, fmt)
+    click.echo(text)
