@@ -73,5 +73,25 @@ def test_cli():
     r = CliRunner().invoke(main, ["serve-layout", "--preset", "deepseek-v3", "--gpu", "h200", "--format", "json"])
     data = json.loads(r.output)
     assert r.exit_code == 0 and data["layouts"][0]["layout"] == "ep-dp" and "MLA" in data["why"]
-    r = CliRunner().invoke(main, ["serve-layout", "--preset", "llama2-7b"])
-    assert r.exit_code == 2 and "no experts" in r.output
+    r = CliRunner().invoke(main, ["serve-layout", "--preset", "llama2-7b", "--gpus", "1", "--gpus", "16"])
+    assert r.exit_code == 0 and "EP" not in r.output and "TP 8 x PP 2" in r.output
+
+
+def test_pipeline_stage_terms():
+    """Llama-3.1-405B bf16 over 2 nodes, tp 8 x pp 2, 8 sequences per micro-batch: a stage holds
+    63 of 126 layers; its KV holds both micro-batches (16 sequences) for those layers, split over
+    the 8 KV heads; sending 8·d bf16 activations to the next stage crosses the network."""
+    cfg = get_preset("llama3.1-405b").config
+    s = _setup(cfg, "h100", "bf16")
+    step = s.step("tp-pp", 16, 16)
+    assert step.kv_bytes_per_gpu == kv_cache_bytes(cfg, 4096, 16, "bf16") * 63 // 126 // 8
+    send = 8 * cfg.d_model * 2 / (50e9 * 0.8)
+    stage = s.step("tp", 8, 8)  # the same tp 8 all-reduce per layer, over 126 layers
+    allreduce_per_layer = stage.comm_seconds / 126
+    assert step.comm_seconds == pytest.approx(2 * (63 * allreduce_per_layer + send))
+
+
+def test_dense_model_across_nodes_prefers_a_pipeline():
+    steps = compare_layouts(get_preset("llama3.1-405b").config, "h100", 4096, "bf16", gpu_counts=(16,))
+    assert [s.layout for s in steps] == ["tp-pp", "tp"]
+    assert steps[0].tokens_per_second_per_gpu > 2 * steps[1].tokens_per_second_per_gpu

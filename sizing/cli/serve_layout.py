@@ -7,7 +7,7 @@ import click
 from ..memory.quant import FORMATS as QUANT_FORMATS
 from ..validate import MAX_SEQ_LEN
 from ..vocabulary import DEFAULT_GPU, DTYPE_BITS
-from .common import FORMATS, UserError, model_options, resolve_model
+from .common import FORMATS, model_options, resolve_model
 from .options import Choice, Count
 
 
@@ -39,7 +39,7 @@ from .options import Choice, Count
 )
 @click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
 def serve_layout(preset, config_path, overrides, gpu, context, weights, kv_dtype, gpu_counts, fmt):
-    """MoE serving layouts: pure TP against EP with DP attention (DeepSeek-V3 style), per GPU.
+    """Serving layouts: pure TP, EP with DP attention (MoE, DeepSeek-V3 style), TP x PP across nodes.
 
     For each layout and GPU count: the largest batch whose weights + KV fit 0.9 of each GPU,
     the decode step on the roofline with its all-reduces or all-to-alls, and tokens/s per GPU;
@@ -48,14 +48,13 @@ def serve_layout(preset, config_path, overrides, gpu, context, weights, kv_dtype
     \b
     Example:
       sizing serve-layout --preset deepseek-v3 --gpu h200 --weights fp8-block128
+      sizing serve-layout --preset llama3.1-405b --gpu h100 --weights bf16 --gpus 16 --gpus 32
       sizing serve-layout --preset gpt-oss-120b --gpu h100 --weights mxfp4-experts --gpus 1 --gpus 2 --gpus 4 --gpus 8
     """
     from ..render.moe_layout import render_layouts
     from ..serve.moe_layout import compare_layouts, why_best
 
     model = resolve_model(preset, config_path, overrides)
-    if not model.config.is_moe:
-        raise UserError(f"{model.name or 'this model'} has no experts; use `sizing serve --tp` for a dense model")
     steps = compare_layouts(model.config, gpu, context, weights, kv_dtype, tuple(gpu_counts) or (8, 16, 32))
     title = f"Serving {model.name} on {gpu}: decode at context {context}, weights {weights}, KV {kv_dtype}"
     click.echo(render_layouts(steps, why_best(steps, model.config), fmt, title).rstrip("\n"))

@@ -1,4 +1,4 @@
-"""`sizing serve-layout`: MoE serving layouts (TP against EP + DP attention) side by side."""
+"""`sizing serve-layout`: serving layouts (TP, EP + DP attention, TP x PP) side by side."""
 
 from __future__ import annotations
 
@@ -8,11 +8,13 @@ from ..serve.moe_layout import LayoutStep
 from ..units import format_gib
 from .tables import heading, table
 
+_LABELS = {"ep-dp": "EP + DP-attention", "tp": "TP"}
+
 
 def layout_rows(steps: list[LayoutStep]) -> list[list]:
     return [
         [
-            "EP + DP-attention" if s.layout == "ep-dp" else "TP",
+            _LABELS[s.layout] if s.layout != "tp-pp" else f"TP 8 x PP {s.gpus // 8}",
             s.gpus,
             f"{s.batch:,}",
             format_gib(s.weights_bytes_per_gpu),

@@ -1,5 +1,6 @@
-"""Serving an MoE across GPUs: pure tensor parallelism against expert parallelism with
-data-parallel attention (DeepSeek-V3 style), for one decode step at context C.
+"""Serving layouts across GPUs: pure tensor parallelism against expert parallelism with
+data-parallel attention (DeepSeek-V3 style, MoE only) and against TP in a node with pipeline
+stages across nodes (pipeline.py), for one decode step at context C.
 
 Layouts over G GPUs (nodes of 8):
 * `tp`: every weight split over G (Megatron-LM); each step all-reduces b·d activations twice
@@ -35,10 +36,11 @@ from ..memory.quant import get_format, quantized_weights, routed_expert_matrix_p
 from ..memory.search import largest_fitting
 from ..validate import SizingError, require_choice, require_int
 from ..vocabulary import DEFAULT_SERVE_BANDWIDTH_EFFICIENCY, DEFAULT_SERVE_COMPUTE_EFFICIENCY, DTYPE_BITS, ceil_div
+from .pipeline import pipeline_stage
 from .roofline import compute_seconds, memory_seconds, tp_ring_allreduce_seconds
 from .work import decode_step_flops, expected_experts_hit
 
-LAYOUTS = ("tp", "ep-dp")
+LAYOUTS = ("tp", "ep-dp", "tp-pp")
 GPUS_PER_NODE = 8
 DEFAULT_RESERVE = 0.9
 
@@ -133,6 +135,8 @@ class _Setup:
         hit = expected_experts_hit(cfg.n_experts, cfg.top_k, batch) if cfg.is_moe else 0.0
         flops = decode_step_flops(cfg, self.context, batch) / gpus
         link = _link_bytes_per_second(gpu, gpus) * self.bandwidth_efficiency if gpus > 1 else 1.0
+        if layout == "tp-pp":
+            return self._pipeline(gpus, batch, (rest, one))
         if layout == "tp":
             held = ceil_div(rest + one * cfg.n_moe_layers * cfg.n_experts, gpus)
             read = (rest + one * cfg.n_moe_layers * hit) / gpus
@@ -159,11 +163,39 @@ class _Setup:
             local_hit,
         )
 
+    def _pipeline(self, gpus: int, batch: int, split: tuple[int, int]) -> LayoutStep:
+        """tp 8 in a node, gpus / 8 stages; `batch` = pp micro-batches in flight (pipeline.py).
+        Times are pp x the stage's, so `seconds` is the time per output token."""
+        pp = gpus // GPUS_PER_NODE
+        st = pipeline_stage(
+            self.cfg,
+            self.gpu,
+            self.context,
+            split,
+            self.kv_dtype,
+            GPUS_PER_NODE,
+            pp,
+            batch // pp,
+            (self.compute_efficiency, self.bandwidth_efficiency),
+        )
+        return LayoutStep(
+            "tp-pp",
+            gpus,
+            batch,
+            st["weights"],
+            st["kv"],
+            pp * st["compute"],
+            pp * st["memory"],
+            pp * st["comm"],
+            st["experts_read"] / GPUS_PER_NODE,
+        )
+
 
 def best_step(setup: _Setup, layout: str, gpus: int, reserve: float = DEFAULT_RESERVE) -> LayoutStep | None:
     """The step at the largest batch whose weights + KV fit `reserve` of each GPU; None if none."""
     capacity = int(setup.gpu.memory_bytes * reserve)
-    unit = gpus if layout == "ep-dp" else 1  # DP attention: the same batch on every rank
+    # DP attention: the same batch on every rank; a pipeline: the same micro-batch per stage
+    unit = gpus if layout == "ep-dp" else gpus // GPUS_PER_NODE if layout == "tp-pp" else 1
     n = largest_fitting(lambda b: setup.step(layout, gpus, b * unit).memory_bytes_per_gpu, capacity)
     return None if n is None else setup.step(layout, gpus, n * unit)
 
@@ -186,8 +218,13 @@ def compare_layouts(
     found = []
     for layout in LAYOUTS:
         for gpus in gpu_counts:
-            if layout == "tp" and (cfg.n_heads % gpus):
+            tp = GPUS_PER_NODE if layout == "tp-pp" else gpus
+            if layout == "tp" and (cfg.n_heads % tp):
                 continue  # each rank holds whole heads
+            if (layout == "ep-dp" and not cfg.is_moe) or (layout == "tp-pp" and gpus <= GPUS_PER_NODE):
+                continue  # EP needs experts; a pipeline here spans nodes
+            if layout == "tp-pp" and gpus % GPUS_PER_NODE:
+                continue
             step = best_step(setup, layout, require_int("gpus", gpus))
             if step is not None:
                 found.append(step)
@@ -201,7 +238,14 @@ def why_best(steps: list[LayoutStep], cfg: ModelConfig) -> str:
     best = steps[0]
     tp = next((s for s in steps if s.layout == "tp"), None)
     if best.layout == "tp" or tp is None:
-        return f"{best.layout} on {best.gpus} GPUs is fastest; no EP + DP-attention layout beats it here"
+        return f"{best.layout} on {best.gpus} GPUs is fastest here"
+    if best.layout == "tp-pp":
+        ratio = best.tokens_per_second_per_gpu / tp.tokens_per_second_per_gpu
+        return (
+            f"tp 8 x pp {best.gpus // GPUS_PER_NODE} gives {ratio:.1f}x "
+            f"the tokens/s per GPU of tp on {tp.gpus}: only b·d activations cross the network between stages, "
+            "where tp across nodes all-reduces twice per layer over it"
+        )
     kv_note = (
         "the MLA latent cache is one per token, so every TP rank holds the whole batch's cache"
         if cfg.is_mla
