@@ -11,7 +11,8 @@ from sizing.hardware import get_gpu
 from sizing.memory.kv import kv_cache_bytes
 from sizing.memory.quant import quantized_weights
 from sizing.presets import get_preset
-from sizing.serve.moe_layout import _Setup, compare_layouts, weight_split_bytes, why_best
+from sizing.serve.moe_layout import _Setup, compare_layouts, why_best
+from sizing.serve.quant_bytes import weight_split_bytes
 from sizing.serve.work import expected_experts_hit
 
 DSV3 = get_preset("deepseek-v3").config

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..memory.quant import FORMATS as QUANT_FORMATS
 from ..render.serve import render_serve
 from ..serve import serve as serve_estimate
 from ..validate import MAX_SEQ_LEN, SizingError
@@ -82,6 +83,12 @@ def _efficiency(option: str) -> Number:
     help="Tokens per prefill forward (chunked prefill).  [default: the whole batch's prompts at once]",
 )
 @click.option(
+    "--quant",
+    type=Choice("--quant", QUANT_FORMATS),
+    help="Weights in a deployed format (GPTQ/AWQ, MXFP4, NVFP4, fp8, GGUF; see `sizing memory --quant`) "
+    "instead of --weight-dtype.",
+)
+@click.option(
     "--prefix-cached",
     "prefix",
     type=Count("--prefix-cached", minimum=1, maximum=MAX_SEQ_LEN),
@@ -107,6 +114,7 @@ def serve(
     bandwidth_efficiency,
     price,
     prefill_chunk,
+    quant,
     prefix,
     fmt,
 ):
@@ -128,6 +136,11 @@ def serve(
     missing = [name for name, value in (("--prompt", prompt), ("--output", output)) if value is None]
     if missing:
         raise UserError(f"{' and '.join(missing)} needed, e.g. --prompt 4096 --output 256")
+    if quant is not None:
+        source = click.get_current_context().get_parameter_source("weight_dtype")
+        if source is not None and source.name != "DEFAULT":
+            raise UserError(f"--quant {quant} names the weight format; leave out --weight-dtype {weight_dtype}")
+        weight_dtype = quant
     try:
         result = serve_estimate(
             model.config,

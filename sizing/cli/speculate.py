@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..serve.quant_bytes import WEIGHT_CHOICES
 from ..validate import MAX_SEQ_LEN
 from ..vocabulary import DEFAULT_GPU, STORAGE_DTYPES
 from .common import FORMATS, UserError, model_options, resolve_model
@@ -24,7 +25,13 @@ from .options import Choice, Count, Number
 @click.option("--context", "-C", type=Count("--context", maximum=MAX_SEQ_LEN), default=4096, show_default=True)
 @click.option("--batch", "-b", type=Count("--batch"), default=1, show_default=True)
 @click.option("--gpu", default=DEFAULT_GPU, show_default=True, help="GPU name (see `sizing gpus`).")
-@click.option("--weight-dtype", type=Choice("--weight-dtype", STORAGE_DTYPES), default="bf16", show_default=True)
+@click.option(
+    "--weight-dtype",
+    type=Choice("--weight-dtype", WEIGHT_CHOICES),
+    default="bf16",
+    show_default=True,
+    help="A dtype or a deployed format (see `sizing memory --quant`).",
+)
 @click.option("--kv-dtype", type=Choice("--kv-dtype", STORAGE_DTYPES), default="bf16", show_default=True)
 @click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
 def speculate(preset, config_path, overrides, draft, k, acceptance, context, batch, gpu, weight_dtype, kv_dtype, fmt):

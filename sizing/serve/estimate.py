@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from ..config import ModelConfig
 from ..hardware import GPU, get_gpu
-from ..memory.kv import dtype_bytes, inference_weights_bytes, kv_cache_bytes
+from ..memory.kv import dtype_bytes, kv_cache_bytes
 from ..memory.prefill import prefill_activation_peak_bytes, prefill_tokens
 from ..presets import get_preset
 from ..validate import MAX_PRICE, SizingError, require_choice, require_fraction, require_int, require_number, show
@@ -30,6 +30,7 @@ from ..vocabulary import (
     STORAGE_DTYPES,
     ceil_div,
 )
+from .quant_bytes import WEIGHT_CHOICES, format_note, model_weights_bytes, weights_step_bytes
 from .result import ServeEstimate, ServeSettings, StepEstimate
 from .roofline import (
     Roofline,
@@ -41,7 +42,7 @@ from .roofline import (
     tp_allreduces_per_layer,
     tp_ring_allreduce_seconds,
 )
-from .work import decode_step_flops, prefill_flops, step_bytes
+from .work import decode_step_flops, prefill_flops
 
 __all__ = ["ServeEstimate", "serve"]
 
@@ -78,7 +79,7 @@ class _Machine:
     def decode_step(self, context: int, batch: int | None = None) -> StepEstimate:
         b = self.s.batch if batch is None else batch
         flops = decode_step_flops(self.cfg, context, b)
-        moved = step_bytes(self.cfg, context, b, self.s.weight_dtype, self.s.kv_dtype)
+        moved = weights_step_bytes(self.cfg, context, b, self.s.weight_dtype, self.s.kv_dtype)
         return StepEstimate(context, flops, moved, self.roofline(flops, moved.total, b))
 
     def prefill(self) -> tuple[int, int, float, Roofline]:
@@ -88,7 +89,7 @@ class _Machine:
         per_forward = prefill_tokens(s.prompt, s.batch, s.prefill_chunk)
         forwards = ceil_div(s.prompt * s.batch, per_forward)
         flops = prefill_flops(cfg, s.prompt, s.batch, s.attention)
-        weights = step_bytes(cfg, s.prompt, 1, s.weight_dtype, s.kv_dtype, new_tokens=per_forward).weight_bytes
+        weights = weights_step_bytes(cfg, s.prompt, 1, s.weight_dtype, s.kv_dtype, new_tokens=per_forward).weight_bytes
         n_bytes = forwards * weights + kv_cache_bytes(cfg, s.prompt, s.batch, s.kv_dtype)
         return flops, forwards, n_bytes, self.roofline(flops, n_bytes, s.prompt * s.batch)
 
@@ -109,7 +110,7 @@ class _Machine:
         """(weights, KV cache, prefill peak) bytes per GPU: weights and KV split over tp, the
         prefill peak taken whole (conservative)."""
         cfg, s = self.cfg, self.s
-        weights = ceil_div(inference_weights_bytes(cfg, s.weight_dtype), s.tp)
+        weights = ceil_div(model_weights_bytes(cfg, s.weight_dtype), s.tp)
         kv = ceil_div(kv_cache_bytes(cfg, s.prompt + s.output, batch, s.kv_dtype), s.tp)
         n = prefill_tokens(s.prompt, batch, s.prefill_chunk)
         a = dtype_bytes(1, s.activation_dtype)
@@ -217,7 +218,7 @@ def _settings(
     gpus = tp if gpus is None else require_int("gpus", gpus)
     if gpus % tp:
         raise SizingError(f"gpus ({gpus}) must be a multiple of tp ({tp}): gpus / tp replicas")
-    require_choice("weight_dtype", weight_dtype, STORAGE_DTYPES)
+    require_choice("weight_dtype", weight_dtype, WEIGHT_CHOICES)  # a dtype or a deployed format
     require_choice("kv_dtype", kv_dtype, STORAGE_DTYPES)
     require_choice("activation_dtype", activation_dtype, SERVE_ACTIVATION_DTYPES)
     require_choice("attention", attention, ATTENTION_CONVENTIONS)
@@ -248,6 +249,8 @@ def _notes(cfg: ModelConfig, s: ServeSettings, trained_context: int | None) -> l
         "static batch: prompts prefilled together, then decoded in lockstep; not counted: kernel launch and "
         "all-reduce latency, scheduling, sampling",
     ]
+    if (quant := format_note(s.weight_dtype, s.activation_dtype)) is not None:
+        notes.append(quant)
     if cfg.is_moe:
         notes.append(
             f"MoE: uniform independent routing assumed, E·(1 - (1 - k/E)^b) distinct experts of {cfg.n_experts} "

@@ -27,37 +27,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import params as P
 from ..config import ModelConfig
 from ..hardware import GPU, get_gpu
 from ..memory.kv import dtype_bytes, kv_cache_bytes
 from ..memory.quant import FORMATS as QUANT_FORMATS
-from ..memory.quant import get_format, quantized_weights, routed_expert_matrix_params
 from ..memory.search import largest_fitting
 from ..validate import SizingError, require_choice, require_int
 from ..vocabulary import DEFAULT_SERVE_BANDWIDTH_EFFICIENCY, DEFAULT_SERVE_COMPUTE_EFFICIENCY, DTYPE_BITS, ceil_div
 from .pipeline import pipeline_stage
+from .quant_bytes import weight_split_bytes
 from .roofline import compute_seconds, memory_seconds, tp_ring_allreduce_seconds
 from .work import decode_step_flops, expected_experts_hit
 
 LAYOUTS = ("tp", "ep-dp", "tp-pp")
 GPUS_PER_NODE = 8
 DEFAULT_RESERVE = 0.9
-
-
-def weight_split_bytes(cfg: ModelConfig, weights: str) -> tuple[int, int]:
-    """(everything but the routed experts, one routed expert of one layer) in bytes, for a plain
-    dtype or a deployed format (sizing/memory/quant.py)."""
-    n_routed = routed_expert_matrix_params(cfg)
-    expert_count = cfg.n_moe_layers * cfg.n_experts
-    expert_bias = P.expert_params(cfg) - (n_routed // expert_count if expert_count else 0)
-    if weights in DTYPE_BITS:
-        total = dtype_bytes(P.total_params(cfg), weights)
-        one = dtype_bytes(P.expert_params(cfg), weights) if cfg.is_moe else 0
-        return total - one * expert_count, one
-    fmt = get_format(weights)
-    one = ceil_div(int(n_routed // expert_count * fmt.bits), 8) + dtype_bytes(expert_bias, "bf16")
-    return quantized_weights(cfg, fmt).bytes - one * expert_count, one
 
 
 @dataclass(frozen=True)

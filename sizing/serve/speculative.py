@@ -30,8 +30,9 @@ from ..hardware import get_gpu
 from ..memory.kv import dtype_bytes
 from ..validate import SizingError, require_choice, require_int, require_number
 from ..vocabulary import DEFAULT_SERVE_BANDWIDTH_EFFICIENCY, DEFAULT_SERVE_COMPUTE_EFFICIENCY, STORAGE_DTYPES
+from .quant_bytes import WEIGHT_CHOICES, weights_step_bytes
 from .roofline import compute_seconds, memory_seconds
-from .work import decode_step_flops, step_bytes
+from .work import decode_step_flops
 
 
 def expected_tokens_per_step(alpha: float, k: int) -> float:
@@ -51,7 +52,7 @@ def mtp_head_config(cfg: ModelConfig) -> ModelConfig:
 
 def mtp_projection_bytes(cfg: ModelConfig, weight_dtype: str) -> int:
     """DeepSeek-V3's MTP projection M: [norm(h); norm(emb)] (2d) -> d."""
-    return dtype_bytes(2 * cfg.d_model * cfg.d_model, weight_dtype)
+    return dtype_bytes(2 * cfg.d_model * cfg.d_model, weight_dtype if weight_dtype in STORAGE_DTYPES else "bf16")
 
 
 @dataclass(frozen=True)
@@ -145,7 +146,7 @@ def speculate(
     expected_tokens_per_step(acceptance, k)  # checks both
     require_int("context", context)
     require_int("batch", batch)
-    require_choice("weight_dtype", weight_dtype, STORAGE_DTYPES)
+    require_choice("weight_dtype", weight_dtype, WEIGHT_CHOICES)
     require_choice("kv_dtype", kv_dtype, STORAGE_DTYPES)
     entry = get_gpu(gpu)
     rates = _Rates(
@@ -154,7 +155,7 @@ def speculate(
 
     def step(model: ModelConfig, tokens: int, extra_bytes: int = 0) -> float:
         flops = sum(decode_step_flops(model, context + i, batch) for i in range(tokens))
-        moved = step_bytes(model, context + tokens - 1, batch, weight_dtype, kv_dtype, new_tokens=tokens).total
+        moved = weights_step_bytes(model, context + tokens - 1, batch, weight_dtype, kv_dtype, tokens).total
         return rates.seconds(flops, moved + extra_bytes)
 
     if draft is None:

@@ -1,0 +1,78 @@
+"""The bytes serving reads when the weights are in a deployed format (sizing/memory/quant.py)
+rather than one dtype: the same StepBytes as sizing.serve.work.step_bytes, with the routed
+experts and everything else at the widths the format stores them in.
+
+Weight-only formats (GPTQ, AWQ, GGUF, MXFP4/NVFP4 on Hopper) dequantize inside the matmul
+kernel: the step reads the packed bytes and the matmuls run at the activation dtype's peak; the
+dequantization (about 2 FLOPs per weight read, in registers) is not counted, hidden while decode
+is memory-bound.
+"""
+
+from __future__ import annotations
+
+from .. import params as P
+from ..config import ModelConfig
+from ..memory.kv import dtype_bytes, inference_weights_bytes, kv_cache_bytes
+from ..memory.quant import FORMATS, get_format, quantized_weights, routed_expert_matrix_params
+from ..validate import require_int
+from ..vocabulary import DTYPE_BITS, ceil_div
+from .work import StepBytes, expected_experts_hit, step_bytes, unread_table_params
+
+WEIGHT_CHOICES = (*DTYPE_BITS, *FORMATS)  # a dtype or a format's key
+
+
+def weight_split_bytes(cfg: ModelConfig, weights: str) -> tuple[int, int]:
+    """(everything but the routed experts, one routed expert of one layer) in bytes, for a plain
+    dtype or a deployed format."""
+    expert_count = cfg.n_moe_layers * cfg.n_experts if cfg.is_moe else 0
+    if weights in DTYPE_BITS:
+        one = dtype_bytes(P.expert_params(cfg), weights) if expert_count else 0
+        return dtype_bytes(P.total_params(cfg), weights) - one * expert_count, one
+    fmt = get_format(weights)
+    if not expert_count:
+        return quantized_weights(cfg, fmt).bytes, 0
+    matrix = routed_expert_matrix_params(cfg) // expert_count
+    one = ceil_div(int(matrix * fmt.bits), 8) + dtype_bytes(P.expert_params(cfg) - matrix, "bf16")
+    return quantized_weights(cfg, fmt).bytes - one * expert_count, one
+
+
+def model_weights_bytes(cfg: ModelConfig, weights: str) -> int:
+    """All N parameters in `weights` (a dtype, or a format with its scales and 16-bit tensors)."""
+    if weights in DTYPE_BITS:
+        return inference_weights_bytes(cfg, weights)
+    return quantized_weights(cfg, weights).bytes
+
+
+def weights_step_bytes(
+    cfg: ModelConfig, context: int, batch: int, weights: str, kv_dtype: str, new_tokens: int = 1
+) -> StepBytes:
+    """step_bytes for a dtype; for a format, the same parts at the format's widths (the unread
+    token-table rows at its embedding width)."""
+    if weights in DTYPE_BITS:
+        return step_bytes(cfg, context, batch, weights, kv_dtype, new_tokens=new_tokens)
+    require_int("batch", batch)
+    require_int("new_tokens", new_tokens)
+    fmt = get_format(weights)
+    n = batch * new_tokens
+    rest, one = weight_split_bytes(cfg, weights)
+    unread = ceil_div(int(unread_table_params(cfg, n, new_tokens) * fmt.embedding_bits), 8)
+    return StepBytes(
+        dense_weight_bytes=rest - unread,
+        expert_bytes=one,
+        experts_read_per_layer=expected_experts_hit(cfg.n_experts, cfg.top_k, n),
+        layers=cfg.n_moe_layers if cfg.is_moe else cfg.n_layers,
+        kv_bytes=kv_cache_bytes(cfg, context, batch, kv_dtype),
+    )
+
+
+def format_note(weights: str, activation_dtype: str) -> str | None:
+    """What serving in a format assumes, for the notes."""
+    if weights not in FORMATS:
+        return None
+    fmt = get_format(weights)
+    if fmt.weight_only:
+        return (
+            f"weights {weights} ({float(fmt.bits):g} bits per weight): weight-only, dequantized in the kernel; "
+            f"matmuls at the {activation_dtype} peak; dequantization (~2 FLOPs per weight read) not counted"
+        )
+    return f"weights {weights}: W8A8, the matmuls run at the --activation-dtype peak (fp8 for the full rate)"
