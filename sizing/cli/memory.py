@@ -177,16 +177,11 @@ def memory(
     except SizingError as exc:
         raise UserError(str(exc)) from None
     default_len = seq_len or (model.preset.context if model.preset else None)
+    _check_deployed_options(inference, weight_dtype, quant, engine, utilization, max_num_batched_tokens, tp)
     if inference:
         _refuse_training_options(seq_len if context is not None else None, micro_batch, zero, dp)
-        _check_deployed_options(weight_dtype, quant, engine, utilization, max_num_batched_tokens, tp)
     else:
         _refuse_inference_options(context, batch, weight_dtype, kv_dtype, prefill_chunk, zero, dp)
-        _refuse_given(
-            {"--quant": quant, "--engine": engine, "--gpu-memory-utilization": utilization, "--tp": tp}
-            | {"--max-num-batched-tokens": max_num_batched_tokens},
-            "to inference: add --inference",
-        )
     try:  # the API checks what the option types cannot (e.g. a config's own limits): one line, exit 2
         if inference:
             model.config.check_context(context or default_len, "--context" if context else "--seq-len")
@@ -228,8 +223,14 @@ def memory(
         raise SystemExit(EXIT_DOES_NOT_FIT)
 
 
-def _check_deployed_options(weight_dtype, quant, engine, utilization, max_num_batched_tokens, tp) -> None:
-    """--quant replaces --weight-dtype; the engine's options need --engine."""
+def _check_deployed_options(inference, weight_dtype, quant, engine, utilization, max_num_batched_tokens, tp) -> None:
+    """--quant and --engine apply to inference; --quant replaces --weight-dtype; the engine's options need --engine."""
+    if not inference:
+        _refuse_given(
+            {"--quant": quant, "--engine": engine, "--gpu-memory-utilization": utilization, "--tp": tp}
+            | {"--max-num-batched-tokens": max_num_batched_tokens},
+            "to inference: add --inference",
+        )
     if quant is not None and weight_dtype is not None:
         raise UserError(f"--quant {quant} names the weight format; leave out --weight-dtype {weight_dtype}")
     if engine is None:
