@@ -132,9 +132,11 @@ def engine_memory(
     non_torch_bytes: int = DEFAULT_NON_TORCH_BYTES,
     cuda_graph_bytes: int = DEFAULT_CUDA_GRAPH_BYTES,
     activation_dtype: str = "bf16",
+    gpu_memory_bytes: int | None = None,
 ) -> EngineMemory:
     """The engine's split of one GPU (module docstring); `weights_bytes` is the whole model's
-    (any format), divided over tp here."""
+    (any format), divided over tp here. `gpu_memory_bytes`: the total the engine logs
+    (torch.cuda.mem_get_info), for a GPU the table lacks or reports differently."""
     require_choice("engine", engine, ENGINES)
     require_choice("kv_dtype", kv_dtype, DTYPE_BITS)
     utilization = DEFAULT_UTILIZATION[engine] if utilization is None else utilization
@@ -146,11 +148,11 @@ def engine_memory(
     require_int("non_torch_bytes", non_torch_bytes, minimum=0)
     require_int("cuda_graph_bytes", cuda_graph_bytes, minimum=0)
     entry = get_gpu(gpu)
-    total = entry.memory_bytes
+    total = entry.memory_bytes if gpu_memory_bytes is None else require_int("gpu_memory_bytes", gpu_memory_bytes)
     budget = int(total * utilization)
     weights = ceil_div(weights_bytes, require_int("tp", tp))
     terms = [
-        EngineTerm("engine budget", budget, f"{utilization:g} x {entry.key} {total / GIB:.2f} GiB", _BUDGET[engine]),
+        EngineTerm("engine budget", budget, f"{utilization:g} x {total / GIB:.2f} GiB ({entry.key})", _BUDGET[engine]),
         EngineTerm("weights", weights, f"weights / tp {tp}", "the model's weight bytes in its format"),
         EngineTerm("non-torch memory", non_torch_bytes, "CUDA context, NCCL, cuBLAS workspaces", _ASSUMED),
     ]
