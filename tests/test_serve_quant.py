@@ -51,3 +51,8 @@ def test_cli():
     assert r.exit_code == 0 and "weights q4_k_m" in r.output
     r = CliRunner().invoke(main, [*args, "--quant", "q4_k_m", "--weight-dtype", "int4"])
     assert r.exit_code == 2 and "leave out --weight-dtype" in r.output
+
+
+def test_a_bare_int4_says_what_it_assumes():
+    est = serve("llama2-7b", prompt=100, output=20, weight_dtype="int4")
+    assert any("exactly 4 bits" in note for note in est.notes)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from .. import params as P
 from ..config import ModelConfig
 from ..memory.kv import dtype_bytes, inference_weights_bytes, kv_cache_bytes
-from ..memory.quant import FORMATS, get_format, quantized_weights, routed_expert_matrix_params
+from ..memory.quant import FORMATS, get_format, plain_dtype_note, quantized_weights, routed_expert_matrix_params
 from ..validate import require_int
 from ..vocabulary import DTYPE_BITS, ceil_div
 from .work import StepBytes, expected_experts_hit, step_bytes, unread_table_params
@@ -68,7 +68,7 @@ def weights_step_bytes(
 def format_note(weights: str, activation_dtype: str) -> str | None:
     """What serving in a format assumes, for the notes."""
     if weights not in FORMATS:
-        return None
+        return plain_dtype_note(weights)
     fmt = get_format(weights)
     if fmt.weight_only:
         return (
