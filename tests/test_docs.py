@@ -22,7 +22,8 @@ from sizing.presets import PRESETS
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
 PAGES = [REPO / "README.md", *sorted(DOCS.glob("*.md"))]
-LIGHT = ("estimate", "presets", "gpus", "memory", "serve", "speculate", "serve-layout")  # verify, report and profile are tested in their own files
+# verify, report and profile are tested in their own files
+LIGHT = ("estimate", "presets", "gpus", "memory", "serve", "speculate", "serve-layout")
 
 
 def load_script(path: Path):
