@@ -125,3 +125,10 @@ def test_blocks_against_vllm_logs(max_model_len, published):
         gpu_memory_bytes=int(23.58 * GIB),
     )
     assert abs(e.num_blocks - published) / published < 0.10
+
+
+def test_tp_must_divide_the_heads_and_csv_is_key_value():
+    with pytest.raises(SizingError, match="tp"):
+        engine_memory(get_preset("gpt2").config, 1, 1024, tp=7)
+    r = _run("--preset", "gpt2", "--inference", "--engine", "vllm", "--format", "csv")
+    assert r.exit_code == 0 and r.output.startswith("key,value\nterms.engine budget,")

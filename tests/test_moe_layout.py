@@ -96,3 +96,9 @@ def test_dense_model_across_nodes_prefers_a_pipeline():
     steps = compare_layouts(get_preset("llama3.1-405b").config, "h100", 4096, "bf16", gpu_counts=(16,))
     assert [s.layout for s in steps] == ["tp-pp", "tp"]
     assert steps[0].tokens_per_second_per_gpu > 2 * steps[1].tokens_per_second_per_gpu
+
+
+def test_csv_has_one_row_per_layout():
+    r = CliRunner().invoke(main, ["serve-layout", "--preset", "mixtral-8x7b", "--gpu", "h100", "--format", "csv"])
+    lines = r.output.strip().splitlines()
+    assert r.exit_code == 0 and lines[0].startswith("layout,gpus,batch") and len(lines) > 2

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from ..config import ModelConfig
 from ..hardware import get_gpu
 from ..units import GIB
-from ..validate import require_choice, require_fraction, require_int
+from ..validate import SizingError, require_choice, require_fraction, require_int
 from ..vocabulary import DTYPE_BITS, ceil_div
 from .kv import dtype_bytes
 from .prefill import prefill_activation_peak_bytes
@@ -147,6 +147,8 @@ def engine_memory(
     block_size = DEFAULT_BLOCK_SIZE[engine] if block_size is None else require_int("block_size", block_size)
     require_int("non_torch_bytes", non_torch_bytes, minimum=0)
     require_int("cuda_graph_bytes", cuda_graph_bytes, minimum=0)
+    if cfg.n_heads % require_int("tp", tp):
+        raise SizingError(f"tp ({tp}) must divide n_heads ({cfg.n_heads}): each rank holds whole heads")
     entry = get_gpu(gpu)
     total = entry.memory_bytes if gpu_memory_bytes is None else require_int("gpu_memory_bytes", gpu_memory_bytes)
     budget = int(total * utilization)

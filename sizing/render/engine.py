@@ -6,7 +6,7 @@ import json
 
 from ..memory.engine import EngineMemory
 from ..units import format_gib, format_int
-from .tables import heading, table
+from .tables import csv_text, heading, table
 
 
 def engine_rows(e: EngineMemory) -> list[list]:
@@ -60,6 +60,10 @@ def engine_verdict(e: EngineMemory) -> str:
 def render_engine(e: EngineMemory, fmt: str = "table", weights: str = "") -> str:
     if fmt == "json":
         return json.dumps(e.to_dict() | {"weights": weights}, indent=2, allow_nan=False)
+    if fmt == "csv":
+        d = e.to_dict()
+        terms = [[f"terms.{t['name']}", t["bytes"]] for t in d.pop("terms")]
+        return csv_text(["key", "value"], [*terms, *([k, v] for k, v in d.items())])
     title = f"{e.engine} memory on {e.gpu} (tp {e.tp}), weights {weights}, max_model_len {e.max_model_len}"
     return "\n".join(
         [heading(title, fmt), table(["term", "formula", "size", "source"], engine_rows(e), fmt), engine_verdict(e)]

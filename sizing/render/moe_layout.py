@@ -6,7 +6,7 @@ import json
 
 from ..serve.moe_layout import LayoutStep
 from ..units import format_gib
-from .tables import heading, table
+from .tables import csv_text, heading, table
 
 _LABELS = {"ep-dp": "EP + DP-attention", "tp": "TP"}
 
@@ -32,4 +32,7 @@ def render_layouts(steps: list[LayoutStep], why: str, fmt: str, title: str) -> s
     if fmt == "json":
         return json.dumps({"layouts": [s.to_dict() for s in steps], "why": why}, indent=2, allow_nan=False)
     headers = ["layout", "GPUs", "batch", "weights/GPU", "KV/GPU", "experts/GPU/layer", "TPOT", "comm", "tok/s/GPU"]
+    if fmt == "csv":
+        rows = [step.to_dict() for step in steps]
+        return csv_text(list(rows[0]) if rows else ["layout"], [list(r.values()) for r in rows])
     return "\n".join([heading(title, fmt), table(headers, layout_rows(steps), fmt), why])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from ..serve.speculative import Speculation
-from .tables import heading, table
+from .tables import csv_text, heading, table
 
 
 def _ms(seconds: float) -> str:
@@ -38,5 +38,7 @@ def speculation_rows(s: Speculation) -> list[list]:
 def render_speculation(s: Speculation, fmt: str, title: str) -> str:
     if fmt == "json":
         return json.dumps(s.to_dict(), indent=2, allow_nan=False)
+    if fmt == "csv":
+        return csv_text(["key", "value"], [[k, v] for k, v in s.to_dict().items()])
     verdict = f"{'pays' if s.speedup > 1 else 'does not pay'}: {s.speedup:.3f}x at acceptance {s.acceptance:g}"
     return "\n".join([heading(title, fmt), table(["quantity", "value", "how"], speculation_rows(s), fmt), verdict])

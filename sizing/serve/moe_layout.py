@@ -203,7 +203,7 @@ def compare_layouts(
     for layout in LAYOUTS:
         for gpus in gpu_counts:
             tp = GPUS_PER_NODE if layout == "tp-pp" else gpus
-            if layout == "tp" and (cfg.n_heads % tp):
+            if layout != "ep-dp" and (cfg.n_heads % tp):
                 continue  # each rank holds whole heads
             if (layout == "ep-dp" and not cfg.is_moe) or (layout == "tp-pp" and gpus <= GPUS_PER_NODE):
                 continue  # EP needs experts; a pipeline here spans nodes
