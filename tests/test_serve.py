@@ -15,6 +15,7 @@ from sizing import get_preset
 from sizing.flops import decode_flops_per_token
 from sizing.hardware import get_gpu
 from sizing.serve import expected_experts_hit, serve, step_bytes, tp_ring_allreduce_seconds
+from sizing.serve.roofline import tp_allreduce_latency_seconds
 from sizing.serve.roofline import sum_of_steps
 from sizing.serve.work import decode_step_flops, prefill_flops
 from sizing.validate import SizingError
@@ -132,8 +133,10 @@ def test_tensor_parallel_splits_work_and_adds_all_reduces():
     step = one.last_step.roofline
     allreduce = tp_ring_allreduce_seconds(8 * 8192 * 2, 8, 450e9, 0.8)
     assert allreduce == pytest.approx(2 * 7 / 8 * 8 * 8192 * 2 / (450e9 * 0.8))
-    assert step.comm_seconds == pytest.approx(80 * 2 * allreduce)
-    assert step.bytes == pytest.approx(one.last_step.bytes.total / 8)
+    latency = 3.6e-6 + 2 * 7 * 0.47e-6  # NCCL ring LL: base + 2(n - 1) NVLink steps = 10.18 µs
+    assert tp_allreduce_latency_seconds(8) == pytest.approx(10.18e-6) == pytest.approx(latency)
+    assert step.comm_seconds == pytest.approx(80 * 2 * (allreduce + latency))  # 160 all-reduces per token
+    assert step.bytes == pytest.approx(one.last_step.bytes.total / 8)  # 8 KV heads over 8 ranks: 1 each
     assert tp_ring_allreduce_seconds(1e9, 1, 450e9, 0.8) == 0
     two = serve("llama2-70b", 2048, 128, batch=8, gpu="h100", tp=8, gpus=16)
     assert two.decode_tokens_per_second == pytest.approx(2 * one.decode_tokens_per_second)
@@ -157,11 +160,11 @@ def test_json_is_strict_with_exact_integers():
     "kwargs, message",
     [
         (dict(batch=0), r"batch \(0\) must be a positive integer"),
-        (dict(tp=3), r"tp \(3\) must divide n_kv_heads \(32\).*valid: 1, 2, 4, 8, 16, 32"),
+        (dict(tp=3), r"tp \(3\) must divide n_heads \(32\).*valid: 1, 2, 4, 8, 16, 32"),
         (dict(weight_dtype="int3"), r"weight_dtype \('int3'\) must be one of"),
         (dict(kv_dtype="fp4"), r"kv_dtype \('fp4'\) must be one of"),
         (dict(activation_dtype="int8"), r"activation_dtype \('int8'\) must be one of: bf16, fp16, fp8, fp32"),
-        (dict(prompt=5000), r"prompt \(5000\) exceeds the model's context \(4096\)"),
+        (dict(prompt=5000), r"prompt \(5000\) exceeds the model.s served context \(4096\)"),
         (dict(output=1), r"output \(1\) must be an integer >= 2"),
         (dict(gpus=12, tp=8), r"gpus \(12\) must be a multiple of tp \(8\)"),
         (dict(compute_efficiency=1.5), r"compute_efficiency \(1.5\) must be a number in \(0, 1\]"),

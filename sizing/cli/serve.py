@@ -10,10 +10,12 @@ from ..validate import MAX_SEQ_LEN, SizingError
 from ..vocabulary import (
     ATTENTION_CONVENTIONS,
     DEFAULT_GPU,
+    DEFAULT_MLA_IMPL,
     DEFAULT_SERVE_ATTENTION,
     DEFAULT_SERVE_BANDWIDTH_EFFICIENCY,
     DEFAULT_SERVE_COMPUTE_EFFICIENCY,
     DEFAULT_SERVE_PRICE_PER_GPU_HOUR,
+    MLA_IMPLS,
     SERVE_ACTIVATION_DTYPES,
     STORAGE_DTYPES,
 )
@@ -81,6 +83,14 @@ def _efficiency(option: str) -> Number:
     type=Count("--prefill-chunk", maximum=MAX_SEQ_LEN),
     help="Tokens per prefill forward (chunked prefill).  [default: the whole batch's prompts at once]",
 )
+# ---- i25: MLA implementation
+@click.option(
+    "--mla",
+    type=Choice("--mla", MLA_IMPLS),
+    default=DEFAULT_MLA_IMPL,
+    show_default=True,
+    help="Latent attention (DeepSeek): absorbed (attention over the cached latent) or naive (per-head K/V).",
+)
 @click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
 def serve(
     preset,
@@ -100,6 +110,7 @@ def serve(
     bandwidth_efficiency,
     price,
     prefill_chunk,
+    mla,
     fmt,
 ):
     """Serving on the roofline: time to first token, time per output token, tokens/s, $/M tokens.
@@ -107,8 +118,9 @@ def serve(
     Prefill FLOPs (causal by default) over the batch's prompts; each decode step reads the
     weights it touches and the KV cache (MoE: the experts the batch routes to, under uniform
     routing). Time = max(FLOPs / (peak x efficiency), bytes / (bandwidth x efficiency)) + the
-    TP all-reduces; the larger term is the bound. Memory per GPU: weights + KV cache + the
-    prefill activation peak.
+    TP all-reduces (bandwidth + NCCL latency); the larger term is the bound. Memory per GPU:
+    weights + KV cache + the prefill activation peak. Exit code 0 when it fits, 3 when it
+    does not (the report says what would), 2 on bad input.
 
     \b
     Example:
@@ -139,7 +151,20 @@ def serve(
             prefill_chunk,
             name=model.name,
             trained_context=model.preset.context if model.preset else None,
+            mla=mla,
+            served_context=model.preset.serving_context if model.preset else None,
         )
     except SizingError as exc:
         raise UserError(str(exc)) from None
     click.echo(render_serve(result, fmt).rstrip("\n"))
+    if not result.fits:
+        _exit_not_fitting(result, fmt)
+
+
+def _exit_not_fitting(result, fmt: str) -> None:
+    """Exit 3, as `sizing memory` does, naming what would fit (on stderr for json/csv output)."""
+    from ..serve.fit import not_fit_reason, would_fit
+
+    lines = [f"{not_fit_reason(result)}"] + [f"would fit: {w}" for w in would_fit(result)]
+    click.echo("\n".join(lines), err=fmt in ("json", "csv"))
+    raise SystemExit(3)
