@@ -106,3 +106,19 @@ def test_not_fitting_exits_3_naming_what_fits():
     assert big.exit_code == 3 and "would fit: --batch" in big.output
     fits = _run(*"--preset llama3-70b --gpu h100 --tp 8 --prompt 1000 --output 200 --format json".split())
     assert fits.exit_code == 0
+
+
+def test_memory_inference_takes_tp():
+    # llama3-70b at C 8192, batch 16, tp 16: weights / 16 and one K/V head per rank
+    from sizing.memory import inference_memory
+
+    mem = inference_memory("llama3-70b", 8192, 16, gpu="h100", tp=16)
+    assert mem.weights_bytes == -(-2 * 70_553_706_496 // 16)
+    assert mem.kv_cache_bytes == 2 * 80 * 1 * 128 * 2 * 8192 * 16 == 5_368_709_120
+    result = CliRunner().invoke(
+        main, "memory --preset llama3-70b --inference --context 8192 --batch 16 --tp 16 --gpu h100 --format json".split()
+    )
+    assert result.exit_code == 0, result.output
+    assert '"kv_cache_bytes": 5368709120' in result.output and '"tp": 16' in result.output
+    refused = CliRunner().invoke(main, "memory --preset llama3-70b --tp 16".split())
+    assert refused.exit_code == 2 and "--tp applies to inference" in refused.output

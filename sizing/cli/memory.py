@@ -103,6 +103,12 @@ _ATTENTION_IMPL = Choice("--attention-impl", ATTENTION_IMPLS, ATTENTION_IMPL_ALI
     help="Inference: tokens per prefill forward (chunked prefill; up to batch x context for a batch "
     "prefilled at once).  [default: one sequence's context]",
 )
+# ---- i25: inference under tensor parallelism
+@click.option(
+    "--tp",
+    type=Count("--tp"),
+    help="Inference: tensor-parallel GPUs; memory per GPU (weights / tp, its KV heads).  [default: 1]",
+)
 @click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
 def memory(
     preset,
@@ -123,6 +129,7 @@ def memory(
     weight_dtype,
     kv_dtype,
     prefill_chunk,
+    tp,
     fmt,
 ):
     """Training memory per GPU (or inference memory) and the largest batch that fits.
@@ -138,6 +145,7 @@ def memory(
       sizing memory --preset llama2-7b --gpu h100 --zero 3 --dp 8 --micro-batch 4
       sizing memory --preset llama2-7b --recompute full --attention-impl math --format json
       sizing memory --preset llama2-70b --inference --context 4096 --batch 8 --weight-dtype int4
+      sizing memory --preset llama3-70b --inference --context 8192 --batch 16 --tp 8
     """
     model = resolve_model(preset, config_path, overrides)
     if model.preset is None and seq_len is None and (context is None or not inference):
@@ -152,6 +160,7 @@ def memory(
         _refuse_training_options(seq_len if context is not None else None, micro_batch, zero, dp)
     else:
         _refuse_inference_options(context, batch, weight_dtype, kv_dtype, prefill_chunk, zero, dp)
+        _refuse_given({"--tp": tp}, "to inference: add --inference (training layouts: `sizing parallel --tp`)")
     try:  # the API checks what the option types cannot (e.g. a config's own limits): one line, exit 2
         if inference:
             model.config.check_context(context or default_len, "--context" if context else "--seq-len")
@@ -164,6 +173,7 @@ def memory(
                 gpu_key,
                 name=model.name,
                 prefill_chunk=prefill_chunk,
+                tp=tp or 1,
             )
         else:
             model.config.check_context(default_len, "--seq-len")

@@ -138,6 +138,7 @@ class InferenceMemory:
     prefill_peak_bytes: int = 0  # the largest transient of a prefill forward (memory/prefill.py)
     prefill_chunk: int | None = None  # tokens per prefill forward; None: one sequence's context
     kv_cache_bytes_naive: int | None = None  # MLA: full per-head K and V instead of the latent
+    tp: int = 1  # tensor-parallel GPUs: every byte above is one GPU's share
 
     @property
     def total_bytes(self) -> int:
@@ -159,6 +160,7 @@ class InferenceMemory:
             "model": self.model,
             "context": self.context,
             "batch": self.batch,
+            "tp": self.tp,
             "weight_dtype": self.weight_dtype,
             "kv_dtype": self.kv_dtype,
             "params": self.params,
