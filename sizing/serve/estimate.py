@@ -129,6 +129,11 @@ class _Machine:
         return weights, kv, prefill_activation_peak_bytes(cfg, n, min(batch, max(1, n // s.prompt)), a)
 
 
+def serving_machine(cfg: ModelConfig, gpu: GPU, settings: ServeSettings) -> _Machine:
+    """The roofline evaluator of these settings, for the models built on serve's (batching.py)."""
+    return _Machine(cfg, gpu, settings)
+
+
 def memory_bytes_per_gpu(cfg: ModelConfig, gpu: GPU, settings: ServeSettings, batch: int | None = None) -> int:
     """Weights + KV cache + prefill peak on one GPU for these settings (batch: theirs by default)."""
     return sum(_Machine(cfg, gpu, settings).memory(settings.batch if batch is None else batch))
