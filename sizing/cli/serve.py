@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import click
+from click.core import ParameterSource
 
 from ..render.serve import render_serve
 from ..serve import serve as serve_estimate
@@ -21,6 +22,8 @@ from ..vocabulary import (
 )
 from .common import FORMATS, UserError, model_options, resolve_model
 from .options import PRICE_TYPE, Choice, Count, Number
+
+DEFAULT_TOKEN_BUDGET, DEFAULT_BLOCK_SIZE = 8192, 16  # = sizing.serve.batching's (kept light: no import)
 
 
 def _efficiency(option: str) -> Number:
@@ -91,6 +94,28 @@ def _efficiency(option: str) -> Number:
     show_default=True,
     help="Latent attention (DeepSeek): absorbed (attention over the cached latent) or naive (per-head K/V).",
 )
+# ---- i25: capacity planning (continuous batching)
+@click.option(
+    "--rate",
+    type=Number("--rate", 0, 1e9, what="a number of requests per second > 0"),
+    help="Requests/s to serve: answers replicas x (tp, pp), GPUs and $/M tokens, searching tp and dtypes.",
+)
+@click.option("--slo-ttft", metavar="DURATION", help="With --rate: time-to-first-token bound, e.g. 2s.")
+@click.option("--slo-tpot", metavar="DURATION", help="With --rate: time-per-output-token bound, e.g. 50ms.")
+@click.option(
+    "--token-budget",
+    type=Count("--token-budget", minimum=2),
+    default=DEFAULT_TOKEN_BUDGET,
+    show_default=True,
+    help="With --rate: tokens per scheduler iteration (vLLM max_num_batched_tokens).",
+)
+@click.option(
+    "--block-size",
+    type=Count("--block-size"),
+    default=DEFAULT_BLOCK_SIZE,
+    show_default=True,
+    help="With --rate: tokens per paged KV block.",
+)
 @click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
 def serve(
     preset,
@@ -111,6 +136,11 @@ def serve(
     price,
     prefill_chunk,
     mla,
+    rate,
+    slo_ttft,
+    slo_tpot,
+    token_budget,
+    block_size,
     fmt,
 ):
     """Serving on the roofline: time to first token, time per output token, tokens/s, $/M tokens.
@@ -132,6 +162,10 @@ def serve(
     missing = [name for name, value in (("--prompt", prompt), ("--output", output)) if value is None]
     if missing:
         raise UserError(f"{' and '.join(missing)} needed, e.g. --prompt 4096 --output 256")
+    if rate is not None:
+        _capacity(model, rate, prompt, output, gpu, slo_ttft, slo_tpot, price, token_budget, block_size, mla, fmt)
+        return
+    _refuse_without_rate(slo_ttft, slo_tpot)
     try:
         result = serve_estimate(
             model.config,
@@ -168,3 +202,39 @@ def _exit_not_fitting(result, fmt: str) -> None:
     lines = [f"{not_fit_reason(result)}"] + [f"would fit: {w}" for w in would_fit(result)]
     click.echo("\n".join(lines), err=fmt in ("json", "csv"))
     raise SystemExit(3)
+
+
+def _refuse_without_rate(slo_ttft, slo_tpot) -> None:
+    given = [n for n, v in (("--slo-ttft", slo_ttft), ("--slo-tpot", slo_tpot)) if v is not None]
+    ctx = click.get_current_context()
+    given += [
+        f"--{n.replace('_', '-')}"
+        for n in ("token_budget", "block_size")
+        if ctx.get_parameter_source(n) not in (ParameterSource.DEFAULT, None)
+    ]
+    if given:
+        raise UserError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to capacity planning: add --rate")
+
+
+def _capacity(model, rate, prompt, output, gpu, slo_ttft, slo_tpot, price, token_budget, block_size, mla, fmt):
+    """--rate: the capacity plan. The layout options are what it searches, so they are refused."""
+    from ..render.capacity import render_capacity
+    from ..serve.capacity import parse_seconds, plan_capacity
+
+    ctx = click.get_current_context()
+    searched = [
+        f"--{n.replace('_', '-')}"
+        for n in ("batch", "tp", "gpus", "weight_dtype", "kv_dtype", "activation_dtype", "prefill_chunk")
+        if ctx.get_parameter_source(n) not in (ParameterSource.DEFAULT, None)
+    ]
+    if searched:
+        raise UserError(f"{', '.join(searched)} cannot be given with --rate: the capacity plan searches them")
+    try:
+        ttft = None if slo_ttft is None else parse_seconds(slo_ttft, "--slo-ttft")
+        tpot = None if slo_tpot is None else parse_seconds(slo_tpot, "--slo-tpot")
+        plan = plan_capacity(
+            model.config, rate, prompt, output, gpu, ttft, tpot, price, model.name, token_budget, block_size, mla=mla
+        )
+    except SizingError as exc:
+        raise UserError(str(exc)) from None
+    click.echo(render_capacity(plan, fmt).rstrip("\n"))
