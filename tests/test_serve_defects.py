@@ -116,7 +116,8 @@ def test_memory_inference_takes_tp():
     assert mem.weights_bytes == -(-2 * 70_553_706_496 // 16)
     assert mem.kv_cache_bytes == 2 * 80 * 1 * 128 * 2 * 8192 * 16 == 5_368_709_120
     result = CliRunner().invoke(
-        main, "memory --preset llama3-70b --inference --context 8192 --batch 16 --tp 16 --gpu h100 --format json".split()
+        main,
+        "memory --preset llama3-70b --inference --context 8192 --batch 16 --tp 16 --gpu h100 --format json".split(),
     )
     assert result.exit_code == 0, result.output
     assert '"kv_cache_bytes": 5368709120' in result.output and '"tp": 16' in result.output

@@ -63,16 +63,14 @@ def _efficiency(option: str) -> Number:
 @click.option(
     "--compute-efficiency",
     type=_efficiency("--compute-efficiency"),
-    default=DEFAULT_SERVE_COMPUTE_EFFICIENCY,
-    show_default=True,
-    help="Share of the dense peak reached (1: the roofline bound).",
+    help="Share of the dense peak reached (1: the roofline bound).  [default: the GPU's calibrated value "
+    f"(docs/serving.md), else {DEFAULT_SERVE_COMPUTE_EFFICIENCY}]",
 )
 @click.option(
     "--bandwidth-efficiency",
     type=_efficiency("--bandwidth-efficiency"),
-    default=DEFAULT_SERVE_BANDWIDTH_EFFICIENCY,
-    show_default=True,
-    help="Share of HBM and NVLink bandwidth reached (1: the roofline bound).",
+    help="Share of HBM and NVLink bandwidth reached (1: the roofline bound).  [default: the GPU's calibrated "
+    f"value (docs/serving.md), else {DEFAULT_SERVE_BANDWIDTH_EFFICIENCY}]",
 )
 @click.option(
     "--price",
@@ -163,7 +161,8 @@ def serve(
     if missing:
         raise UserError(f"{' and '.join(missing)} needed, e.g. --prompt 4096 --output 256")
     if rate is not None:
-        _capacity(model, rate, prompt, output, gpu, slo_ttft, slo_tpot, price, token_budget, block_size, mla, fmt)
+        effs = (compute_efficiency, bandwidth_efficiency)
+        _capacity(model, rate, prompt, output, gpu, slo_ttft, slo_tpot, price, token_budget, block_size, mla, effs, fmt)
         return
     _refuse_without_rate(slo_ttft, slo_tpot)
     try:
@@ -216,7 +215,7 @@ def _refuse_without_rate(slo_ttft, slo_tpot) -> None:
         raise UserError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to capacity planning: add --rate")
 
 
-def _capacity(model, rate, prompt, output, gpu, slo_ttft, slo_tpot, price, token_budget, block_size, mla, fmt):
+def _capacity(model, rate, prompt, output, gpu, slo_ttft, slo_tpot, price, token_budget, block_size, mla, effs, fmt):
     """--rate: the capacity plan. The layout options are what it searches, so they are refused."""
     from ..render.capacity import render_capacity
     from ..serve.capacity import parse_seconds, plan_capacity
@@ -233,7 +232,7 @@ def _capacity(model, rate, prompt, output, gpu, slo_ttft, slo_tpot, price, token
         ttft = None if slo_ttft is None else parse_seconds(slo_ttft, "--slo-ttft")
         tpot = None if slo_tpot is None else parse_seconds(slo_tpot, "--slo-tpot")
         plan = plan_capacity(
-            model.config, rate, prompt, output, gpu, ttft, tpot, price, model.name, token_budget, block_size, mla=mla
+            model.config, rate, prompt, output, gpu, ttft, tpot, price, model.name, token_budget, block_size, *effs, mla
         )
     except SizingError as exc:
         raise UserError(str(exc)) from None

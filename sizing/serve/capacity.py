@@ -1,7 +1,8 @@
 """Capacity planning: how many GPUs serve R requests/s of P prompt and O output tokens with
 TTFT <= x and TPOT <= y? For each layout (tp, weight dtype, KV dtype) the continuous-batching
 model (batching.py) finds the largest goodput of one replica under the SLOs (its concurrency is
-the batch searched); replicas = ⌈R / goodput⌉, GPUs = replicas x tp, and
+the batch searched), at the GPU's calibrated efficiencies (calibration.py); replicas =
+⌈R / goodput⌉, GPUs = replicas x tp, and
 
     $ per M output tokens = GPUs x price per GPU-hour / (R x O x 3600) x 10^6
 
@@ -23,11 +24,10 @@ from ..hardware import get_gpu
 from ..validate import MAX_PRICE, SizingError, require_int, require_number, show
 from ..vocabulary import (
     DEFAULT_MLA_IMPL,
-    DEFAULT_SERVE_BANDWIDTH_EFFICIENCY,
-    DEFAULT_SERVE_COMPUTE_EFFICIENCY,
     DEFAULT_SERVE_PRICE_PER_GPU_HOUR,
 )
 from .batching import DEFAULT_BLOCK_SIZE, DEFAULT_TOKEN_BUDGET, BatchingPoint, ContinuousBatching
+from .calibration import default_efficiencies
 from .fit import valid_tp
 from .result import ServeSettings
 
@@ -129,8 +129,8 @@ def plan_capacity(
     name: str | None = None,
     token_budget: int = DEFAULT_TOKEN_BUDGET,
     block_size: int = DEFAULT_BLOCK_SIZE,
-    compute_efficiency: float = DEFAULT_SERVE_COMPUTE_EFFICIENCY,
-    bandwidth_efficiency: float = DEFAULT_SERVE_BANDWIDTH_EFFICIENCY,
+    compute_efficiency: float | None = None,
+    bandwidth_efficiency: float | None = None,
     mla: str = DEFAULT_MLA_IMPL,
 ) -> CapacityPlan:
     """Every layout of the search, with its replicas, GPUs and $/M output tokens at `rate`."""
@@ -139,6 +139,9 @@ def plan_capacity(
     require_int("output", output, minimum=2)
     require_number("price", price, 0, MAX_PRICE)
     gpu_entry = get_gpu(gpu)
+    calibrated = default_efficiencies(gpu_entry.key)
+    compute_efficiency = calibrated[0] if compute_efficiency is None else compute_efficiency
+    bandwidth_efficiency = calibrated[1] if bandwidth_efficiency is None else bandwidth_efficiency
     rows = []
     for tp in SEARCH_TP:
         if not valid_tp(model, tp) or (tp > 1 and gpu_entry.nvlink_gbs is None):

@@ -26,14 +26,13 @@ from ..vocabulary import (
     DEFAULT_GPU,
     DEFAULT_MLA_IMPL,
     DEFAULT_SERVE_ATTENTION,
-    DEFAULT_SERVE_BANDWIDTH_EFFICIENCY,
-    DEFAULT_SERVE_COMPUTE_EFFICIENCY,
     DEFAULT_SERVE_PRICE_PER_GPU_HOUR,
     MLA_IMPLS,
     SERVE_ACTIVATION_DTYPES,
     STORAGE_DTYPES,
     ceil_div,
 )
+from .calibration import default_efficiencies
 from .result import ServeEstimate, ServeSettings, StepEstimate
 from .roofline import (
     Roofline,
@@ -151,8 +150,8 @@ def serve(
     kv_dtype: str = "bf16",
     activation_dtype: str = "bf16",
     attention: str = DEFAULT_SERVE_ATTENTION,
-    compute_efficiency: float = DEFAULT_SERVE_COMPUTE_EFFICIENCY,
-    bandwidth_efficiency: float = DEFAULT_SERVE_BANDWIDTH_EFFICIENCY,
+    compute_efficiency: float | None = None,
+    bandwidth_efficiency: float | None = None,
     price: float = DEFAULT_SERVE_PRICE_PER_GPU_HOUR,
     prefill_chunk: int | None = None,
     name: str | None = None,
@@ -164,12 +163,16 @@ def serve(
     generating `output` tokens each, prefilled together (in chunks of `prefill_chunk` tokens), then
     decoded in lockstep. `served_context` (a preset's serving_context by default) bounds the
     prompt; past `trained_context` (the pretraining context) a note says so. `mla`: "absorbed"
-    or "naive" (latent attention only). A SizingError names the field for any bad input."""
+    or "naive" (latent attention only). Efficiencies left None are the GPU's calibrated pair
+    (calibration.default_efficiencies). A SizingError names the field for any bad input."""
     cfg, name, trained_context, served_context = _resolve(model, name, trained_context, served_context)
     s = _settings(cfg, prompt, output, batch, tp, gpus, weight_dtype, kv_dtype, activation_dtype, attention)
+    gpu_entry = get_gpu(gpu)
+    calibrated = default_efficiencies(gpu_entry.key)
+    compute_efficiency = calibrated[0] if compute_efficiency is None else compute_efficiency
+    bandwidth_efficiency = calibrated[1] if bandwidth_efficiency is None else bandwidth_efficiency
     s = _with_rates(s, compute_efficiency, bandwidth_efficiency, price, prefill_chunk)
     s = dataclasses.replace(s, mla=require_choice("mla", mla, MLA_IMPLS))
-    gpu_entry = get_gpu(gpu)
     if tp > 1 and gpu_entry.nvlink_gbs is None:
         raise SizingError(f"tp ({tp}) needs a GPU link bandwidth; gpu {gpu_entry.key} has none in the table")
     machine = _Machine(cfg, gpu_entry, s)
