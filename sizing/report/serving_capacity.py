@@ -124,5 +124,32 @@ def calibration_section() -> str:
             "measured). H100: 0.43 to 1.76, RMS log error 0.43; A100: 0.68 to 1.31, RMS log error 0.23. Other "
             "GPUs keep the stated assumptions 0.6 and 0.8.",
             fmt.markdown_table(rows),
+            "Published rows the fit did not see (sizing/serve/published_unseen.py), at the default efficiencies "
+            "(H200 has no calibrated pair: 0.6 and 0.8); tests/test_serve_published_unseen.py checks that none "
+            "beats the bound and that most land within a factor 1.5:",
+            fmt.markdown_table(_unseen_rows()),
         ]
     )
+
+
+def _unseen_rows() -> list[dict]:
+    from ..serve.calibration import default_efficiencies
+    from ..serve.published_unseen import UNSEEN_SERVING
+
+    rows = []
+    for r in UNSEEN_SERVING:
+        (e,) = log_errors([r], *default_efficiencies(r.gpu))
+        rows.append(
+            {
+                "model": r.preset,
+                "GPU": r.gpu,
+                "batch": str(r.batch),
+                "tp": str(r.tp),
+                "prompt / output": f"{r.prompt} / {r.output}",
+                "metric": r.metric,
+                "published": f"{r.value:,}",
+                "measured / predicted": f"{math.exp(e):.2f}",
+                "within 1.5x": "yes" if 1 / 1.5 <= math.exp(e) <= 1.5 else "no",
+            }
+        )
+    return rows
