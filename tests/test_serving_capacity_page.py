@@ -29,5 +29,6 @@ def test_throughput_vs_latency_has_one_rising_curve_per_tp():
 
 
 def test_calibration_section_has_every_calibrated_row():
-    text = calibration_section()
-    assert text.count("| h100-sxm") + text.count("| a100-80gb") == len(PUBLISHED_SERVING)
+    fitted, unseen = calibration_section().split("Published rows the fit did not see")
+    assert fitted.count("| h100-sxm") + fitted.count("| a100-80gb") == len(PUBLISHED_SERVING)
+    assert unseen.count("| yes") == 8 and unseen.count("| no") == 3
