@@ -19,11 +19,11 @@ from sizing.serve.batching import ContinuousBatching, ceil_sum
 from sizing.serve.result import ServeSettings
 from sizing.serve.work import decode_step_flops, prefill_flops, step_bytes
 
-P, O, BUDGET = 512, 128, 2048
+P, OUT, BUDGET = 512, 128, 2048
 
 
 def _model(tp: int = 1) -> ContinuousBatching:
-    s = ServeSettings(1, P, O, tp, tp, "bf16", "bf16", "bf16", "causal")
+    s = ServeSettings(1, P, OUT, tp, tp, "bf16", "bf16", "bf16", "causal")
     return ContinuousBatching(get_preset("llama2-7b").config, get_gpu("h100"), s, token_budget=BUDGET)
 
 
@@ -32,15 +32,15 @@ def simulate(cb: ContinuousBatching, n_total: int, lifetimes: int = 6) -> dict:
     decode_flops = lru_cache(None)(lambda c: decode_step_flops(cfg, c, 1))
     kv = lru_cache(None)(lambda c: kv_cache_bytes_per_rank(cfg, c, 1, s.kv_dtype, s.tp) if c else 0)
     prompt_flops_per_token = prefill_flops(cfg, P, 1, "causal") / P
-    # request: [prefilled, generated, arrival, last token time]; staggered: request i has made i·(O-1)/N tokens
-    reqs = [[P, 1 + i * (O - 1) // n_total, 0.0, 0.0] for i in range(n_total)]
-    now, iters, warm = 0.0, 0, (O - 1) * 2
+    # request: [prefilled, generated, arrival, last token time]; staggered: request i has made i·(OUT-1)/N tokens
+    reqs = [[P, 1 + i * (OUT - 1) // n_total, 0.0, 0.0] for i in range(n_total)]
+    now, iters, warm = 0.0, 0, (OUT - 1) * 2
     gaps, ttfts, tokens, decodes, t0 = [], [], 0, [], None
-    while iters < (O - 1) * lifetimes:
+    while iters < (OUT - 1) * lifetimes:
         measuring = iters >= warm
         if measuring and t0 is None:
             t0 = now
-        running = [r for r in reqs if r[0] == P and r[1] < O]
+        running = [r for r in reqs if r[0] == P and r[1] < OUT]
         spare, flops, kv_bytes, taken = BUDGET - len(running), 0.0, 0, []
         for r in running:  # one token each at context C = P + generated (the new one included)
             flops += decode_flops(P + r[1])
@@ -71,7 +71,7 @@ def simulate(cb: ContinuousBatching, n_total: int, lifetimes: int = 6) -> dict:
         if measuring:
             decodes.append(len(running))
         for i, r in enumerate(reqs):
-            if r[1] >= O:
+            if r[1] >= OUT:
                 reqs[i] = [0, 0, now, now]
         iters += 1
     return {

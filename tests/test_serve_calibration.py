@@ -8,7 +8,8 @@ import math
 
 import pytest
 
-from sizing.serve.calibration import GRID_STEP, SERVE_EFFICIENCY_BY_GPU, default_efficiencies, log_errors, squared_error
+from sizing.serve.calibration import GRID_STEP, SERVE_EFFICIENCY_BY_GPU, default_efficiencies
+from sizing.serve.calibration_fit import log_errors, squared_error
 from sizing.serve.published import PUBLISHED_SERVING
 from sizing.vocabulary import DEFAULT_SERVE_BANDWIDTH_EFFICIENCY, DEFAULT_SERVE_COMPUTE_EFFICIENCY
 

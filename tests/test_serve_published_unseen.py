@@ -9,7 +9,8 @@ import math
 import pytest
 
 from sizing.presets import PRESETS
-from sizing.serve.calibration import default_efficiencies, log_errors
+from sizing.serve.calibration import default_efficiencies
+from sizing.serve.calibration_fit import log_errors
 from sizing.serve.published import bound_for
 from sizing.serve.published_unseen import UNSEEN_SERVING
 

@@ -11,7 +11,8 @@ from ..presets import get_preset
 from ..render.capacity import CAPACITY_HEADERS, answer_line, capacity_rows
 from ..render.serve import format_seconds
 from ..serve.batching import ContinuousBatching
-from ..serve.calibration import CALIBRATION_SOURCE, SERVE_EFFICIENCY_BY_GPU, log_errors
+from ..serve.calibration import CALIBRATION_SOURCE, SERVE_EFFICIENCY_BY_GPU
+from ..serve.calibration_fit import log_errors
 from ..serve.capacity import plan_capacity
 from ..serve.published import PUBLISHED_SERVING
 from ..serve.result import ServeSettings

@@ -4,8 +4,9 @@ table of published measurements (sizing/serve/published.py: TensorRT-LLM v0.6.1,
 For each GPU type with rows, (compute efficiency, bandwidth efficiency) is the point of a 0.05
 grid over [0.1, 1] x [0.1, 1] that minimises Σ log(measured / predicted)² over that GPU's rows
 (throughput rows as output tokens/s per GPU, latency rows as first-token ms): one model per GPU
-type, no per-row fitting. tests/test_serve_calibration.py checks the stated pairs are that grid
-minimum (no neighbour does better) and the spread below. A GPU without rows keeps the stated
+type, no per-row fitting. calibration_fit.py scores a pair against the rows;
+tests/test_serve_calibration.py checks the stated pairs are that grid minimum (no neighbour
+does better) and the spread below. A GPU without rows keeps the stated
 assumptions DEFAULT_SERVE_COMPUTE_EFFICIENCY / DEFAULT_SERVE_BANDWIDTH_EFFICIENCY.
 
     GPU        rows  compute  bandwidth  measured / predicted (min .. max)  RMS log error
@@ -18,8 +19,6 @@ different share of the roofline at different batch and sequence shapes.
 """
 
 from __future__ import annotations
-
-import math
 
 from ..hardware import get_gpu
 from ..vocabulary import DEFAULT_SERVE_BANDWIDTH_EFFICIENCY, DEFAULT_SERVE_COMPUTE_EFFICIENCY
@@ -36,40 +35,3 @@ def default_efficiencies(gpu: str) -> tuple[float, float]:
     """(compute, bandwidth) efficiency `sizing serve` uses on `gpu` when none is given."""
     key = get_gpu(gpu).key
     return SERVE_EFFICIENCY_BY_GPU.get(key, (DEFAULT_SERVE_COMPUTE_EFFICIENCY, DEFAULT_SERVE_BANDWIDTH_EFFICIENCY))
-
-
-def predicted(row, compute_efficiency: float, bandwidth_efficiency: float) -> float:
-    """A published row's metric predicted at these efficiencies (first-token ms, or output
-    tokens/s per GPU with the prefill included)."""
-    from .estimate import serve
-
-    est = serve(
-        row.preset,
-        row.prompt,
-        row.output,
-        row.batch,
-        row.gpu,
-        tp=row.tp,
-        weight_dtype=row.dtype,
-        kv_dtype=row.dtype,
-        activation_dtype=row.dtype,
-        compute_efficiency=compute_efficiency,
-        bandwidth_efficiency=bandwidth_efficiency,
-    )
-    if row.metric == "first-token latency ms":
-        return est.ttft_seconds * 1e3
-    return est.output_tokens_per_second / row.tp
-
-
-def log_errors(rows, compute_efficiency: float, bandwidth_efficiency: float) -> list[float]:
-    """log(measured / predicted) per row: > 0 where the measurement is better than predicted."""
-    out = []
-    for row in rows:
-        p = predicted(row, compute_efficiency, bandwidth_efficiency)
-        ratio = row.value / p if row.metric != "first-token latency ms" else p / row.value
-        out.append(math.log(ratio))
-    return out
-
-
-def squared_error(rows, compute_efficiency: float, bandwidth_efficiency: float) -> float:
-    return sum(e * e for e in log_errors(rows, compute_efficiency, bandwidth_efficiency))
