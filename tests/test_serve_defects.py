@@ -102,6 +102,7 @@ def test_not_fitting_exits_3_naming_what_fits():
     assert result.exit_code == 3, result.output
     assert "does not fit" in result.output and "756.90 GiB per GPU" in result.output
     assert "would fit: --tp 16" in result.output  # 810 GB of bf16 weights / 8 > 80 GB, / 16 fits
+    assert "would fit: --weight-dtype fp8 at --tp 8" in result.output  # 405 GB of fp8 / 8 = 51 GB
     big = _run(*"--preset llama3-70b --gpu h100 --tp 8 --batch 512 --prompt 1000 --output 200".split())
     assert big.exit_code == 3 and "would fit: --batch" in big.output
     fits = _run(*"--preset llama3-70b --gpu h100 --tp 8 --prompt 1000 --output 200 --format json".split())

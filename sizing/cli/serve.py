@@ -155,6 +155,10 @@ def serve(
       sizing serve --preset llama2-7b --gpu h100 --batch 1 --prompt 4096 --output 256
       sizing serve --preset llama2-70b --gpu h100 --tp 4 --batch 32 --prompt 2048 --output 512
       sizing serve --preset mixtral-8x7b --gpu h100 --tp 2 --batch 16 --prompt 1024 --output 256 --format json
+      sizing serve --preset llama3-70b --gpu h100 --rate 10 --prompt 1000 --output 200 --slo-tpot 50ms
+
+    With --rate: the capacity plan instead (continuous batching; replicas x (tp, pp), GPUs, $/M
+    tokens), searching tp, the weight and KV dtypes and the batch.
     """
     model = resolve_model(preset, config_path, overrides)
     missing = [name for name, value in (("--prompt", prompt), ("--output", output)) if value is None]

@@ -59,18 +59,20 @@ def valid_tp(cfg, tp: int) -> bool:
     return True
 
 
-def smallest_fitting_tp(est: ServeEstimate) -> int | None:
-    """The smallest tp of TP_CANDIDATES, above this one, at which the same batch fits."""
+def smallest_fitting_tp(est: ServeEstimate, **changes) -> int | None:
+    """The smallest tp of TP_CANDIDATES, from this one up, at which the same batch fits (with
+    `changes` to the other settings, e.g. a lower weight dtype)."""
     for tp in TP_CANDIDATES:
-        if tp > est.settings.tp and valid_tp(est.config, tp):
-            other = _again(est, tp=tp)
-            if other is not None and other.fits and est.gpu.nvlink_gbs is not None:
+        if tp >= est.settings.tp and valid_tp(est.config, tp) and (tp == 1 or est.gpu.nvlink_gbs is not None):
+            other = _again(est, tp=tp, **changes)
+            if other is not None and other.fits:
                 return tp
     return None
 
 
 def would_fit(est: ServeEstimate) -> list[str]:
-    """Suggestions that fit, each re-checked; [] when it fits already."""
+    """Suggestions that fit, each re-checked; [] when it fits already: the smallest tp, a lower
+    weight dtype that needs fewer GPUs than that, a smaller batch, a shorter prompt."""
     if est.fits:
         return []
     s, out = est.settings, []
@@ -79,9 +81,9 @@ def would_fit(est: ServeEstimate) -> list[str]:
         out.append(f"--tp {tp} (the smallest tensor-parallel degree that fits this batch)")
     for dtype in LOWER_WEIGHT_DTYPES:
         if DTYPE_BITS[dtype] < DTYPE_BITS[s.weight_dtype]:
-            other = _again(est, weight_dtype=dtype)
-            if other is not None and other.fits:
-                out.append(f"--weight-dtype {dtype} at tp {s.tp}")
+            lower_tp = smallest_fitting_tp(est, weight_dtype=dtype)
+            if lower_tp is not None and (tp is None or lower_tp < tp):
+                out.append(f"--weight-dtype {dtype} at --tp {lower_tp}")
                 break
     if est.max_batch and est.max_batch < s.batch:
         out.append(f"--batch {est.max_batch} or less at this prompt and output")
