@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sizing import get_preset
 from sizing.cli import main
@@ -124,3 +126,16 @@ def test_memory_inference_takes_tp():
     assert '"kv_cache_bytes": 5368709120' in result.output and '"tp": 16' in result.output
     refused = CliRunner().invoke(main, "memory --preset llama3-70b --tp 16".split())
     assert refused.exit_code == 2 and "--tp applies to inference" in refused.output
+
+
+@given(h_kv_log=st.integers(0, 4), tp_log=st.integers(0, 6), context=st.integers(1, 50_000), batch=st.integers(1, 64))
+def test_kv_per_rank_times_tp_covers_the_cache(h_kv_log, tp_log, context, batch):
+    """tp ranks together hold every K/V head at least once: exactly the cache when tp divides
+    h_kv, tp / h_kv copies of it when tp is a multiple (one head per rank)."""
+    import dataclasses
+
+    h_kv, tp = 2**h_kv_log, 2**tp_log
+    cfg = dataclasses.replace(get_preset("llama2-7b").config, n_kv_heads=h_kv)
+    per_rank = kv_cache_bytes_per_rank(cfg, context, batch, "bf16", tp)
+    whole = kv_cache_bytes(cfg, context, batch, "bf16")
+    assert per_rank * tp == whole * max(1, tp // h_kv)
