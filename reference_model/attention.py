@@ -23,6 +23,7 @@ from sizing.validate import require_choice
 from sizing.vocabulary import ATTENTION_IMPL_ALIASES, ATTENTION_IMPLS
 
 from .layers import RMSNorm
+from .mla_absorbed import absorbed_mla_attention
 
 
 def attention_impl_name(impl: str, name: str = "attn_impl") -> str:
@@ -240,6 +241,7 @@ class Attention(nn.Module):
         self.av = AttnValues()
         self.o = nn.Linear(cfg.n_heads * self.v_width, cfg.d_model, bias=cfg.attn_out_bias)
         self.checkpoint_core = False  # set by GPT.set_checkpointing("selective")
+        self.mla_impl = "naive"  # MLA decode: "naive" or "absorbed" (GPT.set_mla_impl)
 
     def _build_mla(self, cfg: ModelConfig) -> None:
         h, width = cfg.n_heads, cfg.qk_head_width
@@ -342,6 +344,10 @@ class Attention(nn.Module):
             keys, values, k_pos = k, v, step.positions
         else:
             keys, values, k_pos = self.with_cache(step, k, v)
+        if self.cfg.is_mla and self.mla_impl == "absorbed" and step.cache is not None and T == 1:
+            mask = allowed_keys(step.positions, k_pos, self.window, self.chunk)
+            out = absorbed_mla_attention(self, q, keys, values, mask)  # over the latent, W_UK/W_UV folded
+            return self.o(out.transpose(1, 2).reshape(B, T, self.n_heads * self.v_width))
         if self.cfg.is_mla:  # the cache holds the latent: up-project every cached position
             keys, values = self._expand_latent(keys, values)
 

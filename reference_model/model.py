@@ -37,7 +37,7 @@ from torch.utils.checkpoint import checkpoint as _checkpoint
 
 from sizing.config import ModelConfig
 from sizing.validate import require_choice
-from sizing.vocabulary import ATTENTION_IMPL_ALIASES, ATTENTION_IMPLS, RECOMPUTE_MODES
+from sizing.vocabulary import ATTENTION_IMPL_ALIASES, ATTENTION_IMPLS, MLA_IMPLS, RECOMPUTE_MODES
 
 from .attention import Attention, KVCache, QKNorm, Step, allowed_keys, attention_impl_name, rope_tables
 from .layers import MLP, MoE, RMSNorm, make_norm
@@ -134,6 +134,14 @@ class GPT(nn.Module):
     def set_attn_impl(self, impl: str) -> GPT:
         """ "math", "flash" or its alias "sdpa" (sizing.vocabulary)."""
         self.attn_impl = attention_impl_name(impl)
+        return self
+
+    def set_mla_impl(self, impl: str) -> GPT:
+        """How MLA decode steps run (sizing.vocabulary.MLA_IMPLS): "naive" up-projects the cached
+        latent to per-head K and V; "absorbed" attends over the latent (reference_model/mla_absorbed.py)."""
+        impl = require_choice("mla_impl", impl, MLA_IMPLS)
+        for block in self.blocks:
+            block.attn.mla_impl = impl
         return self
 
     def set_checkpointing(self, mode: bool | str | None = True) -> GPT:

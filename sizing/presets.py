@@ -51,6 +51,15 @@ class Preset:
     hf_id: str | None = None
     notes: str = ""
     published: Published | None = None  # the published figures as printed (modern presets)
+    # the context the released model serves when it is longer than the pretraining `context`
+    # (a long-context stage, RoPE scaling such as YaRN), with its source; None: = context
+    served_context: int | None = None
+    served_context_source: str | None = None
+
+    @property
+    def serving_context(self) -> int:
+        """The longest prompt + output the released model is published to serve."""
+        return self.context if self.served_context is None else self.served_context
 
 
 B, T_ = 10**9, 10**12
@@ -129,6 +138,7 @@ def _llama(
     eps=1e-5,
     hf_id=None,
     notes="",
+    served=None,
 ):
     cfg = ModelConfig(
         vocab_size=vocab,
@@ -153,6 +163,8 @@ def _llama(
         published_params_rounded=rounded,
         hf_id=hf_id,
         notes=notes,
+        served_context=served[0] if served else None,
+        served_context_source=served[1] if served else None,
     )
 
 
@@ -365,6 +377,7 @@ _PRESET_LIST = [
         theta=500000.0,
         hf_id="meta-llama/Llama-3.1-405B",
         notes="Pre-trained at 8K context on 15.6T tokens, then extended to 128K (paper section 3.4).",
+        served=(131072, "arXiv:2407.21783 (The Llama 3 Herd of Models) section 3.4: context extended to 128K tokens"),
     ),
     Preset(
         "mistral-7b",

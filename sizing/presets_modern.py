@@ -195,6 +195,9 @@ def modern_presets(Preset, Published) -> list:
             notes="Pre-trained at 4K context, extended to 128K (YaRN). The 14B multi-token-prediction module "
             "(685B in the checkpoint) is not part of the 671B, nor of what transformers builds.",
             published=Published("671B", "37B", active_counts=no_emb),
+            served_context=131072,
+            served_context_source="arXiv:2412.19437 section 4.3: extended to 32K, then 128K, with YaRN; HF "
+            "config.json rope_scaling yarn, factor 40 over original_max_position_embeddings 4096",
         ),
         Preset(
             "deepseek-v2-lite",

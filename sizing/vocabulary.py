@@ -63,6 +63,11 @@ DEFAULT_SERVE_PRICE_PER_GPU_HOUR = 2.0
 # dtypes a serving forward may compute in: those a GPU has a peak matmul rate for and that
 # store activations (integer activations would need integer peaks, which sizing.hardware lacks)
 SERVE_ACTIVATION_DTYPES: tuple[str, ...] = ("bf16", "fp16", "fp8", "fp32")
+# How MLA (latent attention) decodes: "absorbed" (attention over the cached latent with W_UK and
+# W_UV folded into the query and output, as DeepSeek, vLLM and SGLang serve it) or "naive"
+# (per-head K and V decompressed and cached). One per run: its FLOPs and its bytes together.
+MLA_IMPLS: tuple[str, ...] = ("absorbed", "naive")
+DEFAULT_MLA_IMPL: str = "absorbed"
 
 
 def ceil_div(numerator: int, denominator: int) -> int:

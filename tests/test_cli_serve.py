@@ -72,10 +72,10 @@ def test_options_reach_the_estimate():
     "extra, message",
     [
         (["--batch", "0"], "--batch (0) must be a positive integer"),
-        (["--tp", "3"], "tp (3) must divide n_kv_heads (32)"),
+        (["--tp", "3"], "tp (3) must divide n_heads (32)"),
         (["--weight-dtype", "int3"], "--weight-dtype ('int3') must be one of"),
         (["--kv-dtype", "nf4"], "--kv-dtype ('nf4') must be one of"),
-        (["--prompt", "8192"], "prompt (8192) exceeds the model's context (4096)"),
+        (["--prompt", "8192"], "prompt (8192) exceeds the model's served context (4096)"),
         (["--gpu", "tpu9"], "tpu9"),
         (["--bandwidth-efficiency", "nan"], "--bandwidth-efficiency"),
     ],

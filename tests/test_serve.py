@@ -15,10 +15,12 @@ from sizing import get_preset
 from sizing.flops import decode_flops_per_token
 from sizing.hardware import get_gpu
 from sizing.serve import expected_experts_hit, serve, step_bytes, tp_ring_allreduce_seconds
-from sizing.serve.roofline import sum_of_steps
+from sizing.serve.calibration import default_efficiencies
+from sizing.serve.roofline import sum_of_steps, tp_allreduce_latency_seconds
 from sizing.serve.work import decode_step_flops, prefill_flops
 from sizing.validate import SizingError
-from sizing.vocabulary import DEFAULT_SERVE_BANDWIDTH_EFFICIENCY, DEFAULT_SERVE_COMPUTE_EFFICIENCY
+
+H100_COMPUTE_EFFICIENCY, H100_BANDWIDTH_EFFICIENCY = default_efficiencies("h100")
 
 LLAMA = get_preset("llama2-7b").config
 MIXTRAL = get_preset("mixtral-8x7b").config
@@ -95,9 +97,9 @@ def test_sum_of_steps_equals_the_loop(coefficients, first, span):
 def test_llama2_7b_on_h100_is_the_roofline():
     est = serve("llama2-7b", 4096, 256, gpu="h100")
     h100 = get_gpu("h100")
-    bw = h100.hbm_bytes_per_second * DEFAULT_SERVE_BANDWIDTH_EFFICIENCY
+    bw = h100.hbm_bytes_per_second * H100_BANDWIDTH_EFFICIENCY
     assert est.prefill.bound == "compute" and est.decode_bound == "memory"
-    assert est.ttft_seconds == pytest.approx(57_450_818_437_120 / (989.4e12 * DEFAULT_SERVE_COMPUTE_EFFICIENCY))
+    assert est.ttft_seconds == pytest.approx(57_450_818_437_120 / (989.4e12 * H100_COMPUTE_EFFICIENCY))
     # memory-bound at every step: the mean of (weights + KV at C) / bandwidth over C = 4097..4351
     weights = 2 * (N_7B - (V - 1) * D)
     mean_kv = 2 * L * D * 2 * (4097 + 4351) / 2
@@ -121,7 +123,7 @@ def test_ridge_batch_is_where_decode_turns_compute_bound():
     at = serve("llama2-7b", 64, 2, batch=b, gpu="h100").first_step.roofline
     below = serve("llama2-7b", 64, 2, batch=b - 1, gpu="h100").first_step.roofline
     assert at.bound == "compute" and below.bound == "memory"
-    assert est.ridge_intensity == pytest.approx(989.4e12 * 0.6 / (3.35e12 * 0.8))
+    assert est.ridge_intensity == pytest.approx(989.4e12 * 0.40 / (3.35e12 * 0.45))  # H100 calibrated
     # MHA at 4K: the KV read grows with the batch as fast as the FLOPs: never compute-bound
     assert serve("llama2-7b", 4096, 256, gpu="h100").ridge_batch is None
 
@@ -130,10 +132,12 @@ def test_tensor_parallel_splits_work_and_adds_all_reduces():
     one = serve("llama2-70b", 2048, 128, batch=8, gpu="h100", tp=8)
     assert one.weights_bytes_per_gpu == math.ceil(2 * 68_976_648_192 / 8)
     step = one.last_step.roofline
-    allreduce = tp_ring_allreduce_seconds(8 * 8192 * 2, 8, 450e9, 0.8)
-    assert allreduce == pytest.approx(2 * 7 / 8 * 8 * 8192 * 2 / (450e9 * 0.8))
-    assert step.comm_seconds == pytest.approx(80 * 2 * allreduce)
-    assert step.bytes == pytest.approx(one.last_step.bytes.total / 8)
+    allreduce = tp_ring_allreduce_seconds(8 * 8192 * 2, 8, 450e9, 0.45)  # H100's calibrated bandwidth share
+    assert allreduce == pytest.approx(2 * 7 / 8 * 8 * 8192 * 2 / (450e9 * 0.45))
+    latency = 3.6e-6 + 2 * 7 * 0.47e-6  # NCCL ring LL: base + 2(n - 1) NVLink steps = 10.18 µs
+    assert tp_allreduce_latency_seconds(8) == pytest.approx(10.18e-6) == pytest.approx(latency)
+    assert step.comm_seconds == pytest.approx(80 * 2 * (allreduce + latency))  # 160 all-reduces per token
+    assert step.bytes == pytest.approx(one.last_step.bytes.total / 8)  # 8 KV heads over 8 ranks: 1 each
     assert tp_ring_allreduce_seconds(1e9, 1, 450e9, 0.8) == 0
     two = serve("llama2-70b", 2048, 128, batch=8, gpu="h100", tp=8, gpus=16)
     assert two.decode_tokens_per_second == pytest.approx(2 * one.decode_tokens_per_second)
@@ -157,11 +161,11 @@ def test_json_is_strict_with_exact_integers():
     "kwargs, message",
     [
         (dict(batch=0), r"batch \(0\) must be a positive integer"),
-        (dict(tp=3), r"tp \(3\) must divide n_kv_heads \(32\).*valid: 1, 2, 4, 8, 16, 32"),
+        (dict(tp=3), r"tp \(3\) must divide n_heads \(32\).*valid: 1, 2, 4, 8, 16, 32"),
         (dict(weight_dtype="int3"), r"weight_dtype \('int3'\) must be one of"),
         (dict(kv_dtype="fp4"), r"kv_dtype \('fp4'\) must be one of"),
         (dict(activation_dtype="int8"), r"activation_dtype \('int8'\) must be one of: bf16, fp16, fp8, fp32"),
-        (dict(prompt=5000), r"prompt \(5000\) exceeds the model's context \(4096\)"),
+        (dict(prompt=5000), r"prompt \(5000\) exceeds the model.s served context \(4096\)"),
         (dict(output=1), r"output \(1\) must be an integer >= 2"),
         (dict(gpus=12, tp=8), r"gpus \(12\) must be a multiple of tp \(8\)"),
         (dict(compute_efficiency=1.5), r"compute_efficiency \(1.5\) must be a number in \(0, 1\]"),
@@ -191,7 +195,7 @@ def test_learned_position_table_bounds_prompt_and_output():
 def test_decode_time_is_the_sum_of_every_step(model, prompt, output, batch):
     from sizing.serve.estimate import _Machine
 
-    est = serve(model, prompt, output, batch, gpu="h100")
+    est = serve(model, prompt, output, batch, gpu="h100", compute_efficiency=0.6, bandwidth_efficiency=0.8)
     machine = _Machine(est.config, est.gpu, est.settings)
     loop = sum(machine.decode_step(C).roofline.seconds for C in range(prompt + 1, prompt + output))
     assert est.decode_seconds == pytest.approx(loop, rel=1e-9)

@@ -124,7 +124,12 @@ _ATTENTION_IMPL = Choice("--attention-impl", ATTENTION_IMPLS, ATTENTION_IMPL_ALI
     type=Count("--max-num-batched-tokens", maximum=MAX_SEQ_LEN),
     help="With --engine vllm: tokens of the profiling forward.  [default: 8192]",
 )
-@click.option("--tp", type=Count("--tp"), help="With --engine: tensor-parallel GPUs (weights and KV heads split).")
+# ---- i25: inference under tensor parallelism
+@click.option(
+    "--tp",
+    type=Count("--tp"),
+    help="Inference: tensor-parallel GPUs; memory per GPU (weights / tp, its KV heads).  [default: 1]",
+)
 @click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
 def memory(
     preset,
@@ -167,6 +172,7 @@ def memory(
       sizing memory --preset llama2-70b --inference --context 4096 --batch 8 --weight-dtype int4
       sizing memory --preset gpt-oss-120b --inference --quant mxfp4-experts --gpu h100
       sizing memory --preset llama3-8b --inference --engine vllm --gpu-memory-utilization 0.9 --context 8192
+      sizing memory --preset llama3-70b --inference --context 8192 --batch 16 --tp 8
     """
     model = resolve_model(preset, config_path, overrides)
     if model.preset is None and seq_len is None and (context is None or not inference):
@@ -182,6 +188,7 @@ def memory(
         _refuse_training_options(seq_len if context is not None else None, micro_batch, zero, dp)
     else:
         _refuse_inference_options(context, batch, weight_dtype, kv_dtype, prefill_chunk, zero, dp)
+        _refuse_given({"--tp": tp}, "to inference: add --inference (training layouts: `sizing parallel --tp`)")
     try:  # the API checks what the option types cannot (e.g. a config's own limits): one line, exit 2
         if inference:
             model.config.check_context(context or default_len, "--context" if context else "--seq-len")
@@ -195,6 +202,7 @@ def memory(
                 name=model.name,
                 prefill_chunk=prefill_chunk,
                 quant=quant,
+                tp=tp or 1,
             )
             if engine is not None:
                 _echo_engine(result, engine, utilization, max_num_batched_tokens, tp, fmt)
@@ -235,7 +243,7 @@ def _check_deployed_options(inference, weight_dtype, quant, engine, utilization,
         raise UserError(f"--quant {quant} names the weight format; leave out --weight-dtype {weight_dtype}")
     if engine is None:
         _refuse_given(
-            {"--gpu-memory-utilization": utilization, "--max-num-batched-tokens": max_num_batched_tokens, "--tp": tp},
+            {"--gpu-memory-utilization": utilization, "--max-num-batched-tokens": max_num_batched_tokens},
             "with --engine (e.g. --engine vllm)",
         )
 
@@ -244,10 +252,11 @@ def _echo_engine(result, engine: str, utilization, max_num_batched_tokens, tp, f
     """The engine's split of the GPU (sizing/memory/engine.py); exit 3 when the engine would not start."""
     from ..memory.engine import DEFAULT_MAX_NUM_BATCHED_TOKENS, engine_memory
     from ..render.engine import render_engine
+    from ..serve.quant_bytes import model_weights_bytes
 
     e = engine_memory(
         result.config,
-        result.weights_bytes,  # the whole model's; engine_memory divides by tp
+        model_weights_bytes(result.config, result.quant or result.weight_dtype),  # whole; engine_memory divides by tp
         result.context,
         engine,
         result.gpu,

@@ -18,7 +18,14 @@ from ..vocabulary import (
     DTYPE_BITS,
     ceil_div,
 )
-from .kv import cached_positions, dtype_bytes, inference_weights_bytes, kv_cache_bytes, naive_kv_cache_bytes
+from .kv import (
+    cached_positions,
+    dtype_bytes,
+    inference_weights_bytes,
+    kv_cache_bytes_per_rank,
+    kv_heads_per_rank,
+    naive_kv_cache_bytes_per_rank,
+)
 from .prefill import inference_prefill_peak_bytes, prefill_activation_peak_bytes
 from .quant import plain_dtype_note, quantized_weights
 from .results import InferenceMemory
@@ -38,25 +45,33 @@ def inference_memory(
     prefill_chunk: int | None = None,
     activation_dtype: str = "bf16",
     quant: str | None = None,
+    tp: int = 1,
 ) -> InferenceMemory:
     """Weights + KV cache + the prefill activation peak (prefill.py: one sequence's context per
     forward, or `prefill_chunk` tokens), the largest batch at this context and the largest
-    context at this batch. `quant` names a deployed format (quant.py) whose bytes replace N x
-    weight_dtype."""
+    context at this batch, on one of `tp` tensor-parallel GPUs: the weights split evenly, the KV
+    heads as kv_heads_per_rank says (replicated when tp > h_kv; an MLA latent whole on each).
+    `quant` names a deployed format (quant.py) whose bytes replace N x weight_dtype."""
     cfg, name, context = resolve_model_arg(model, name, context, what="context")
     require_choice("weight_dtype", weight_dtype, DTYPE_BITS)
     require_choice("kv_dtype", kv_dtype, DTYPE_BITS)
     require_int("context", context)
     require_int("batch", batch)
+    kv_heads_per_rank(cfg, tp)  # tp divides h_kv or is a multiple of it; else a SizingError says which
     gpu_entry = get_gpu(gpu)
     capacity = gpu_entry.memory_bytes
-    w = quantized_weights(cfg, quant).bytes if quant is not None else inference_weights_bytes(cfg, weight_dtype)
+    w = ceil_div(
+        quantized_weights(cfg, quant).bytes if quant is not None else inference_weights_bytes(cfg, weight_dtype), tp
+    )
     a = dtype_bytes(1, require_choice("activation_dtype", activation_dtype, DTYPE_BITS))
 
-    def kv_and_peak(c: int, bb: int) -> int:
-        return kv_cache_bytes(cfg, c, bb, kv_dtype) + inference_prefill_peak_bytes(cfg, c, bb, prefill_chunk, a)
+    def kv_cache(c: int, bb: int) -> int:
+        return kv_cache_bytes_per_rank(cfg, c, bb, kv_dtype, tp)
 
-    kv = kv_cache_bytes(cfg, context, batch, kv_dtype)
+    def kv_and_peak(c: int, bb: int) -> int:
+        return kv_cache(c, bb) + inference_prefill_peak_bytes(cfg, c, bb, prefill_chunk, a)
+
+    kv = kv_cache(context, batch)
     peak = kv_and_peak(context, batch) - kv
     max_batch = largest_fitting(lambda bb: w + kv_and_peak(context, bb), capacity)
     window = cfg.local_window if cfg.n_global_layers == 0 else None  # every layer's cache is capped
@@ -64,8 +79,7 @@ def inference_memory(
     unbounded = (
         window is not None
         and prefill_chunk is not None
-        and w + kv_cache_bytes(cfg, window, batch, kv_dtype) + prefill_activation_peak_bytes(cfg, prefill_chunk, 1, a)
-        <= capacity
+        and w + kv_cache(window, batch) + prefill_activation_peak_bytes(cfg, prefill_chunk, 1, a) <= capacity
     )
     max_context = None if unbounded else largest_fitting(lambda c: w + kv_and_peak(c, batch), capacity)
     limited_by = "window" if unbounded else "memory" if max_context else None
@@ -77,7 +91,7 @@ def inference_memory(
         (None, [])
         if fits
         else _inference_advice(
-            cfg, context, batch, weight_dtype, kv_dtype, gpu_entry, max_batch, max_context, peak, weights=w
+            cfg, context, batch, weight_dtype, kv_dtype, gpu_entry, max_batch, max_context, peak, tp, weights=w
         )
     )
     return InferenceMemory(
@@ -91,7 +105,7 @@ def inference_memory(
         params=P.total_params(cfg),
         weights_bytes=w,
         kv_cache_bytes=kv,
-        kv_cache_bytes_per_sequence=kv_cache_bytes(cfg, context, 1, kv_dtype),
+        kv_cache_bytes_per_sequence=kv_cache(context, 1),
         cached_positions=cached_positions(cfg, context),
         gpu_memory_bytes=capacity,
         max_batch=max_batch,
@@ -103,9 +117,10 @@ def inference_memory(
         would_fit=tuple(would),
         prefill_peak_bytes=peak,
         prefill_chunk=prefill_chunk,
-        kv_cache_bytes_naive=naive_kv_cache_bytes(cfg, context, batch, kv_dtype) if cfg.is_mla else None,
+        kv_cache_bytes_naive=naive_kv_cache_bytes_per_rank(cfg, context, batch, kv_dtype, tp) if cfg.is_mla else None,
         quant=quant,
         weights_note=None if quant is not None else plain_dtype_note(weight_dtype),
+        tp=tp,
     )
 
 
@@ -119,18 +134,23 @@ def _inference_advice(
     max_batch: int | None,
     max_context: int | None,
     peak: int = 0,
+    tp: int = 1,
     weights: int | None = None,
 ) -> tuple[str, list[str]]:
-    """Why weights + KV cache + prefill peak do not fit and what would: (reason, would-fit suggestions)."""
+    """Why weights + KV cache + prefill peak do not fit on one of tp GPUs and what would:
+    (reason, would-fit suggestions)."""
     gib, capacity = format_gib, gpu_entry.memory_bytes
-    w = inference_weights_bytes(cfg, weight_dtype) if weights is None else weights
-    kv = kv_cache_bytes(cfg, context, batch, kv_dtype)
-    per_seq = kv_cache_bytes(cfg, context, 1, kv_dtype)
+    w = ceil_div(inference_weights_bytes(cfg, weight_dtype), tp) if weights is None else weights
+    kv = kv_cache_bytes_per_rank(cfg, context, batch, kv_dtype, tp)
+    per_seq = kv_cache_bytes_per_rank(cfg, context, 1, kv_dtype, tp)
     would = []
     if w > capacity:
         reason = f"the weights alone ({weight_dtype}) need {gib(w)}, more than the {gib(capacity)} of {gpu_entry.key}"
         for dt in ("int8", "int4"):
-            if DTYPE_BITS[dt] < DTYPE_BITS[weight_dtype] and inference_weights_bytes(cfg, dt) + per_seq <= capacity:
+            if (
+                DTYPE_BITS[dt] < DTYPE_BITS[weight_dtype]
+                and ceil_div(inference_weights_bytes(cfg, dt), tp) + per_seq <= capacity
+            ):
                 would.append(f"{dt} weights (batch 1)")
                 break
     else:
@@ -149,7 +169,7 @@ def _inference_advice(
         would.append(f"a GPU with at least {gib(w + kv + peak)}: " + ", ".join(g.key for g in bigger))
     if w + per_seq > capacity:
         would.append(
-            f"weights and KV cache split over at least {ceil_div(w + per_seq, capacity)} "
+            f"weights and KV cache split over at least {ceil_div((w + per_seq) * tp, capacity)} "
             f"{gpu_entry.key} GPUs (tensor/pipeline parallelism, batch 1)"
         )
     return reason, would

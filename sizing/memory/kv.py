@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .. import params as P
 from ..config import ModelConfig
-from ..validate import require_choice, require_int
+from ..validate import SizingError, require_choice, require_int
 from ..vocabulary import DTYPE_BITS, ceil_div
 
 
@@ -64,6 +64,51 @@ def naive_kv_cache_bytes(cfg: ModelConfig, context: int, batch: int = 1, dtype: 
     require_int("context", context)
     require_int("batch", batch)
     return dtype_bytes(naive_kv_elements_per_position(cfg) * cached_layer_positions(cfg, context) * batch, dtype)
+
+
+def kv_heads_per_rank(cfg: ModelConfig, tp: int) -> int:
+    """K/V heads one of tp tensor-parallel ranks holds: h_kv / tp when tp divides h_kv; when tp
+    is a multiple of h_kv each head is replicated over tp / h_kv ranks and every rank holds one
+    (vLLM's and TensorRT-LLM's rule: a rank never holds a fraction of a head). Other tp are
+    refused, naming the valid ones. Under MLA the latent has no head axis: 1 (the whole latent)."""
+    require_int("tp", tp)
+    if cfg.is_mla:
+        return 1
+    h_kv = cfg.kv_heads
+    if h_kv % tp == 0:
+        return h_kv // tp
+    if tp % h_kv == 0:
+        return 1
+    valid = sorted({n for n in range(1, h_kv + 1) if h_kv % n == 0} | {h_kv * k for k in (2, 4, 8)})
+    raise SizingError(
+        f"tp ({tp}) must divide n_kv_heads ({h_kv}) or be a multiple of it (heads replicated); "
+        f"valid: {', '.join(map(str, valid))}, ..."
+    )
+
+
+def kv_cache_bytes_per_rank(cfg: ModelConfig, context: int, batch: int = 1, dtype: str = "bf16", tp: int = 1) -> int:
+    """The KV cache one tensor-parallel rank holds (and a decode step reads there): the heads of
+    kv_heads_per_rank, 2·(h_kv per rank)·d_h per position per layer; under MLA the whole latent,
+    r_kv + d_r per position, on every rank (the latent cannot be split by head, DeepSeek-V2
+    section 2.1.2; vLLM and SGLang keep it whole on each TP rank). = kv_cache_bytes at tp 1."""
+    heads = kv_heads_per_rank(cfg, tp)
+    if cfg.is_mla:
+        return kv_cache_bytes(cfg, context, batch, dtype)
+    require_int("context", context)
+    require_int("batch", batch)
+    return dtype_bytes(2 * heads * cfg.d_head * cached_layer_positions(cfg, context) * batch, dtype)
+
+
+def naive_kv_cache_bytes_per_rank(
+    cfg: ModelConfig, context: int, batch: int = 1, dtype: str = "bf16", tp: int = 1
+) -> int:
+    """Per rank with full per-head K and V (MLA run naive: h heads split over tp ranks)."""
+    if not cfg.is_mla:
+        return kv_cache_bytes_per_rank(cfg, context, batch, dtype, tp)
+    require_int("tp", tp)
+    if cfg.n_heads % tp:
+        raise SizingError(f"tp ({tp}) must divide n_heads ({cfg.n_heads})")
+    return ceil_div(naive_kv_cache_bytes(cfg, context, batch, dtype), tp)
 
 
 def kv_cache_formula(cfg: ModelConfig, context: int, batch: int, dtype: str) -> str:

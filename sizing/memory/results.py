@@ -140,6 +140,7 @@ class InferenceMemory:
     kv_cache_bytes_naive: int | None = None  # MLA: full per-head K and V instead of the latent
     quant: str | None = None  # a deployed weight format (memory/quant.py) instead of N x weight_dtype
     weights_note: str | None = None  # what a bare int4/int8 weight dtype assumes
+    tp: int = 1  # tensor-parallel GPUs: every byte above is one GPU's share
 
     @property
     def total_bytes(self) -> int:
@@ -161,6 +162,7 @@ class InferenceMemory:
             "model": self.model,
             "context": self.context,
             "batch": self.batch,
+            "tp": self.tp,
             "weight_dtype": self.weight_dtype,
             "quant": self.quant,
             **({"weights_note": self.weights_note} if self.weights_note else {}),

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..memory import KORTHIKANTI_LABEL, InferenceMemory, MemorySummary, TrainingMemory, get_optimizer, get_precision
 from ..memory.activations import activations_not_modelled
-from ..memory.kv import kv_cache_formula
+from ..memory.kv import kv_cache_formula, kv_heads_per_rank
 from ..units import format_gib, format_int
 from ..vocabulary import DTYPE_BITS
 from .tables import csv_text, heading, table
@@ -150,15 +150,17 @@ def _training_text(mem: TrainingMemory, fmt: str, details: bool) -> str:
 def inference_heading(mem: InferenceMemory) -> str:
     return (
         f"Inference memory: weights {mem.quant or mem.weight_dtype}, KV cache {mem.kv_dtype}, context {mem.context}, "
-        f"batch {mem.batch}, {mem.gpu}"
+        f"batch {mem.batch}, {mem.gpu}" + (f", per GPU of tp {mem.tp}" if mem.tp > 1 else "")
     )
 
 
 def _kv_formula(mem: InferenceMemory) -> str:
     cfg = mem.config
     if cfg.is_mla or (cfg.n_local_layers and cfg.n_global_layers):
-        return kv_cache_formula(cfg, mem.context, mem.batch, mem.kv_dtype)
-    return f"2·L·h_kv·d_h·{DTYPE_BITS[mem.kv_dtype] / 8:g}·{mem.cached_positions}·{mem.batch}"
+        per_rank = " (whole on each TP rank)" if cfg.is_mla and mem.tp > 1 else ""
+        return kv_cache_formula(cfg, mem.context, mem.batch, mem.kv_dtype) + per_rank
+    heads = "h_kv" if mem.tp == 1 else f"({cfg.kv_heads} kv heads over tp {mem.tp}: {kv_heads_per_rank(cfg, mem.tp)})"
+    return f"2·L·{heads}·d_h·{DTYPE_BITS[mem.kv_dtype] / 8:g}·{mem.cached_positions}·{mem.batch}"
 
 
 def inference_rows(mem: InferenceMemory) -> list[list]:

@@ -114,7 +114,7 @@ def serve_rows(est: ServeEstimate) -> list[list]:
         ["$ per M input tokens", _usd(est.usd_per_million_input_tokens), f"${s.price_per_gpu_hour:g}/GPU-h x TTFT"],
         ["$ per M output tokens", _usd(est.usd_per_million_output_tokens), f"${s.price_per_gpu_hour:g}/GPU-h x TPOT"],
         ["weights per GPU", format_gib(est.weights_bytes_per_gpu), f"N·bytes / tp ({s.weight_dtype})"],
-        ["KV cache per GPU", format_gib(est.kv_bytes_per_gpu), f"b sequences at P + O / tp ({s.kv_dtype})"],
+        ["KV cache per GPU", format_gib(est.kv_bytes_per_gpu), f"b sequences at P + O, this rank's KV ({s.kv_dtype})"],
         ["KV cache per request", format_gib(est.kv_bytes_per_request), "one sequence at P + O"],
         ["prefill activation peak", format_gib(est.prefill_peak_bytes), "largest transient of a prefill forward"],
         [

@@ -42,7 +42,9 @@ def tokens_per_second_data() -> dict:
 
 
 def render_serve_plots() -> list[Plot]:
-    return [_roofline_plot(), _tokens_plot()]
+    from .serving_capacity import throughput_latency_plot
+
+    return [_roofline_plot(), _tokens_plot(), throughput_latency_plot()]
 
 
 def _roofline_plot() -> Plot:
@@ -97,6 +99,6 @@ def _tokens_plot() -> Plot:
         "plots/serving-tokens-per-second.png",
         title,
         _render(title, labels, data, draw),
-        "Solid: the roofline bound (efficiencies 1); dashed: the estimate at the default efficiencies; dotted: "
-        "the largest batch whose weights, KV cache and prefill peak fit the GPU.",
+        "Solid: the roofline bound (efficiencies 1); dashed: the estimate at the GPU's calibrated efficiencies; "
+        "dotted: the largest batch whose weights, KV cache and prefill peak fit the GPU.",
     )

@@ -12,6 +12,7 @@ from ..serve.bench import MEASURED_FILE, MEASURED_HEADERS, SERVE_BENCH, measured
 from ..serve.published import PUBLISHED_SERVING, bound_for
 from . import cells as fmt
 from .plots import Plot
+from .serving_capacity import CAPACITY_GPU, CAPACITY_MODEL, RATE, calibration_section, capacity_section
 
 GPU = "h100-sxm"
 PROMPT, OUTPUT = 1024, 256
@@ -110,8 +111,9 @@ def render_serving(plots: list[Plot], existing_dir: Path | None = None) -> str:
         "# Serving on the roofline",
         "What `sizing serve` predicts ([docs/serving.md](../docs/serving.md)): time to first token, time per "
         "output token, tokens/s and $ per million tokens from the exact FLOPs and bytes of a prefill and of each "
-        "decode step, at the default efficiencies (0.6 of the dense peak, 0.8 of the bandwidth, $2 per GPU-hour) "
-        "and, as the bound, at efficiencies 1.",
+        "decode step, at the default efficiencies (calibrated per GPU type against the published rows below: "
+        "H100 0.40 of the dense peak and 0.45 of the bandwidth; $2 per GPU-hour) and, as the bound, at "
+        "efficiencies 1.",
         f"## Three presets on an {GPU}",
         f"bf16 weights, KV cache and matmuls; prompt {PROMPT}, output {OUTPUT}; static batch; prefill counted "
         "causal. Tokens/s are decode tokens per second per GPU.",
@@ -122,6 +124,10 @@ def render_serving(plots: list[Plot], existing_dir: Path | None = None) -> str:
         "published throughput above its bound (or a latency below it) would mean a formula is wrong; "
         "tests/test_serve_published.py checks that none is. Source: " + PUBLISHED_SERVING[0].source + ".",
         fmt.markdown_table(published_rows()),
+        "## Calibration of the default efficiencies",
+        calibration_section(),
+        f"## Capacity: {CAPACITY_MODEL} at {RATE} requests/s on {CAPACITY_GPU}",
+        capacity_section(),
         "## Plots",
         *plot_parts,
         "## Measured on a GPU",

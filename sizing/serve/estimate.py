@@ -4,8 +4,10 @@ token, tokens/s, $ per million tokens and memory per GPU.
 
 The batch is static: b sequences of P prompt tokens are prefilled together (in chunks of
 `prefill_chunk` tokens when given), then decoded in lockstep for O - 1 steps (the prefill
-yields the first output token). Tensor parallelism over tp GPUs splits FLOPs, weights and KV
-heads evenly (tp must divide the kv heads); gpus / tp replicas serve independent batches.
+yields the first output token). Tensor parallelism over tp GPUs splits FLOPs and weights
+evenly and the KV heads as kv_heads_per_rank says (replicated when tp > h_kv; the MLA latent
+whole on every rank); gpus / tp replicas serve independent batches. Under MLA, `mla` picks the
+decode implementation, its FLOPs and its bytes together (absorbed by default).
 """
 
 from __future__ import annotations
@@ -15,21 +17,22 @@ from dataclasses import dataclass, field
 
 from ..config import ModelConfig
 from ..hardware import GPU, get_gpu
-from ..memory.kv import dtype_bytes, kv_cache_bytes
+from ..memory.kv import dtype_bytes, kv_heads_per_rank
 from ..memory.prefill import prefill_activation_peak_bytes, prefill_tokens
 from ..presets import get_preset
 from ..validate import MAX_PRICE, SizingError, require_choice, require_fraction, require_int, require_number, show
 from ..vocabulary import (
     ATTENTION_CONVENTIONS,
     DEFAULT_GPU,
+    DEFAULT_MLA_IMPL,
     DEFAULT_SERVE_ATTENTION,
-    DEFAULT_SERVE_BANDWIDTH_EFFICIENCY,
-    DEFAULT_SERVE_COMPUTE_EFFICIENCY,
     DEFAULT_SERVE_PRICE_PER_GPU_HOUR,
+    MLA_IMPLS,
     SERVE_ACTIVATION_DTYPES,
     STORAGE_DTYPES,
     ceil_div,
 )
+from .calibration import default_efficiencies
 from .quant_bytes import WEIGHT_CHOICES, format_note, model_weights_bytes, weights_step_bytes
 from .result import ServeEstimate, ServeSettings, StepEstimate
 from .roofline import (
@@ -39,10 +42,11 @@ from .roofline import (
     ridge_intensity,
     smallest_compute_bound_batch,
     sum_of_steps,
+    tp_allreduce_latency_seconds,
     tp_allreduces_per_layer,
     tp_ring_allreduce_seconds,
 )
-from .work import decode_step_flops, prefill_flops
+from .work import chunked_prefill_kv_reread_bytes, decode_step_flops, kv_read_bytes_per_rank, prefill_flops
 
 __all__ = ["ServeEstimate", "serve"]
 
@@ -59,38 +63,46 @@ class _Machine:
     def __post_init__(self) -> None:
         object.__setattr__(self, "peak", self.gpu.peak_flops_per_second(self.s.activation_dtype))
 
-    def roofline(self, flops: float, n_bytes: float, tokens: int) -> Roofline:
-        """Per GPU: FLOPs and bytes split over tp, plus the all-reduces of `tokens` activations."""
+    def roofline(self, flops: float, rank_bytes: float, tokens: int) -> Roofline:
+        """Per GPU: FLOPs split over tp, the bytes one rank moves, plus the all-reduces of
+        `tokens` activations, each its bandwidth term and its fixed latency."""
         s, cfg = self.s, self.cfg
         comm = 0.0
         if s.tp > 1:
             buffer = tokens * cfg.d_model * dtype_bytes(1, s.activation_dtype)
             link = self.gpu.nvlink_gbs * 1e9
             comm = cfg.n_layers * tp_allreduces_per_layer(cfg.parallel_block)
-            comm *= tp_ring_allreduce_seconds(buffer, s.tp, link, s.bandwidth_efficiency)
+            comm *= tp_ring_allreduce_seconds(buffer, s.tp, link, s.bandwidth_efficiency) + (
+                tp_allreduce_latency_seconds(s.tp)
+            )
         return Roofline(
             flops / s.tp,
-            n_bytes / s.tp,
+            rank_bytes,
             compute_seconds(flops / s.tp, self.peak, s.compute_efficiency),
-            memory_seconds(n_bytes / s.tp, self.gpu.hbm_bytes_per_second, s.bandwidth_efficiency),
+            memory_seconds(rank_bytes, self.gpu.hbm_bytes_per_second, s.bandwidth_efficiency),
             comm,
         )
 
     def decode_step(self, context: int, batch: int | None = None) -> StepEstimate:
-        b = self.s.batch if batch is None else batch
-        flops = decode_step_flops(self.cfg, context, b)
-        moved = weights_step_bytes(self.cfg, context, b, self.s.weight_dtype, self.s.kv_dtype)
-        return StepEstimate(context, flops, moved, self.roofline(flops, moved.total, b))
+        b, s = (self.s.batch if batch is None else batch), self.s
+        flops = decode_step_flops(self.cfg, context, b, s.mla)
+        moved = weights_step_bytes(self.cfg, context, b, s.weight_dtype, s.kv_dtype, tp=s.tp, mla=s.mla)
+        return StepEstimate(context, flops, moved, self.roofline(flops, moved.per_rank(s.tp), b))
 
     def prefill(self) -> tuple[int, int, float, Roofline]:
-        """(FLOPs, forwards, bytes, roofline) of the batch's prefill: the weights read once per
-        forward (per chunk of `prefill_chunk` tokens when given), the KV cache written."""
+        """(FLOPs, forwards, bytes per GPU, roofline) of the batch's prefill: the weights read once
+        per forward (per chunk of `prefill_chunk` tokens when given), the KV cache written, and
+        under chunking each later chunk's re-read of the earlier chunks' KV. The KV a prefill
+        writes is what the decode reads (the latent under absorbed MLA: prefill computes K/V
+        per head on the fly, as DeepSeek's naive prefill does, and caches the latent)."""
         cfg, s = self.cfg, self.s
         per_forward = prefill_tokens(s.prompt, s.batch, s.prefill_chunk)
         forwards = ceil_div(s.prompt * s.batch, per_forward)
         flops = prefill_flops(cfg, s.prompt, s.batch, s.attention)
         weights = weights_step_bytes(cfg, s.prompt, 1, s.weight_dtype, s.kv_dtype, new_tokens=per_forward).weight_bytes
-        n_bytes = forwards * weights + kv_cache_bytes(cfg, s.prompt, s.batch, s.kv_dtype)
+        written = kv_read_bytes_per_rank(cfg, s.prompt, s.batch, s.kv_dtype, s.tp, s.mla)
+        reread = chunked_prefill_kv_reread_bytes(cfg, s.prompt, s.prefill_chunk, s.batch, s.kv_dtype, s.tp, s.mla)
+        n_bytes = forwards * weights / s.tp + written + reread
         return flops, forwards, n_bytes, self.roofline(flops, n_bytes, s.prompt * s.batch)
 
     def decode_seconds(self, first: int, last: int) -> float:
@@ -111,10 +123,20 @@ class _Machine:
         prefill peak taken whole (conservative)."""
         cfg, s = self.cfg, self.s
         weights = ceil_div(model_weights_bytes(cfg, s.weight_dtype), s.tp)
-        kv = ceil_div(kv_cache_bytes(cfg, s.prompt + s.output, batch, s.kv_dtype), s.tp)
+        kv = kv_read_bytes_per_rank(cfg, s.prompt + s.output, batch, s.kv_dtype, s.tp, s.mla)
         n = prefill_tokens(s.prompt, batch, s.prefill_chunk)
         a = dtype_bytes(1, s.activation_dtype)
         return weights, kv, prefill_activation_peak_bytes(cfg, n, min(batch, max(1, n // s.prompt)), a)
+
+
+def serving_machine(cfg: ModelConfig, gpu: GPU, settings: ServeSettings) -> _Machine:
+    """The roofline evaluator of these settings, for the models built on serve's (batching.py)."""
+    return _Machine(cfg, gpu, settings)
+
+
+def memory_bytes_per_gpu(cfg: ModelConfig, gpu: GPU, settings: ServeSettings, batch: int | None = None) -> int:
+    """Weights + KV cache + prefill peak on one GPU for these settings (batch: theirs by default)."""
+    return sum(_Machine(cfg, gpu, settings).memory(settings.batch if batch is None else batch))
 
 
 def serve(
@@ -129,25 +151,33 @@ def serve(
     kv_dtype: str = "bf16",
     activation_dtype: str = "bf16",
     attention: str = DEFAULT_SERVE_ATTENTION,
-    compute_efficiency: float = DEFAULT_SERVE_COMPUTE_EFFICIENCY,
-    bandwidth_efficiency: float = DEFAULT_SERVE_BANDWIDTH_EFFICIENCY,
+    compute_efficiency: float | None = None,
+    bandwidth_efficiency: float | None = None,
     price: float = DEFAULT_SERVE_PRICE_PER_GPU_HOUR,
     prefill_chunk: int | None = None,
     name: str | None = None,
     trained_context: int | None = None,
+    mla: str = DEFAULT_MLA_IMPL,
+    served_context: int | None = None,
 ) -> ServeEstimate:
     """Serving `model` (a preset name or a ModelConfig) on `gpu`: b sequences of `prompt` tokens
     generating `output` tokens each, prefilled together (in chunks of `prefill_chunk` tokens), then
-    decoded in lockstep. `trained_context` (a preset's own by default) bounds the prompt. A
-    SizingError names the field for any bad input."""
-    cfg, name, trained_context = _resolve(model, name, trained_context)
+    decoded in lockstep. `served_context` (a preset's serving_context by default) bounds the
+    prompt; past `trained_context` (the pretraining context) a note says so. `mla`: "absorbed"
+    or "naive" (latent attention only). Efficiencies left None are the GPU's calibrated pair
+    (calibration.default_efficiencies). A SizingError names the field for any bad input."""
+    cfg, name, trained_context, served_context = _resolve(model, name, trained_context, served_context)
     s = _settings(cfg, prompt, output, batch, tp, gpus, weight_dtype, kv_dtype, activation_dtype, attention)
-    s = _with_rates(s, compute_efficiency, bandwidth_efficiency, price, prefill_chunk)
     gpu_entry = get_gpu(gpu)
+    calibrated = default_efficiencies(gpu_entry.key)
+    compute_efficiency = calibrated[0] if compute_efficiency is None else compute_efficiency
+    bandwidth_efficiency = calibrated[1] if bandwidth_efficiency is None else bandwidth_efficiency
+    s = _with_rates(s, compute_efficiency, bandwidth_efficiency, price, prefill_chunk)
+    s = dataclasses.replace(s, mla=require_choice("mla", mla, MLA_IMPLS))
     if tp > 1 and gpu_entry.nvlink_gbs is None:
         raise SizingError(f"tp ({tp}) needs a GPU link bandwidth; gpu {gpu_entry.key} has none in the table")
     machine = _Machine(cfg, gpu_entry, s)
-    notes = _notes(cfg, s, trained_context)
+    notes = _notes(cfg, s, trained_context, served_context)
     p_flops, forwards, p_bytes, prefill = machine.prefill()
     first, last = prompt + 1, prompt + output - 1  # the decode steps' contexts: the prefill gave token 1
     mean_context = (first + last + 1) // 2
@@ -174,7 +204,7 @@ def serve(
             machine.peak, gpu_entry.hbm_bytes_per_second, compute_efficiency, bandwidth_efficiency
         ),
         weights_bytes_per_gpu=weights_gpu,
-        kv_bytes_per_request=kv_cache_bytes(cfg, prompt + output, 1, kv_dtype),
+        kv_bytes_per_request=kv_read_bytes_per_rank(cfg, prompt + output, 1, kv_dtype, tp, s.mla),
         kv_bytes_per_gpu=kv_gpu,
         prefill_peak_bytes=peak,
         max_batch=largest_fitting(lambda b: sum(machine.memory(b)), gpu_entry.memory_bytes),
@@ -182,13 +212,18 @@ def serve(
     )
 
 
-def _resolve(model: ModelConfig | str, name: str | None, trained: int | None) -> tuple[ModelConfig, str | None, int]:
+def _resolve(
+    model: ModelConfig | str, name: str | None, trained: int | None, served: int | None
+) -> tuple[ModelConfig, str | None, int | None, int | None]:
+    """(config, name, pretraining context, served context): a preset's own unless given."""
     if isinstance(model, str):
         preset = get_preset(model)
-        return preset.config, name or preset.name, trained if trained is not None else preset.context
+        trained = trained if trained is not None else preset.context
+        served = served if served is not None else preset.serving_context
+        return preset.config, name or preset.name, trained, served
     if not isinstance(model, ModelConfig):
         raise SizingError(f"model ({show(model)}) must be a preset name or a ModelConfig")
-    return model, name, trained
+    return model, name, trained, served if served is not None else trained
 
 
 def _settings(
@@ -209,12 +244,12 @@ def _settings(
     require_int("output", output, minimum=2)
     cfg.check_context(prompt + output, "prompt + output")
     require_int("tp", tp)
-    for field_name, heads in (("n_kv_heads", cfg.kv_heads), ("n_heads", cfg.n_heads)):
-        if heads % tp:
-            valid = ", ".join(str(n) for n in range(1, heads + 1) if heads % n == 0)
-            raise SizingError(
-                f"tp ({tp}) must divide {field_name} ({heads}), each rank holding whole heads; valid: {valid}"
-            )
+    if cfg.n_heads % tp:
+        valid = ", ".join(str(n) for n in range(1, cfg.n_heads + 1) if cfg.n_heads % n == 0)
+        raise SizingError(
+            f"tp ({tp}) must divide n_heads ({cfg.n_heads}), each rank holding whole heads; valid: {valid}"
+        )
+    kv_heads_per_rank(cfg, tp)  # divides h_kv, or a multiple of it (replicated heads); else it says which
     gpus = tp if gpus is None else require_int("gpus", gpus)
     if gpus % tp:
         raise SizingError(f"gpus ({gpus}) must be a multiple of tp ({tp}): gpus / tp replicas")
@@ -242,29 +277,50 @@ def _with_rates(
     )
 
 
-def _notes(cfg: ModelConfig, s: ServeSettings, trained_context: int | None) -> list[str]:
+def _notes(cfg: ModelConfig, s: ServeSettings, trained_context: int | None, served_context: int | None) -> list[str]:
     notes = [
         f"prefill FLOPs counted {s.attention}"
         + (" (serving kernels skip the masked tiles)" if s.attention == "causal" else " (T keys per query)"),
-        "static batch: prompts prefilled together, then decoded in lockstep; not counted: kernel launch and "
-        "all-reduce latency, scheduling, sampling",
+        "static batch: prompts prefilled together, then decoded in lockstep; each TP all-reduce pays NCCL's "
+        "ring latency; not counted: kernel launch, scheduling, sampling",
     ]
     if (quant := format_note(s.weight_dtype, s.activation_dtype)) is not None:
         notes.append(quant)
+    if cfg.is_mla:
+        notes.append(
+            f"MLA decoded {s.mla}: "
+            + (
+                "attention over the cached latent, W_UK and W_UV absorbed (FLOPs and bytes of that form); "
+                "the latent is whole on every TP rank"
+                if s.mla == "absorbed"
+                else "per-head K and V decompressed and cached (FLOPs and bytes of that form)"
+            )
+        )
+    if not cfg.is_mla and s.tp > cfg.kv_heads:
+        notes.append(
+            f"tp {s.tp} > {cfg.kv_heads} KV heads: each head replicated on {s.tp // cfg.kv_heads} ranks, one per rank"
+        )
+    if s.prefill_chunk is not None and s.prefill_chunk < s.prompt:
+        notes.append("chunked prefill: each later chunk re-reads the KV cache of the prompt's earlier chunks")
     if cfg.is_moe:
         notes.append(
             f"MoE: uniform independent routing assumed, E·(1 - (1 - k/E)^b) distinct experts of {cfg.n_experts} "
             "read per layer per step"
         )
-    if trained_context is not None:
-        if s.prompt > trained_context:
-            raise SizingError(
-                f"prompt ({s.prompt}) exceeds the model's context ({trained_context}); use a prompt of at most "
-                f"{trained_context} tokens"
-            )
-        if s.prompt + s.output > trained_context:
-            notes.append(
-                f"prompt + output ({s.prompt + s.output}) runs past the model's context ({trained_context}): "
-                "the cost is computed, the quality there is not the published one"
-            )
+    if served_context is not None and s.prompt > served_context:
+        raise SizingError(
+            f"prompt ({s.prompt}) exceeds the model's served context ({served_context}); use a prompt of at most "
+            f"{served_context} tokens"
+        )
+    limit = served_context if served_context is not None else trained_context
+    if limit is not None and s.prompt + s.output > limit:
+        notes.append(
+            f"prompt + output ({s.prompt + s.output}) runs past the model's context ({limit}): "
+            "the cost is computed, the quality there is not the published one"
+        )
+    if trained_context is not None and limit != trained_context and s.prompt + s.output > trained_context:
+        notes.append(
+            f"past the pretraining context ({trained_context}), within the served one ({served_context}: "
+            "long-context extension)"
+        )
     return notes

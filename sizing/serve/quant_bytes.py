@@ -12,11 +12,18 @@ from __future__ import annotations
 
 from .. import params as P
 from ..config import ModelConfig
-from ..memory.kv import dtype_bytes, inference_weights_bytes, kv_cache_bytes
+from ..memory.kv import dtype_bytes, inference_weights_bytes
 from ..memory.quant import FORMATS, get_format, plain_dtype_note, quantized_weights, routed_expert_matrix_params
 from ..validate import require_int
-from ..vocabulary import DTYPE_BITS, ceil_div
-from .work import StepBytes, expected_experts_hit, step_bytes, unread_table_params
+from ..vocabulary import DEFAULT_MLA_IMPL, DTYPE_BITS, ceil_div
+from .work import (
+    StepBytes,
+    expected_experts_hit,
+    kv_read_bytes,
+    kv_read_bytes_per_rank,
+    step_bytes,
+    unread_table_params,
+)
 
 WEIGHT_CHOICES = (*DTYPE_BITS, *FORMATS)  # a dtype or a format's key
 
@@ -44,12 +51,20 @@ def model_weights_bytes(cfg: ModelConfig, weights: str) -> int:
 
 
 def weights_step_bytes(
-    cfg: ModelConfig, context: int, batch: int, weights: str, kv_dtype: str, new_tokens: int = 1
+    cfg: ModelConfig,
+    context: int,
+    batch: int,
+    weights: str,
+    kv_dtype: str,
+    new_tokens: int = 1,
+    tp: int = 1,
+    mla: str = DEFAULT_MLA_IMPL,
 ) -> StepBytes:
     """step_bytes for a dtype; for a format, the same parts at the format's widths (the unread
-    token-table rows at its embedding width)."""
+    token-table rows at its embedding width). The KV bytes as step_bytes counts them (the MLA
+    implementation `mla`, one rank of tp)."""
     if weights in DTYPE_BITS:
-        return step_bytes(cfg, context, batch, weights, kv_dtype, new_tokens=new_tokens)
+        return step_bytes(cfg, context, batch, weights, kv_dtype, new_tokens=new_tokens, tp=tp, mla=mla)
     require_int("batch", batch)
     require_int("new_tokens", new_tokens)
     fmt = get_format(weights)
@@ -61,7 +76,8 @@ def weights_step_bytes(
         expert_bytes=one,
         experts_read_per_layer=expected_experts_hit(cfg.n_experts, cfg.top_k, n),
         layers=cfg.n_moe_layers if cfg.is_moe else cfg.n_layers,
-        kv_bytes=kv_cache_bytes(cfg, context, batch, kv_dtype),
+        kv_bytes=kv_read_bytes(cfg, context, batch, kv_dtype, mla),
+        kv_bytes_per_rank=kv_read_bytes_per_rank(cfg, context, batch, kv_dtype, tp, mla),
     )
 
 

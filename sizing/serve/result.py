@@ -9,6 +9,7 @@ from typing import Any
 from ..config import ModelConfig
 from ..hardware import GPU
 from ..vocabulary import (
+    DEFAULT_MLA_IMPL,
     DEFAULT_SERVE_BANDWIDTH_EFFICIENCY,
     DEFAULT_SERVE_COMPUTE_EFFICIENCY,
     DEFAULT_SERVE_PRICE_PER_GPU_HOUR,
@@ -35,6 +36,7 @@ class ServeSettings:
     bandwidth_efficiency: float = DEFAULT_SERVE_BANDWIDTH_EFFICIENCY
     price_per_gpu_hour: float = DEFAULT_SERVE_PRICE_PER_GPU_HOUR
     prefill_chunk: int | None = None
+    mla: str = DEFAULT_MLA_IMPL  # MLA decode implementation (ignored without latent attention)
 
     @property
     def replicas(self) -> int:
@@ -56,6 +58,7 @@ class ServeSettings:
             "bandwidth_efficiency": self.bandwidth_efficiency,
             "price_per_gpu_hour": self.price_per_gpu_hour,
             "prefill_chunk": self.prefill_chunk,
+            "mla": self.mla,
         }
 
 

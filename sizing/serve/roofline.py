@@ -8,8 +8,9 @@ all-reduce time, the ridge point, and the decode time summed over every step of 
 
 Williams, Waterman & Patterson 2009 (the roofline model); the ridge point is the arithmetic
 intensity peak / bandwidth (FLOPs per byte) at which the two terms are equal. Not counted:
-kernel launch and all-reduce latency, scheduling, sampling: the time is a lower bound at
-efficiency 1 and an estimate at the stated efficiencies.
+kernel launch, scheduling, sampling: the time is a lower bound at
+efficiency 1 and an estimate at the stated efficiencies. Each all-reduce also pays a fixed
+latency (tp_allreduce_latency_seconds), on the critical path of every forward.
 """
 
 from __future__ import annotations
@@ -36,6 +37,22 @@ def tp_ring_allreduce_seconds(n_bytes: int, tp: int, link_bytes_per_second: floa
     efficiency. 0 for tp = 1."""
     require_int("tp", tp)
     return ring_all_reduce_seconds(n_bytes, tp, link_bytes_per_second * efficiency / 1e9)
+
+
+# NCCL's own cost model for a ring all-reduce in the low-latency (LL) protocol, the one it picks
+# for the small buffers of a decode step (NVIDIA/nccl src/graph/tuning.cc: baseLat Ring/LL
+# 3.6 µs; hwLat NVLink Ring/LL 0.47 µs per step; a ring all-reduce takes 2(n - 1) steps).
+NCCL_RING_LL_BASE_SECONDS = 3.6e-6
+NCCL_NVLINK_RING_LL_STEP_SECONDS = 0.47e-6
+
+
+def tp_allreduce_latency_seconds(tp: int) -> float:
+    """The fixed cost of one ring all-reduce over tp ranks on NVLink: base + 2(tp - 1) steps x
+    the per-step latency (NCCL's tuning model); 10.18 µs at tp 8, 0 at tp 1."""
+    require_int("tp", tp)
+    if tp == 1:
+        return 0.0
+    return NCCL_RING_LL_BASE_SECONDS + 2 * (tp - 1) * NCCL_NVLINK_RING_LL_STEP_SECONDS
 
 
 def tp_allreduces_per_layer(parallel_block: bool) -> int:

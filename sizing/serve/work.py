@@ -29,10 +29,16 @@ from dataclasses import dataclass
 
 from .. import params as P
 from ..config import ModelConfig
-from ..flops import decode_flops_per_token, flop_components, lm_head_flops
-from ..memory.kv import dtype_bytes, kv_cache_bytes
+from ..flops import decode_flops_per_token, flop_components, lm_head_flops, mla_absorbed_decode_flops_per_token
+from ..memory.kv import (
+    dtype_bytes,
+    kv_cache_bytes,
+    kv_cache_bytes_per_rank,
+    naive_kv_cache_bytes,
+    naive_kv_cache_bytes_per_rank,
+)
 from ..validate import require_choice, require_int
-from ..vocabulary import ATTENTION_CONVENTIONS, DEFAULT_SERVE_ATTENTION
+from ..vocabulary import ATTENTION_CONVENTIONS, DEFAULT_MLA_IMPL, DEFAULT_SERVE_ATTENTION, MLA_IMPLS, ceil_div
 
 
 # ---------------------------------------------------------------- FLOPs
@@ -44,10 +50,56 @@ def prefill_flops(cfg: ModelConfig, prompt: int, batch: int = 1, attention: str 
     return batch * (blocks + lm_head_flops(cfg, 1))
 
 
-def decode_step_flops(cfg: ModelConfig, context: int, batch: int = 1) -> int:
-    """b·decode_flops_per_token(C): one new token for each of b sequences with C cached positions."""
+def decode_step_flops(cfg: ModelConfig, context: int, batch: int = 1, mla: str = DEFAULT_MLA_IMPL) -> int:
+    """b·decode_flops_per_token(C): one new token for each of b sequences with C cached positions.
+    Under MLA, `mla` picks the implementation: "absorbed" (sizing.flops'
+    mla_absorbed_decode_flops_per_token) or "naive" (decompressed per-head K and V)."""
     require_int("batch", batch)
+    require_choice("mla", mla, MLA_IMPLS)
+    if cfg.is_mla and mla == "absorbed":
+        return batch * mla_absorbed_decode_flops_per_token(cfg, context)
     return batch * decode_flops_per_token(cfg, context)
+
+
+def kv_read_bytes(cfg: ModelConfig, context: int, batch: int, dtype: str, mla: str = DEFAULT_MLA_IMPL) -> int:
+    """The KV cache a decode step reads, whole replica: the latent under absorbed MLA, per-head
+    K and V under naive MLA, kv_cache_bytes otherwise."""
+    require_choice("mla", mla, MLA_IMPLS)
+    if cfg.is_mla and mla == "naive":
+        return naive_kv_cache_bytes(cfg, context, batch, dtype)
+    return kv_cache_bytes(cfg, context, batch, dtype)
+
+
+def kv_read_bytes_per_rank(
+    cfg: ModelConfig, context: int, batch: int, dtype: str, tp: int, mla: str = DEFAULT_MLA_IMPL
+) -> int:
+    """What one of tp ranks reads: its K/V heads (replicated heads when tp > h_kv), the whole
+    latent under absorbed MLA (it has no head axis to split), h/tp heads under naive MLA."""
+    require_choice("mla", mla, MLA_IMPLS)
+    if cfg.is_mla and mla == "naive":
+        return naive_kv_cache_bytes_per_rank(cfg, context, batch, dtype, tp)
+    return kv_cache_bytes_per_rank(cfg, context, batch, dtype, tp)
+
+
+def chunked_prefill_kv_reread_bytes(
+    cfg: ModelConfig,
+    prompt: int,
+    chunk: int | None,
+    batch: int = 1,
+    dtype: str = "bf16",
+    tp: int = 1,
+    mla: str = DEFAULT_MLA_IMPL,
+) -> int:
+    """KV bytes one rank re-reads while b prompts are prefilled in chunks of c tokens: chunk j
+    (0-based) of a prompt attends the j·c positions its earlier chunks cached, so the prompt's
+    n = ⌈P/c⌉ chunks read Σ_{j=1}^{n-1} KV(j·c) (a window caps each, as kv_read_bytes_per_rank
+    does). 0 when one chunk holds a whole prompt or no chunk is given. Chunks are taken per
+    prompt (a chunk does not straddle two prompts)."""
+    require_int("prompt", prompt)
+    if chunk is None or require_int("prefill_chunk", chunk) >= prompt:
+        return 0
+    chunks = ceil_div(prompt, chunk)
+    return sum(kv_read_bytes_per_rank(cfg, j * chunk, batch, dtype, tp, mla) for j in range(1, chunks))
 
 
 # ---------------------------------------------------------------- MoE routing
@@ -91,7 +143,8 @@ class StepBytes:
     expert_bytes: int  # one routed expert of one layer
     experts_read_per_layer: float  # distinct routed experts read per layer (expected, or measured)
     layers: int
-    kv_bytes: int  # the KV cache read (decode) or written (prefill)
+    kv_bytes: int  # the KV cache read (decode) or written (prefill), whole replica
+    kv_bytes_per_rank: int | None = None  # what one TP rank reads (None: kv_bytes, tp 1)
 
     @property
     def expert_weight_bytes(self) -> float:
@@ -106,6 +159,11 @@ class StepBytes:
     def total(self) -> float:
         return self.weight_bytes + self.kv_bytes
 
+    def per_rank(self, tp: int) -> float:
+        """Bytes one of tp ranks moves: the weights split evenly, its own KV slice."""
+        kv = self.kv_bytes if self.kv_bytes_per_rank is None else self.kv_bytes_per_rank
+        return self.weight_bytes / tp + kv
+
     def to_dict(self) -> dict:
         weights = self.weight_bytes
         return {
@@ -114,6 +172,7 @@ class StepBytes:
             "expert_bytes": self.expert_bytes,
             "experts_read_per_layer": self.experts_read_per_layer,
             "kv_bytes": self.kv_bytes,
+            "kv_bytes_per_rank": self.kv_bytes if self.kv_bytes_per_rank is None else self.kv_bytes_per_rank,
         }
 
 
@@ -125,12 +184,15 @@ def step_bytes(
     kv_dtype: str = "bf16",
     new_tokens: int = 1,
     experts_read_per_layer: float | None = None,
+    tp: int = 1,
+    mla: str = DEFAULT_MLA_IMPL,
 ) -> StepBytes:
     """What one forward of `new_tokens` tokens per sequence for b sequences reads: the touched
     parameters in `weight_dtype` and kv_cache_bytes(C, b) in `kv_dtype`. A decode step: one new
     token, C cached positions, the cache read. A prefill: P new tokens, C = P, the cache
     written. MoE experts per layer: `experts_read_per_layer` when measured, else
-    expected_experts_hit over the b·new_tokens tokens."""
+    expected_experts_hit over the b·new_tokens tokens. The KV bytes are those of the MLA
+    implementation `mla` (kv_read_bytes), and per rank of tp (kv_read_bytes_per_rank)."""
     require_int("batch", batch)
     require_int("new_tokens", new_tokens)
     n = batch * new_tokens
@@ -143,5 +205,6 @@ def step_bytes(
         expert_bytes=dtype_bytes(P.expert_params(cfg), weight_dtype) if cfg.is_moe else 0,
         experts_read_per_layer=hit,
         layers=routed_expert_params(cfg) // P.expert_params(cfg) // cfg.n_experts if cfg.is_moe else cfg.n_layers,
-        kv_bytes=kv_cache_bytes(cfg, context, batch, kv_dtype),
+        kv_bytes=kv_read_bytes(cfg, context, batch, kv_dtype, mla),
+        kv_bytes_per_rank=kv_read_bytes_per_rank(cfg, context, batch, kv_dtype, tp, mla),
     )

@@ -1,0 +1,43 @@
+"""The score of a serving-efficiency pair against published rows (what calibration.py's pairs
+minimise): each row predicted by serve() at the pair, its log ratio to the measurement."""
+
+from __future__ import annotations
+
+import math
+
+from .estimate import serve
+
+
+def predicted(row, compute_efficiency: float, bandwidth_efficiency: float) -> float:
+    """A published row's metric predicted at these efficiencies (first-token ms, or output
+    tokens/s per GPU with the prefill included)."""
+    est = serve(
+        row.preset,
+        row.prompt,
+        row.output,
+        row.batch,
+        row.gpu,
+        tp=row.tp,
+        weight_dtype=row.dtype,
+        kv_dtype=row.dtype,
+        activation_dtype=row.dtype,
+        compute_efficiency=compute_efficiency,
+        bandwidth_efficiency=bandwidth_efficiency,
+    )
+    if row.metric == "first-token latency ms":
+        return est.ttft_seconds * 1e3
+    return est.output_tokens_per_second / row.tp
+
+
+def log_errors(rows, compute_efficiency: float, bandwidth_efficiency: float) -> list[float]:
+    """log(measured / predicted) per row: > 0 where the measurement is better than predicted."""
+    out = []
+    for row in rows:
+        p = predicted(row, compute_efficiency, bandwidth_efficiency)
+        ratio = row.value / p if row.metric != "first-token latency ms" else p / row.value
+        out.append(math.log(ratio))
+    return out
+
+
+def squared_error(rows, compute_efficiency: float, bandwidth_efficiency: float) -> float:
+    return sum(e * e for e in log_errors(rows, compute_efficiency, bandwidth_efficiency))
