@@ -92,7 +92,7 @@ def test_cli_quant_and_the_int4_note():
     "args, message",
     [
         (["--inference", "--quant", "q4_0", "--weight-dtype", "int4"], "leave out --weight-dtype"),
-        (["--inference", "--tp", "2"], "--tp applies with --engine"),
+        (["--inference", "--max-num-batched-tokens", "4096"], "--max-num-batched-tokens applies with --engine"),
         (["--quant", "q4_0"], "--quant applies to inference"),
         (["--inference", "--engine", "vllm", "--gpu-memory-utilization", "1.5"], "--gpu-memory-utilization"),
         (["--inference", "--quant", "q9"], "--quant"),

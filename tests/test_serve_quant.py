@@ -41,8 +41,10 @@ def test_serve_in_a_format():
     est = serve("gpt-oss-120b", prompt=1024, output=256, gpu="h100", weight_dtype="mxfp4-experts")
     assert est.weights_bytes_per_gpu == quantized_weights(get_preset("gpt-oss-120b").config, "mxfp4-experts").bytes
     assert any("weight-only" in note for note in est.notes)
+    # on one GPU type (the efficiencies are calibrated per GPU): fewer bytes per decode step
+    on_h200 = serve("gpt-oss-120b", prompt=1024, output=256, gpu="h200", weight_dtype="mxfp4-experts")
     bf16 = serve("gpt-oss-120b", prompt=1024, output=256, gpu="h200")
-    assert est.tpot_seconds < bf16.tpot_seconds  # fewer bytes per decode step
+    assert on_h200.tpot_seconds < bf16.tpot_seconds
 
 
 def test_cli():
