@@ -1,7 +1,8 @@
 """`sizing report`: every report file, built in memory, then written atomically.
 
     build_reports()            -> {relative path: bytes}
-    write_reports(out_dir)     -> writes them (and removes sheets/plots no longer generated)
+    write_reports(out_dir)     -> writes them, with a manifest of what it owns (ownership.py), and
+                                  removes the sheets/plots it wrote that are no longer generated
     check_reports(out_dir)     -> the stale files, after regenerating into a temporary folder
 
 One module per page: sheet (one preset), published_runs, conventions_page, compute_optimal, plots, index,
@@ -19,11 +20,20 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..presets import PRESETS
-from ..validate import SizingError, show
+from ..validate import show
 from . import cells as fmt
 from .files import png_text, stale_files, stray_temporaries, write_bytes_atomic
+from .ownership import (
+    MANAGED_DIRS,
+    ReportFolderError,
+    foreign_files,
+    leftovers,
+    read_manifest,
+    refuse_foreign,
+    refuse_links,
+    write_manifest,
+)
 
-MANAGED_DIRS = ("presets", "plots")  # folders whose every file is generated (leftovers are removed)
 VERIFICATION_FILE = "verification.md"
 VERIFICATION_COMMAND = "sizing report --with-verification"
 GPU_PROFILE_FILE = "gpu-profile.md"  # written by `sizing profile --plan-report` (reference_model/profile.py)
@@ -34,10 +44,6 @@ def _path(path) -> str:
     return show(str(path), limit=300)
 
 
-class ReportFolderError(SizingError):
-    """--out cannot hold the reports (not a folder, not writable, or another project's files)."""
-
-
 def check_out_dir(out_dir: Path, for_writing: bool = False) -> Path:
     """`out_dir` if the reports can be written there; ReportFolderError naming the problem
     otherwise. Refuses the empty path (it meant the working directory, where `sizing report`
@@ -45,9 +51,9 @@ def check_out_dir(out_dir: Path, for_writing: bool = False) -> Path:
     if str(out_dir).strip() == "":
         raise ReportFolderError("--out ('') must name a folder, e.g. --out reports")
     out_dir = Path(out_dir)
-    for folder in [out_dir] + [out_dir / name for name in MANAGED_DIRS]:
-        if folder.exists() and not folder.is_dir():
-            raise ReportFolderError(f"--out ({_path(out_dir)}): {_path(folder)} exists and is not a folder")
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ReportFolderError(f"--out ({_path(out_dir)}): {_path(out_dir)} exists and is not a folder")
+    refuse_links(out_dir, ())
     for parent in out_dir.parents:
         if parent.exists():
             if not parent.is_dir():
@@ -131,23 +137,31 @@ def write_reports(
     with_verification: bool = False,
     existing_dir: Path | None = None,
     echo: Callable[[str], None] = print,
+    force: bool = False,
 ) -> list[str]:
-    """Build everything first (a failure writes nothing), then write each file atomically.
-    Temporaries left by an interrupted earlier run are removed. An OSError (read-only or
-    vanished folder, full disk) becomes a ReportFolderError naming the path."""
+    """Build everything first (a failure writes nothing), then write each file atomically and
+    the manifest last. Touches only what it owns (sizing/report/ownership.py): a foreign file
+    with one of the report's names is refused unless `force`; a leftover in presets/ or plots/ is
+    removed only when the manifest lists it unchanged; only its own temporaries of killed runs
+    are removed. An OSError (read-only or vanished folder, full disk) becomes a
+    ReportFolderError naming the path."""
     out_dir = check_out_dir(out_dir, for_writing=True)
     files = build_reports(with_verification, existing_dir if existing_dir is not None else out_dir, echo)
     try:
+        refuse_links(out_dir, files)
+        manifest = read_manifest(out_dir)
+        if not force:
+            refuse_foreign(out_dir, foreign_files(out_dir, files, manifest))
+        remove, _users = leftovers(out_dir, files, manifest)
         for rel, data in files.items():
             path = out_dir / rel
-            if not path.is_file() or path.read_bytes() != data:
-                write_bytes_atomic(path, data)
-        for folder in MANAGED_DIRS:
-            for path in sorted((out_dir / folder).glob("*")):
-                if path.is_file() and path.relative_to(out_dir).as_posix() not in files:
-                    path.unlink()
+            if path.is_symlink() or not path.is_file() or path.read_bytes() != data:
+                write_bytes_atomic(path, data)  # os.replace swaps a link itself, never its target
+        for rel in remove:
+            (out_dir / rel).unlink()
         for path in stray_temporaries([out_dir] + [out_dir / folder for folder in MANAGED_DIRS]):
             path.unlink()
+        write_manifest(out_dir, files)
     except OSError as exc:
         where = exc.filename if exc.filename is not None else out_dir
         raise ReportFolderError(
@@ -175,4 +189,4 @@ def check_reports(out_dir: Path, with_verification: bool = False, echo: Callable
     with tempfile.TemporaryDirectory(prefix="sizing-report-") as tmp:
         written = write_reports(Path(tmp), with_verification, existing_dir=out_dir, echo=echo)
         expected = {rel: (Path(tmp) / rel).read_bytes() for rel in written}
-    return stale_files(expected, out_dir, MANAGED_DIRS, png_equivalent)
+    return stale_files(expected, out_dir, MANAGED_DIRS, png_equivalent, owned=read_manifest(out_dir))
