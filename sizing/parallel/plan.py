@@ -10,7 +10,7 @@ from .. import params as P
 from ..config import ModelConfig
 from ..hardware import GPU, get_gpu
 from ..memory.states import get_optimizer, get_precision
-from ..validate import require_choice, require_fraction, require_int, require_number
+from ..validate import require_choice, require_int, require_mfu, require_number
 from ..vocabulary import (
     ATTENTION_CONVENTIONS,
     ATTENTION_IMPL_ALIASES,
@@ -118,7 +118,7 @@ def parallel_plan(
     require_choice("recompute", recompute, RECOMPUTE_MODES)
     impl = require_choice("attention_impl", attention_impl, ATTENTION_IMPLS, ATTENTION_IMPL_ALIASES)
     require_choice("attention", attention, ATTENTION_CONVENTIONS)
-    require_fraction("mfu", mfu)
+    require_mfu("mfu", mfu)
     for what, gbs in (("nvlink_gbs", nvlink_gbs), ("network_gbs", network_gbs)):
         if gbs is not None:
             require_number(what, gbs, 0, 1e6, exclusive_minimum=True)
