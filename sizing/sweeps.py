@@ -34,7 +34,19 @@ from .hardware import get_gpu
 from .rows import COLUMNS
 from .training import TrainingRun, cost_usd, gpu_hours, training_flops, wall_clock_days
 from .units import parse_quantity
-from .validate import MAX_SEQ_LEN, MAX_TOKENS, SizingError, parse_float, parse_int, require_choice, show
+from .validate import (
+    MAX_SEQ_LEN,
+    MAX_TOKENS,
+    SizingError,
+    parse_float,
+    parse_int,
+    require_choice,
+    require_int,
+    require_mfu,
+    require_price,
+    show,
+    show_arg,
+)
 from .vocabulary import (
     ATTENTION_CONVENTIONS,
     DEFAULT_ATTENTION,
@@ -114,10 +126,18 @@ def parse_values(field: str, values: Any) -> list[Any]:
     return list(values)
 
 
+QUANTITY_FIELDS = {"tokens": MAX_TOKENS, "seq_len": MAX_SEQ_LEN}  # typed with SI suffixes (1T, 4K)
+
+
 def _range(field: str, text: str) -> list[int]:
     parts = text.split(":")
-    start, stop = (parse_int(field, p, 0) for p in parts[:2])
-    step = parse_int(f"{field} step", parts[2]) if len(parts) == 3 else 1
+    if field in QUANTITY_FIELDS:  # 1T:3T:1T, as 1T,2T,3T is typed
+        start, stop = (parse_quantity(p, field, QUANTITY_FIELDS[field]) for p in parts[:2])
+        step = parse_quantity(parts[2], f"{field} step", QUANTITY_FIELDS[field]) if len(parts) == 3 else 1
+        step = require_int(f"{field} step", step)
+    else:
+        start, stop = (parse_int(field, p, 0) for p in parts[:2])
+        step = parse_int(f"{field} step", parts[2]) if len(parts) == 3 else 1
     if stop < start:
         raise SizingError(f"{field} ({show(text)}) must be start:stop:step with start <= stop")
     if (stop - start) // step >= 100_000:
@@ -126,17 +146,24 @@ def _range(field: str, text: str) -> list[int]:
 
 
 def parse_run_value(field: str, value: Any) -> Any:
-    """A run field's value from text as the CLI types it, or as given."""
+    """A run field's value from text as the CLI types it, or as given; checked as the CLI
+    options and estimate() check it (mfu, price, GPUs and tokens by sizing.validate)."""
     if not isinstance(value, str):
+        if field == "mfu":
+            return require_mfu(field, value)
+        if field == "price_per_gpu_hour" and value is not None:
+            return require_price(field, value)
         return value
     if field == "seq_len":
         return parse_quantity(value, field, MAX_SEQ_LEN)
     if field == "tokens":
-        return parse_quantity(value, field, MAX_TOKENS)
+        return require_int(field, parse_quantity(value, field, MAX_TOKENS), 1, MAX_TOKENS)
     if field == "num_gpus":
         return parse_int(field, value)
-    if field in ("mfu", "price_per_gpu_hour"):
-        return parse_float(field, value)
+    if field == "mfu":
+        return require_mfu(field, parse_float(field, value), shown=show_arg(value.strip()))
+    if field == "price_per_gpu_hour":
+        return require_price(field, parse_float(field, value), shown=show_arg(value.strip()))
     if field == "gpu":
         return get_gpu(value).key
     return value.strip().lower()
