@@ -90,9 +90,12 @@ def llama_ffn_dim(d_model: int, multiple_of: int, ffn_dim_multiplier: float | No
     2/3 of 4d keeps the parameter count of a 4d GELU MLP with three matrices instead of two,
     optionally scaled, then rounded *up* to a multiple of `multiple_of`.
     llama-7b: int(2 * 16384 / 3) = 10922 -> 11008 (multiple_of 256)."""
+    require_int("d_model", d_model)
+    require_int("multiple_of", multiple_of)
     hidden = int(2 * (4 * d_model) / 3)
     if ffn_dim_multiplier is not None:
-        hidden = int(ffn_dim_multiplier * hidden)
+        require_number("ffn_dim_multiplier", ffn_dim_multiplier, 0, 1e3, exclusive_minimum=True)
+        hidden = max(1, int(ffn_dim_multiplier * hidden))
     return multiple_of * ((hidden + multiple_of - 1) // multiple_of)
 
 

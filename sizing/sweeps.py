@@ -20,6 +20,7 @@ sizing.memory path (about a hundred points per second). Every count stays exact.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -172,13 +173,18 @@ def parse_run_value(field: str, value: Any) -> Any:
 def sweep_rows(model: Any, grid: dict[str, Any], *, memory: bool = False) -> tuple[list[dict[str, Any]], list[Skipped]]:
     """(rows, skipped): one row per valid point of the grid's product, config axes outermost.
     Each row holds the grid's fields, then HEADLINE_COLUMNS (and MEMORY_COLUMNS with memory=True)."""
+    if not isinstance(grid, dict) or not all(isinstance(f, str) for f in grid):
+        raise SizingError(f"grid ({show(grid)}) must be a dict of field -> values, e.g. {{'n_layers': [24, 32]}}")
     target = _resolve_model(model)
     axes = {field: parse_values(field, values) for field, values in grid.items()}
     unknown = [f for f in axes if f not in RUN_FIELDS and f not in ModelConfig.field_names()]
     if unknown:
+        known = [*ModelConfig.field_names(), *RUN_FIELDS]
+        close = difflib.get_close_matches(str(unknown[0]), known, n=1)
+        hint = f"did you mean {close[0]}?" if close else "see ModelConfig.field_names()"
         raise SizingError(
-            f"sweep field {show(unknown[0])} is neither a config field ({', '.join(ModelConfig.field_names())}) "
-            f"nor a run field ({', '.join(RUN_FIELDS)})"
+            f"sweep field {show(unknown[0])} is neither a config field nor a run field "
+            f"({', '.join(RUN_FIELDS)}); {hint}"
         )
     if target.context is None and "seq_len" not in axes:
         raise SizingError("seq_len must be given for a config that states no context (e.g. seq_len=4096)")
@@ -362,6 +368,8 @@ def sweep(model: Any, grid: dict[str, Any] | None = None, *, memory: bool = Fals
     `frame.attrs["skipped"]` (a list of {"point": ..., "reason": ...})."""
     from .rows import rows_frame
 
+    if grid is not None and not isinstance(grid, dict):
+        raise SizingError(f"grid ({show(grid)}) must be a dict of field -> values, e.g. {{'n_layers': [24, 32]}}")
     grid = {**(grid or {}), **axes}
     rows, skipped = sweep_rows(model, grid, memory=memory)
     columns = list(grid) + [c for c in HEADLINE_COLUMNS + (MEMORY_COLUMNS if memory else []) if c not in grid]

@@ -10,7 +10,8 @@ from .. import params as P
 from ..config import ModelConfig
 from ..hardware import GPU, get_gpu
 from ..memory.states import get_optimizer, get_precision
-from ..validate import require_choice, require_int, require_mfu, require_number
+from ..model_arg import as_config
+from ..validate import SizingError, require_choice, require_int, require_mfu, require_number, show
 from ..vocabulary import (
     ATTENTION_CONVENTIONS,
     ATTENTION_IMPL_ALIASES,
@@ -111,7 +112,12 @@ def parallel_plan(
     name: str | None = None,
     fused: bool = True,
 ) -> ParallelPlan:
-    """Memory of the most-loaded rank, the step's collectives and its time, for `layout`."""
+    """Memory of the most-loaded rank, the step's collectives and its time, for `layout`.
+    `cfg` may also be a Preset or a preset name (which then names the plan)."""
+    name = cfg if name is None and isinstance(cfg, str) else name
+    cfg = as_config(cfg)
+    if not isinstance(layout, ParallelLayout):
+        raise SizingError(f"layout ({show(layout)}) must be a ParallelLayout, e.g. ParallelLayout(tp=8, dp=4)")
     cfg.check_context(seq_len)
     get_precision(precision)
     get_optimizer(optimizer)
