@@ -124,6 +124,16 @@ def require_price(name: str, value: Any, shown: str | None = None) -> float:
     return require_number(name, value, 0, MAX_PRICE, what=PRICE_WHAT, shown=shown)
 
 
+# A peak below 1 GFLOP/s (a thousandth of one CPU core's) makes a measured MFU overflow to
+# infinity for any real step (FLOPs / seconds / peak): no device the profiler times is that slow.
+MIN_PEAK_TFLOPS = 1e-3
+PEAK_WHAT = f"a peak in TFLOP/s between {MIN_PEAK_TFLOPS:g} and {MAX_FLOAT:g}"
+
+
+def require_peak_tflops(name: str, value: Any, shown: str | None = None) -> float:
+    return require_number(name, value, MIN_PEAK_TFLOPS, MAX_FLOAT, what=PEAK_WHAT, shown=shown)
+
+
 def require_bool(name: str, value: Any) -> bool:
     if not isinstance(value, bool):
         raise SizingError(f"{name} ({show(value)}) must be true or false")
