@@ -62,3 +62,21 @@ def test_the_api_refuses_what_the_cli_refuses():
     # the smallest MFU accepted keeps the largest run finite: 1e30 tokens of gpt2 at MIN_MFU
     hours = estimate("gpt2", tokens=10**30, mfu=MIN_MFU, memory=False).training.gpu_hours
     assert hours < float("inf")
+
+
+def test_a_peak_too_small_for_a_finite_mfu_is_refused_by_the_cli_and_the_api():
+    import subprocess
+    import sys
+
+    from sizing.profile_settings import ProfileSettings
+
+    with pytest.raises(SizingError, match=r"peak_tflops \(1e-320\) must be a peak in TFLOP/s between 0.001 and 1e\+30"):
+        ProfileSettings(seq_len=64, device="cpu", peak_tflops=1e-320)
+    assert ProfileSettings(seq_len=64, device="cpu", peak_tflops=1e-3).peak_tflops == 1e-3
+    code = (
+        "import sys; from click.testing import CliRunner; from sizing.cli import main; "
+        "r = CliRunner().invoke(main, ['profile', '--device', 'cpu', '--preset', 'gpt2', '--peak-tflops', '1e-320', "
+        "'--format', 'json']); print(r.exit_code, 'torch' in sys.modules); print(r.output)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120).stdout
+    assert out.startswith("2 False\nError: --peak-tflops (1e-320) must be a peak in TFLOP/s between 0.001"), out
