@@ -25,6 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sizing.cli import main
+from sizing.cli.common import MAX_ERROR_CHARS
 from sizing.cli.options import Choice, Count, Number, Quantity
 from sizing.report import build
 
@@ -121,6 +122,7 @@ def check(args: list[str], sandbox, limit_s: float = 5):
     if result.exit_code == 2:
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("Error: "), (args, result.stderr)
+        assert len(lines[0]) <= len("Error: ") + MAX_ERROR_CHARS, (args, lines[0])
     elif "--format" in args and args[args.index("--format") + 1 :][:1] == ["json"] and result.exit_code == 0:
         json.loads(result.stdout, parse_constant=_reject)
     assert _snapshot(sentinel) == kept, args
