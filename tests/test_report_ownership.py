@@ -172,3 +172,14 @@ def test_writes_stay_atomic_and_leave_no_temporary(tmp_path):
     target.write_text("old\n")
     write_bytes_atomic(target, b"new\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["page.md"] and target.read_text() == "new\n"
+
+
+def test_a_link_anywhere_on_the_way_to_a_file_is_refused(tmp_path):
+    from sizing.report.ownership import ReportFolderError, refuse_links
+
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "X" / "plots").mkdir(parents=True)
+    (tmp_path / "X" / "plots" / "serve").symlink_to(tmp_path / "elsewhere")
+    refuse_links(tmp_path / "X", ["README.md", "plots/a.png"])  # no link on these paths
+    with pytest.raises(ReportFolderError, match=r"plots/serve' is a symbolic link"):
+        refuse_links(tmp_path / "X", ["plots/serve/a.png"])

@@ -88,10 +88,8 @@ def refuse_links(out_dir: Path, rels) -> None:
     """ReportFolderError when a folder between --out and a file it writes is a symbolic link
     (or a file): writing or removing through it would reach outside --out."""
     out_dir = Path(out_dir)
-    folders = sorted({PurePosixPath(rel).parent for rel in rels} | {PurePosixPath(d) for d in MANAGED_DIRS})
-    for folder in folders:
-        if str(folder) == ".":
-            continue
+    ancestors = {folder for rel in rels for folder in PurePosixPath(rel).parents if str(folder) != "."}
+    for folder in sorted(ancestors | {PurePosixPath(d) for d in MANAGED_DIRS}, key=lambda f: len(f.parts)):
         path = out_dir / folder
         if path.is_symlink():
             raise ReportFolderError(
