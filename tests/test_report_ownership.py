@@ -183,3 +183,13 @@ def test_a_link_anywhere_on_the_way_to_a_file_is_refused(tmp_path):
     refuse_links(tmp_path / "X", ["README.md", "plots/a.png"])  # no link on these paths
     with pytest.raises(ReportFolderError, match=r"plots/serve' is a symbolic link"):
         refuse_links(tmp_path / "X", ["plots/serve/a.png"])
+
+
+def test_a_foreign_page_is_refused_before_the_build(tmp_path, monkeypatch):
+    def no_build(*args, **kwargs):
+        raise AssertionError("built although --out holds a foreign page")
+
+    monkeypatch.setattr(build, "build_reports", no_build)
+    (tmp_path / "serving.md").write_text("my serving notes\n")
+    one_error(*run("--out", str(tmp_path)), "serving.md")
+    assert (tmp_path / "serving.md").read_text() == "my serving notes\n"
