@@ -217,7 +217,8 @@ def sweep_rows(model: Any, grid: dict[str, Any], *, memory: bool = False) -> tup
             try:
                 if run.error is not None:
                     raise SizingError(run.error)
-                rows.append({**point, **lean.row(run, memory)})
+                figures = lean.row(run, memory)  # None where not costed: the grid's own value stays
+                rows.append({**point, **{k: v for k, v in figures.items() if v is not None or k not in point}})
             except SizingError as exc:
                 skipped.append(Skipped(point, str(exc)))
     return rows, skipped

@@ -196,3 +196,8 @@ def test_a_config_without_context_needs_seq_len(tmp_path):
     assert [r["forward_flops_per_token"] for r in rows] == [e.to_row()["forward_flops_per_token"] for e in expected]
     out = run("sweep", "--config", path, "--set", "n_layers=1,2")
     assert out.exit_code == 2 and "seq_len must be given" in out.output
+
+
+def test_a_grid_value_stays_in_its_row_when_nothing_is_costed():
+    rows, _ = sweep_rows("gpt2", {"mfu": [0.3, 0.5], "price_per_gpu_hour": "2"})  # gpt2: no published tokens
+    assert [(r["mfu"], r["price_per_gpu_hour"], r["gpu_hours"]) for r in rows] == [(0.3, 2.0, None), (0.5, 2.0, None)]
