@@ -90,10 +90,19 @@ def llama_ffn_dim(d_model: int, multiple_of: int, ffn_dim_multiplier: float | No
     2/3 of 4d keeps the parameter count of a 4d GELU MLP with three matrices instead of two,
     optionally scaled, then rounded *up* to a multiple of `multiple_of`.
     llama-7b: int(2 * 16384 / 3) = 10922 -> 11008 (multiple_of 256)."""
+    require_int("d_model", d_model)
+    require_int("multiple_of", multiple_of)
     hidden = int(2 * (4 * d_model) / 3)
     if ffn_dim_multiplier is not None:
-        hidden = int(ffn_dim_multiplier * hidden)
+        require_number("ffn_dim_multiplier", ffn_dim_multiplier, 0, 1e3, exclusive_minimum=True)
+        hidden = max(1, int(ffn_dim_multiplier * hidden))
     return multiple_of * ((hidden + multiple_of - 1) // multiple_of)
+
+
+def _field_hint(name: str, names: tuple[str, ...]) -> str:
+    """A close match and where the fields are listed (all 40-odd of them would make a 600-character line)."""
+    close = difflib.get_close_matches(name, names, n=1)
+    return (f"did you mean {close[0]}? " if close else "") + "the fields are listed in docs/config.md"
 
 
 def padded_vocab_size(vocab_size: int, multiple: int) -> int:
@@ -428,11 +437,10 @@ class ModelConfig:
     def from_dict(cls, data: dict[str, Any]) -> ModelConfig:
         if not isinstance(data, dict):
             raise ConfigError(f"a config must be a dict of fields, not {type(data).__name__}")
-        unknown = sorted(map(show, set(data) - set(cls.field_names())))
+        unknown = sorted(map(str, set(data) - set(cls.field_names())))
         if unknown:
-            raise ConfigError(
-                f"unknown config field(s) {', '.join(unknown)}; valid fields: {', '.join(cls.field_names())}"
-            )
+            shown = ", ".join(map(show, unknown[:3])) + (f" and {len(unknown) - 3} more" if len(unknown) > 3 else "")
+            raise ConfigError(f"unknown config field(s) {shown}; {_field_hint(unknown[0], cls.field_names())}")
         missing = [f.name for f in fields(cls) if f.default is dataclasses.MISSING and f.name not in data]
         if missing:
             raise ConfigError(f"config lacks required field(s): {', '.join(missing)}")
@@ -445,9 +453,7 @@ class ModelConfig:
         parsed = {}
         for name, value in overrides.items():
             if name not in types:
-                close = difflib.get_close_matches(str(name), list(types), n=1)
-                hint = f"did you mean {close[0]}? " if close else ""
-                raise ConfigError(f"unknown config field {show(name)}; {hint}valid fields: {', '.join(types)}")
+                raise ConfigError(f"unknown config field {show(name)}; {_field_hint(str(name), tuple(types))}")
             parsed[name] = parse_field_value(name, types[name], value) if isinstance(value, str) else value
         return dataclasses.replace(self, **parsed)
 

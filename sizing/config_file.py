@@ -63,6 +63,13 @@ def read_config_file(path: str) -> ConfigFile:
     return ConfigFile(cfg, None, None)
 
 
+# keys only Hugging Face configs have (this tool's JSON names them d_model, n_layers, n_heads, d_ff)
+HF_ONLY_KEYS = frozenset(
+    {"architectures", "hidden_size", "n_embd", "num_hidden_layers", "n_layer", "num_attention_heads", "n_head"}
+    | {"intermediate_size", "torch_dtype", "transformers_version"}
+)
+
+
 def _config_from_data(data: dict, path: str) -> ModelConfig:
     try:
         if "model_type" in data:
@@ -70,16 +77,11 @@ def _config_from_data(data: dict, path: str) -> ModelConfig:
         model = data.get("model")
         if isinstance(model, dict) and isinstance(model.get("config"), dict):
             data = model["config"]
-        elif not set(data) & set(ModelConfig.field_names()) and set(data) & {
-            "architectures",
-            "hidden_size",
-            "n_embd",
-            "num_hidden_layers",
-            "n_layer",
-        }:
+        elif set(data) & HF_ONLY_KEYS and not set(data) & {"d_model", "n_layers", "n_heads"}:
+            # vocab_size is both an HF key and ours: HF-only keys and none of our core fields say HF
             raise ConfigError(
-                "looks like a Hugging Face config but has no 'model_type' "
-                f"(supported: {', '.join(SUPPORTED_MODEL_TYPES)})"
+                "looks like a Hugging Face config but has no 'model_type': add the one of its architecture "
+                f"(one of {len(SUPPORTED_MODEL_TYPES)} supported, e.g. llama, qwen2, gpt2; listed in docs/config.md)"
             )
         return ModelConfig.from_dict(data)
     except ConfigError as exc:

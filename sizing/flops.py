@@ -27,6 +27,7 @@ from fractions import Fraction
 from functools import cached_property
 
 from .config import ModelConfig
+from .model_arg import as_config
 from .params import layer_symbol
 from .validate import MAX_SEQ_LEN, require_choice, require_int
 from .vocabulary import ATTENTION_CONVENTIONS, RECOMPUTE_MODES
@@ -375,6 +376,7 @@ class FlopBreakdown:
 
 
 def flop_breakdown(cfg: ModelConfig, seq_len: int, attention: str = "full", recompute: str = "none") -> FlopBreakdown:
+    cfg = as_config(cfg)  # a Preset or a preset name too
     require_choice("recompute", recompute, RECOMPUTE_MODES)
     require_int("seq_len", seq_len, maximum=MAX_SEQ_LEN)
     return FlopBreakdown(seq_len, attention, recompute, tuple(flop_components(cfg, seq_len, attention)))

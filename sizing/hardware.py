@@ -321,7 +321,7 @@ def get_gpu(name: str) -> GPU:
     key = name.strip().lower().replace("_", "-").replace(" ", "-") if isinstance(name, str) else name
     if isinstance(key, str):
         key = key.removeprefix("nvidia-").removeprefix("amd-")
-    return lookup(key, GPUS, GPU_ALIASES, "gpu", f"valid: {', '.join(GPUS)}", cutoff=0.5)
+    return lookup(key, GPUS, GPU_ALIASES, "gpu", f"valid: {', '.join(GPUS)}", cutoff=0.5, typed=name)
 
 
 def gpu_for_device_name(device_name: str) -> GPU | None:

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .config import ModelConfig
+from .model_arg import as_config
 
 
 # ---- outside the blocks ----
@@ -454,7 +455,9 @@ class ParamComponent:
 
 def param_components(cfg: ModelConfig) -> list[ParamComponent]:
     """Every parameter tensor group of the model, in forward order. Zero-sized parts
-    (no position table, no embedding norm, tied head, dense model's router) are left out."""
+    (no position table, no embedding norm, tied head, dense model's router) are left out.
+    `cfg` may also be a Preset or a preset name."""
+    cfg = as_config(cfg)
     rows = []
     for term in PARAM_TERMS:
         if not term.present(cfg):
@@ -477,7 +480,8 @@ def term_count(cfg: ModelConfig, term: ParamTerm, size: int | None = None) -> in
 
 def total_params(cfg: ModelConfig) -> int:
     """The sum of the components (param_components), without building their text: sweeps call it
-    for thousands of configs."""
+    for thousands of configs. `cfg` may also be a Preset or a preset name."""
+    cfg = as_config(cfg)
     return sum(term_count(cfg, term) for term in PARAM_TERMS if term.present(cfg))
 
 
@@ -499,6 +503,7 @@ def inactive_expert_params(cfg: ModelConfig) -> int:
 def active_params(cfg: ModelConfig) -> int:
     """Parameters used for one token: everything but the (E - k) experts not routed to in each
     MoE layer (dense layers, shared experts, router and the k routed experts all count)."""
+    cfg = as_config(cfg)
     return total_params(cfg) - inactive_expert_params(cfg)
 
 

@@ -31,12 +31,16 @@ from .hardware import get_gpu
 from .presets import get_preset
 from .scaling import LAWS, LOSS_LAWS, InferenceAware, inference_aware, tokens_for_budget
 from .training import HOURS_PER_DAY, SECONDS_PER_HOUR, gpu_hours, training_flops, wall_clock_days
-from .validate import MAX_COUNT, MAX_FLOAT, SizingError, require_choice, require_fraction, require_int, require_number
+from .validate import MAX_COUNT, MAX_FLOAT, SizingError, require_choice, require_int, require_mfu, require_number
 from .vocabulary import DEFAULT_GPU, DEFAULT_MFU, RECOMPUTE_MODES
 
 DEFAULT_LAW = "epoch"  # the corrected Approach 3 fit picks the shapes' target N
 DEFAULT_LIKE = "llama3-8b"
 DEFAULT_SEQ_LEN = 4096
+# The smallest budget planned (either spelling: flops, or gpus x days): 1e10 FLOPs trains a
+# model of a few hundred parameters, where the laws (fitted from 7e7 parameters up) say nothing.
+MIN_BUDGET_FLOPS = 1e10
+BUDGET_WHAT = f"a FLOP budget between {MIN_BUDGET_FLOPS:g} and {MAX_FLOAT:g}"
 # d_model / n_layers of published families: (ratio, the families that use about it)
 ASPECT_RATIOS = (
     (64, "deep: GPT-2 / GPT-3 small (768 / 12)"),
@@ -92,6 +96,7 @@ class Plan:
     shapes: tuple[Shape, ...]
     inference: InferenceAware | None
     inference_law: str | None = None  # the loss law of the inference-aware search
+    shapes_note: str | None = None  # why no shape is listed (N_opt below the family's smallest shape)
 
     def optimum(self, key: str) -> Optimum:
         return next(o for o in self.optima if o.key == key)
@@ -109,6 +114,7 @@ class Plan:
             "shapes": [_shape_dict(s) for s in self.shapes],
             "inference_aware": None if self.inference is None else _inference_dict(self.inference),
             "inference_law": self.inference_law,
+            "shapes_note": self.shapes_note,
         }
 
 
@@ -147,7 +153,7 @@ def plan(
     ASPECT_RATIOS near the optimum of `law`. `gpus` (default 1 with a FLOP budget) sets the
     days and the ZeRO-3 data-parallel degree of the fit check."""
     require_choice("law", law, tuple(LAWS))
-    require_fraction("mfu", mfu)
+    require_mfu("mfu", mfu)
     gpu_key = get_gpu(gpu).key
     if flops is None:
         if gpus is None or days is None:
@@ -156,10 +162,13 @@ def plan(
         require_number("days", days, 0, 1e6, exclusive_minimum=True, what="a number of days in (0, 1e6]")
         flops = budget_flops(gpus, days, gpu_key, mfu)
         note = f"{gpus:,} {gpu_key} x {days:g} days x peak x MFU {mfu:g}"
+        # one lower bound for both spellings of the budget: below it the laws extrapolate to nonsense
+        if not MIN_BUDGET_FLOPS <= flops <= MAX_FLOAT:
+            raise SizingError(f"gpus x days ({gpus:,} x {days:g}) gives a budget of {flops:.3g} FLOPs; {BUDGET_WHAT}")
     else:
         if days is not None:
             raise SizingError("give either flops or gpus and days, not both")
-        require_number("flops", flops, 1e10, MAX_FLOAT, what="a FLOP budget between 1e10 and 1e30")
+        require_number("flops", flops, MIN_BUDGET_FLOPS, MAX_FLOAT, what=BUDGET_WHAT)
         note = "given"
     num_gpus = require_int("gpus", gpus if gpus is not None else 1, 1, MAX_COUNT)
     optima = tuple(_optimum(law_, flops) for law_ in LAWS.values())
@@ -171,8 +180,11 @@ def plan(
     if base_cfg.position == "learned":  # a learned table long enough for the shapes' context
         base_cfg = dataclasses.replace(base_cfg, max_positions=max(base_cfg.max_positions, seq_len))
     shapes, used = [], set()
-    for ratio, label in ASPECT_RATIOS:
+    shapes_note = _below_smallest(base_cfg, like, LAWS[law], target)
+    for ratio, label in () if shapes_note else ASPECT_RATIOS:
         cfg = _nearest(base_cfg, ratio, target, used)
+        if cfg.d_model in used:  # the narrowest width again: one row per distinct shape
+            continue
         used.add(cfg.d_model)
         shapes.append(_shape(cfg, label, flops, seq_len, gpu_key, mfu, num_gpus))
     ia = None
@@ -180,7 +192,23 @@ def plan(
         require_number("inference_tokens", inference_tokens, 0, MAX_FLOAT, exclusive_minimum=True)
         loss_law = LAWS[law] if law in {x.key for x in LOSS_LAWS} else LAWS[DEFAULT_LAW]
         ia = inference_aware(loss_law, flops, inference_tokens)
-    return Plan(flops, note, gpu_key, mfu, num_gpus, law, optima, tuple(shapes), ia, ia and loss_law.key)
+    return Plan(flops, note, gpu_key, mfu, num_gpus, law, optima, tuple(shapes), ia, ia and loss_law.key, shapes_note)
+
+
+def _below_smallest(base: ModelConfig, like: str, law, target: float) -> str | None:
+    """A note when N_opt is below the family's smallest shape (one layer at the narrowest
+    width), whose every row would be that one shape at many times N_opt; None otherwise."""
+    smallest = P.total_params(shape_config(base, width_step(target), 1))
+    if target >= smallest:
+        return None
+    lo, hi = 0.0, math.log10(MAX_FLOAT)  # log10 of the budget whose N_opt is the smallest shape
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if law.optimal_params(10**mid) < smallest else (lo, mid)
+    return (
+        f"N_opt ({target:.3g} parameters) is below the smallest {like} shape (d_model {width_step(target)}, "
+        f"1 layer: {smallest:,} parameters); no shape matches this budget: from about {10**hi:.2g} FLOPs it does"
+    )
 
 
 def _optimum(law, flops: float) -> Optimum:
@@ -197,10 +225,10 @@ def width_step(target_params: float) -> int:
 
 def shape_config(base: ModelConfig, d_model: int, n_layers: int) -> ModelConfig:
     """The base family at width d_model and depth n_layers: heads of the base's head size (at
-    most 64 below d_model 2048); 8 KV heads when the base uses grouped-query attention and there
-    are at least 16 heads in a multiple of 8, else one per head; d_ff at the base's d_ff / d_model
-    ratio rounded up to a multiple of 256."""
-    head_dim = base.d_head if d_model >= 2048 else min(base.d_head, 64)
+    most 64 below d_model 2048; see _head_size); 8 KV heads when the base uses grouped-query
+    attention and there are at least 16 heads in a multiple of 8, else one per head; d_ff at the
+    base's d_ff / d_model ratio rounded up to a multiple of 256."""
+    head_dim = _head_size(base, d_model)
     n_heads = max(1, d_model // head_dim)
     gqa = base.kv_heads < base.n_heads and n_heads % GQA_KV_HEADS == 0 and n_heads >= 2 * GQA_KV_HEADS
     kv = GQA_KV_HEADS if gqa else n_heads
@@ -215,6 +243,20 @@ def shape_config(base: ModelConfig, d_model: int, n_layers: int) -> ModelConfig:
         d_ff=ff,
         expert_d_ff=None if base.expert_d_ff is None else ff,
     )
+
+
+def _head_size(base: ModelConfig, d_model: int) -> int:
+    """The base's head size (at most 64 below d_model 2048) when it divides d_model and, with
+    partial RoPE, rotates a positive even number of dims; else the largest smaller one that
+    does (Phi-2 rotates 0.4 of its heads: 64 would rotate 25 dims, 32 rotates 12)."""
+    preferred = base.d_head if d_model >= 2048 else min(base.d_head, 64)
+
+    def valid(h: int) -> bool:
+        rotated = int(h * base.rotary_fraction)
+        partial = base.position == "rope" and base.rotary_fraction != 1.0
+        return d_model % h == 0 and (not partial or (rotated > 0 and rotated % 2 == 0))
+
+    return next((h for h in range(preferred, 1, -1) if valid(h)), preferred)
 
 
 def _nearest(base: ModelConfig, ratio: float, target: float, used: set[int]) -> ModelConfig:

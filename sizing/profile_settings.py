@@ -15,7 +15,7 @@ from .validate import (
     require_bool,
     require_choice,
     require_int,
-    require_number,
+    require_peak_tflops,
     show,
 )
 from .vocabulary import RECOMPUTE_MODES, TRAINING_DTYPES
@@ -63,7 +63,7 @@ class ProfileSettings:
             if not isinstance(self.device, str) or self.device.split(":", 1)[0] not in DEVICES:
                 raise SizingError(f"device ({show(self.device)}) must be one of: {', '.join(DEVICES)} (or cuda:N)")
             if self.peak_tflops is not None:
-                require_number("peak_tflops", self.peak_tflops, 0, exclusive_minimum=True)
+                require_peak_tflops("peak_tflops", self.peak_tflops)
             require_int("seed", self.seed, 0, MAX_SEED)
         except SizingError as exc:
             raise ProfileError(str(exc)) from None

@@ -20,6 +20,7 @@ sizing.memory path (about a hundred points per second). Every count stays exact.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -34,7 +35,19 @@ from .hardware import get_gpu
 from .rows import COLUMNS
 from .training import TrainingRun, cost_usd, gpu_hours, training_flops, wall_clock_days
 from .units import parse_quantity
-from .validate import MAX_SEQ_LEN, MAX_TOKENS, SizingError, parse_float, parse_int, require_choice, show
+from .validate import (
+    MAX_SEQ_LEN,
+    MAX_TOKENS,
+    SizingError,
+    parse_float,
+    parse_int,
+    require_choice,
+    require_int,
+    require_mfu,
+    require_price,
+    show,
+    show_arg,
+)
 from .vocabulary import (
     ATTENTION_CONVENTIONS,
     DEFAULT_ATTENTION,
@@ -114,10 +127,18 @@ def parse_values(field: str, values: Any) -> list[Any]:
     return list(values)
 
 
+QUANTITY_FIELDS = {"tokens": MAX_TOKENS, "seq_len": MAX_SEQ_LEN}  # typed with SI suffixes (1T, 4K)
+
+
 def _range(field: str, text: str) -> list[int]:
     parts = text.split(":")
-    start, stop = (parse_int(field, p, 0) for p in parts[:2])
-    step = parse_int(f"{field} step", parts[2]) if len(parts) == 3 else 1
+    if field in QUANTITY_FIELDS:  # 1T:3T:1T, as 1T,2T,3T is typed
+        start, stop = (parse_quantity(p, field, QUANTITY_FIELDS[field]) for p in parts[:2])
+        step = parse_quantity(parts[2], f"{field} step", QUANTITY_FIELDS[field]) if len(parts) == 3 else 1
+        step = require_int(f"{field} step", step)
+    else:
+        start, stop = (parse_int(field, p, 0) for p in parts[:2])
+        step = parse_int(f"{field} step", parts[2]) if len(parts) == 3 else 1
     if stop < start:
         raise SizingError(f"{field} ({show(text)}) must be start:stop:step with start <= stop")
     if (stop - start) // step >= 100_000:
@@ -126,17 +147,24 @@ def _range(field: str, text: str) -> list[int]:
 
 
 def parse_run_value(field: str, value: Any) -> Any:
-    """A run field's value from text as the CLI types it, or as given."""
+    """A run field's value from text as the CLI types it, or as given; checked as the CLI
+    options and estimate() check it (mfu, price, GPUs and tokens by sizing.validate)."""
     if not isinstance(value, str):
+        if field == "mfu":
+            return require_mfu(field, value)
+        if field == "price_per_gpu_hour" and value is not None:
+            return require_price(field, value)
         return value
     if field == "seq_len":
         return parse_quantity(value, field, MAX_SEQ_LEN)
     if field == "tokens":
-        return parse_quantity(value, field, MAX_TOKENS)
+        return require_int(field, parse_quantity(value, field, MAX_TOKENS), 1, MAX_TOKENS)
     if field == "num_gpus":
         return parse_int(field, value)
-    if field in ("mfu", "price_per_gpu_hour"):
-        return parse_float(field, value)
+    if field == "mfu":
+        return require_mfu(field, parse_float(field, value), shown=show_arg(value.strip()))
+    if field == "price_per_gpu_hour":
+        return require_price(field, parse_float(field, value), shown=show_arg(value.strip()))
     if field == "gpu":
         return get_gpu(value).key
     return value.strip().lower()
@@ -145,13 +173,18 @@ def parse_run_value(field: str, value: Any) -> Any:
 def sweep_rows(model: Any, grid: dict[str, Any], *, memory: bool = False) -> tuple[list[dict[str, Any]], list[Skipped]]:
     """(rows, skipped): one row per valid point of the grid's product, config axes outermost.
     Each row holds the grid's fields, then HEADLINE_COLUMNS (and MEMORY_COLUMNS with memory=True)."""
+    if not isinstance(grid, dict) or not all(isinstance(f, str) for f in grid):
+        raise SizingError(f"grid ({show(grid)}) must be a dict of field -> values, e.g. {{'n_layers': [24, 32]}}")
     target = _resolve_model(model)
     axes = {field: parse_values(field, values) for field, values in grid.items()}
     unknown = [f for f in axes if f not in RUN_FIELDS and f not in ModelConfig.field_names()]
     if unknown:
+        known = [*ModelConfig.field_names(), *RUN_FIELDS]
+        close = difflib.get_close_matches(str(unknown[0]), known, n=1)
+        hint = f"did you mean {close[0]}?" if close else "see ModelConfig.field_names()"
         raise SizingError(
-            f"sweep field {show(unknown[0])} is neither a config field ({', '.join(ModelConfig.field_names())}) "
-            f"nor a run field ({', '.join(RUN_FIELDS)})"
+            f"sweep field {show(unknown[0])} is neither a config field nor a run field "
+            f"({', '.join(RUN_FIELDS)}); {hint}"
         )
     if target.context is None and "seq_len" not in axes:
         raise SizingError("seq_len must be given for a config that states no context (e.g. seq_len=4096)")
@@ -184,7 +217,8 @@ def sweep_rows(model: Any, grid: dict[str, Any], *, memory: bool = False) -> tup
             try:
                 if run.error is not None:
                     raise SizingError(run.error)
-                rows.append({**point, **lean.row(run, memory)})
+                figures = lean.row(run, memory)  # None where not costed: the grid's own value stays
+                rows.append({**point, **{k: v for k, v in figures.items() if v is not None or k not in point}})
             except SizingError as exc:
                 skipped.append(Skipped(point, str(exc)))
     return rows, skipped
@@ -335,6 +369,8 @@ def sweep(model: Any, grid: dict[str, Any] | None = None, *, memory: bool = Fals
     `frame.attrs["skipped"]` (a list of {"point": ..., "reason": ...})."""
     from .rows import rows_frame
 
+    if grid is not None and not isinstance(grid, dict):
+        raise SizingError(f"grid ({show(grid)}) must be a dict of field -> values, e.g. {{'n_layers': [24, 32]}}")
     grid = {**(grid or {}), **axes}
     rows, skipped = sweep_rows(model, grid, memory=memory)
     columns = list(grid) + [c for c in HEADLINE_COLUMNS + (MEMORY_COLUMNS if memory else []) if c not in grid]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .hardware import get_gpu
-from .validate import MAX_COUNT, MAX_PRICE, MAX_TOKENS, require_fraction, require_int, require_number
+from .validate import MAX_COUNT, MAX_TOKENS, require_int, require_mfu, require_price
 from .vocabulary import DEFAULT_GPU, DEFAULT_MFU
 
 SECONDS_PER_HOUR = 3600
@@ -67,13 +67,7 @@ def check_hardware_options(
     gpu_entry = get_gpu(gpu)
     if dtype is not None:
         gpu_entry.peak_flops_per_second(dtype)
-    require_fraction("mfu", mfu)
+    require_mfu("mfu", mfu)
     require_int("num_gpus", num_gpus, maximum=MAX_COUNT)
     if price_per_gpu_hour is not None:
-        require_number(
-            "price_per_gpu_hour",
-            price_per_gpu_hour,
-            0,
-            MAX_PRICE,
-            what=f"a number of USD per GPU-hour in [0, {MAX_PRICE:g}]",
-        )
+        require_price("price_per_gpu_hour", price_per_gpu_hour)

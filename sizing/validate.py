@@ -108,6 +108,32 @@ def require_fraction(name: str, value: Any) -> float:
     return require_number(name, value, 0, 1, exclusive_minimum=True, what="a number in (0, 1]")
 
 
+# ---- the run options every command and API function shares, defined once: the CLI's option
+# types (sizing/cli/options.py) and the API (training.check_hardware_options, plans) call these.
+MFU_WHAT = f"in (0, 1], at least {MIN_MFU:g}"
+PRICE_WHAT = f">= 0 USD per GPU-hour and at most {MAX_PRICE:g}"
+
+
+def require_mfu(name: str, value: Any, shown: str | None = None) -> float:
+    """Model FLOPs utilisation in [MIN_MFU, 1]: smaller would overflow a large run's GPU-hours."""
+    return require_number(name, value, MIN_MFU, 1, what=MFU_WHAT, shown=shown)
+
+
+def require_price(name: str, value: Any, shown: str | None = None) -> float:
+    """USD per GPU-hour in [0, MAX_PRICE]."""
+    return require_number(name, value, 0, MAX_PRICE, what=PRICE_WHAT, shown=shown)
+
+
+# A peak below 1 GFLOP/s (a thousandth of one CPU core's) makes a measured MFU overflow to
+# infinity for any real step (FLOPs / seconds / peak): no device the profiler times is that slow.
+MIN_PEAK_TFLOPS = 1e-3
+PEAK_WHAT = f"a peak in TFLOP/s between {MIN_PEAK_TFLOPS:g} and {MAX_FLOAT:g}"
+
+
+def require_peak_tflops(name: str, value: Any, shown: str | None = None) -> float:
+    return require_number(name, value, MIN_PEAK_TFLOPS, MAX_FLOAT, what=PEAK_WHAT, shown=shown)
+
+
 def require_bool(name: str, value: Any) -> bool:
     if not isinstance(value, bool):
         raise SizingError(f"{name} ({show(value)}) must be true or false")

@@ -447,12 +447,13 @@ def test_report_cleans_and_flags_temporaries_of_a_killed_run(tmp_path, monkeypat
     monkeypatch.setattr(build, "build_reports", lambda *args, **kwargs: dict(pages))
     quiet = {"echo": lambda line: None}
     build.write_reports(tmp_path, **quiet)
-    strays = [tmp_path / ".README.md.k9k9k9.tmp", tmp_path / "presets" / ".gpt2.md.k9k9k9.tmp"]
+    dead = 2**31 - 2  # above every system's pid_max: the run that left these was killed
+    strays = [tmp_path / f".sizing-tmp-{dead}-k9k9k9k9", tmp_path / "presets" / f".sizing-tmp-{dead}-k9k9k9k9"]
     for path in strays:
         path.write_bytes(b"half a file")
     assert build.check_reports(tmp_path, **quiet) == [
-        ".README.md.k9k9k9.tmp: temporary file of an interrupted run",
-        "presets/.gpt2.md.k9k9k9.tmp: temporary file of an interrupted run",
+        f".sizing-tmp-{dead}-k9k9k9k9: temporary file of an interrupted run",
+        f"presets/.sizing-tmp-{dead}-k9k9k9k9: temporary file of an interrupted run",
     ]
     build.write_reports(tmp_path, **quiet)
     assert not any(path.exists() for path in strays)

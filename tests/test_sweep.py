@@ -91,13 +91,15 @@ def test_lean_rows_equal_estimate_exactly(n_layers, d_model, kv, tokens, attenti
 
 
 def test_invalid_points_are_skipped_with_their_reason():
-    rows, skipped = sweep_rows("llama2-7b", {"n_heads": "32,40,x", "d_model": [4096, 5120], "mfu": [0.4, 2]})
+    rows, skipped = sweep_rows("llama2-7b", {"n_heads": "32,40,x", "d_model": [4096, 5120], "mfu": [0.4]})
     assert {(r["n_heads"], r["d_model"], r["mfu"]) for r in rows} == {(32, 4096, 0.4), (32, 5120, 0.4), (40, 5120, 0.4)}
     reasons = {s.reason for s in skipped}
     assert "d_model (4096) must be divisible by n_heads (40), or set head_dim explicitly" in reasons
     assert "n_heads ('x') must be an integer" in reasons
-    assert any(r.startswith("mfu (2)") for r in reasons)
-    assert len(rows) + len(skipped) == 3 * 2 * 2
+    assert len(rows) + len(skipped) == 3 * 2
+    # a run option's value is checked as every command checks it (sizing.validate), not skipped
+    with pytest.raises(SizingError, match=r"mfu \(2\) must be in \(0, 1\], at least 1e-06"):
+        sweep_rows("llama2-7b", {"n_heads": [32], "mfu": [0.4, 2]})
     _, past = sweep_rows("gpt2", {"seq_len": [1024, 2048]})
     assert past[0].point == {"seq_len": 2048} and "max_positions" in past[0].reason
 
@@ -194,3 +196,8 @@ def test_a_config_without_context_needs_seq_len(tmp_path):
     assert [r["forward_flops_per_token"] for r in rows] == [e.to_row()["forward_flops_per_token"] for e in expected]
     out = run("sweep", "--config", path, "--set", "n_layers=1,2")
     assert out.exit_code == 2 and "seq_len must be given" in out.output
+
+
+def test_a_grid_value_stays_in_its_row_when_nothing_is_costed():
+    rows, _ = sweep_rows("gpt2", {"mfu": [0.3, 0.5], "price_per_gpu_hour": "2"})  # gpt2: no published tokens
+    assert [(r["mfu"], r["price_per_gpu_hour"], r["gpu_hours"]) for r in rows] == [(0.3, 2.0, None), (0.5, 2.0, None)]

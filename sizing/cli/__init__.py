@@ -4,13 +4,14 @@ memory, report or profile code (and never torch, pandas, numpy or fvcore)."""
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import sys
 from typing import ClassVar
 
 import click
 
-from ..validate import SizingError
+from ..validate import SizingError, show_arg
 from .common import UserError
 from .repeats import reject_repeated_options
 
@@ -46,6 +47,11 @@ class LazyGroup(click.Group):
         return super().get_command(ctx, name)
 
     def resolve_command(self, ctx, args):
+        typed = args[0] if args else ""
+        if typed and not typed.startswith("-") and self.get_command(ctx, typed) is None:
+            close = difflib.get_close_matches(typed.lower(), self.list_commands(ctx), n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]}?" if close else f"the commands: {', '.join(self.list_commands(ctx))}"
+            raise UserError(f"no command {show_arg(typed)}; {hint}")
         name, command, rest = super().resolve_command(ctx, args)
         if command is not None:
             reject_repeated_options(command, rest)
@@ -53,11 +59,14 @@ class LazyGroup(click.Group):
 
     def invoke(self, ctx):
         """Bad input that a command did not turn into a UserError itself still ends as one
-        `Error:` line and exit 2: sizing raises SizingError for every bad value."""
+        `Error:` line and exit 2: sizing raises SizingError for every bad value, and click's
+        usage errors (an unknown option, a missing value) are cut to their message."""
         try:
             return super().invoke(ctx)
         except SizingError as exc:
             raise UserError(str(exc)) from None
+        except click.UsageError as exc:  # unknown option, missing value: one line, not click's usage block
+            raise UserError(exc.format_message()) from None
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

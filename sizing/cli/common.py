@@ -11,15 +11,23 @@ import click
 from ..config import ModelConfig
 from ..presets import Preset, get_preset
 from ..units import parse_quantity
-from ..validate import MAX_TOKENS, SizingError, show
+from ..validate import MAX_TOKENS, SizingError, show, show_arg
 
 FORMATS = ("table", "markdown", "json", "csv")
 
 
+MAX_ERROR_CHARS = 240  # one line a terminal shows whole: the field, the value and what is valid fit
+
+
 class UserError(click.ClickException):
-    """Bad input: printed as one 'Error: ...' line on stderr, exit code 2, no traceback."""
+    """Bad input: printed as one 'Error: ...' line on stderr, exit code 2, no traceback; cut at
+    MAX_ERROR_CHARS (a long path or value is already cut where it is shown)."""
 
     exit_code = 2
+
+    def format_message(self) -> str:
+        message = super().format_message()
+        return message if len(message) <= MAX_ERROR_CHARS else message[: MAX_ERROR_CHARS - 3] + "..."
 
 
 @dataclass(frozen=True)
@@ -115,5 +123,5 @@ def quantity(value: str | None, name: str, maximum: int = MAX_TOKENS) -> int | N
     except SizingError as exc:
         raise UserError(str(exc)) from None
     if number <= 0:
-        raise UserError(f"{name} ({number}) must be positive")
+        raise UserError(f"{name} ({show_arg(value.strip())}) must be positive")
     return number

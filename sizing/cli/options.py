@@ -11,7 +11,9 @@ from ..validate import (
     MAX_FLOAT,
     MAX_PRICE,
     MAX_TOKENS,
+    MFU_WHAT,
     MIN_MFU,
+    PRICE_WHAT,
     SizingError,
     parse_int,
     require_choice,
@@ -111,9 +113,8 @@ class Quantity(click.ParamType):
         return quantity(str(value), self.option, self.maximum)
 
 
-# The run options several commands share, checked the same way everywhere. An MFU below MIN_MFU
-# would overflow the GPU-hours of a large run to infinity.
-MFU_TYPE = Number("--mfu", MIN_MFU, 1, exclusive_minimum=False, what=f"in (0, 1], at least {MIN_MFU:g}")
-PRICE_TYPE = Number(
-    "--price", 0, MAX_PRICE, exclusive_minimum=False, what=f">= 0 USD per GPU-hour and at most {MAX_PRICE:g}"
-)
+# The run options several commands share, checked by the same functions the API calls
+# (sizing.validate.require_mfu / require_price). An MFU below MIN_MFU would overflow the
+# GPU-hours of a large run to infinity.
+MFU_TYPE = Number("--mfu", MIN_MFU, 1, exclusive_minimum=False, what=MFU_WHAT)
+PRICE_TYPE = Number("--price", 0, MAX_PRICE, exclusive_minimum=False, what=PRICE_WHAT)

@@ -27,7 +27,7 @@ from ..vocabulary import (
     RECOMPUTE_MODES,
 )
 from .common import FORMATS, UserError, model_options, resolve_model
-from .options import Choice, Count, Number, Quantity
+from .options import MFU_TYPE, Choice, Count, Number, Quantity
 
 EXIT_DOES_NOT_FIT = 3
 DEFAULT_GLOBAL_BATCH = 1024  # sequences per step when searching (Llama 2: 1,024 x 4,096 = 4M tokens)
@@ -96,7 +96,7 @@ def _layout_options(func):
     help="[default: flash]",
 )
 @_one("--gpu", help=f"GPU name (see `sizing gpus`).  [default: {DEFAULT_GPU}]")
-@_one("--mfu", type=Number("--mfu", 0, 1, what="a number in (0, 1]"), help=f"Of the compute.  [default: {DEFAULT_MFU}]")
+@_one("--mfu", type=MFU_TYPE, help=f"Of the compute.  [default: {DEFAULT_MFU}]")
 @click.option(
     "--overlap", "overlap", metavar="DIM=SHARE", multiple=True, help="Comm hidden under compute, e.g. dp=0.5."
 )

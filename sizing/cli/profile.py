@@ -35,7 +35,7 @@ from ..profile_settings import (
 from ..report.files import write_bytes_atomic
 from ..report.gpu_profile import plan_report_markdown
 from ..units import GIB
-from ..validate import MAX_SEQ_LEN, SizingError
+from ..validate import MAX_SEQ_LEN, MIN_PEAK_TFLOPS, PEAK_WHAT, SizingError
 from ..vocabulary import ATTENTION_IMPL_ALIASES, RECOMPUTE_MODES, TRAINING_DTYPES
 from .common import UserError, model_options, resolve_model
 from .options import Choice, Count, Number
@@ -86,7 +86,7 @@ CPU_LIMIT_BYTES = 4 * GIB  # --device cpu is for tiny test runs: refuse what the
 )
 @click.option(
     "--peak-tflops",
-    type=Number("--peak-tflops"),
+    type=Number("--peak-tflops", MIN_PEAK_TFLOPS, exclusive_minimum=False, what=PEAK_WHAT),
     help="Peak dense TFLOP/s for the MFU (default: sizing's GPU table for torch.cuda.get_device_name() and --dtype).",
 )
 @click.option(

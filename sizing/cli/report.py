@@ -4,6 +4,7 @@ imported inside the command only)."""
 from __future__ import annotations
 
 import sys
+from functools import partial
 
 import click
 
@@ -26,7 +27,13 @@ from .common import UserError
     is_flag=True,
     help="Also write verification.md from the PyTorch reference model (needs torch).",
 )
-def report(out_dir, check, with_verification):
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Overwrite files in --out that have the report's names but were not written by it "
+    "(links out of --out are refused even so).",
+)
+def report(out_dir, check, with_verification, force):
     """Write the reports: an index with every preset, one sheet per preset, published runs
     vs predictions, counting conventions and plots. Output is deterministic.
 
@@ -44,7 +51,7 @@ def report(out_dir, check, with_verification):
         click.echo(line, err=True)
 
     try:
-        _run(out_dir, check, with_verification, echo, check_reports, write_reports)
+        _run(out_dir, check, with_verification, echo, check_reports, partial(write_reports, force=force))
     except ReportFolderError as exc:
         raise UserError(str(exc)) from None
 

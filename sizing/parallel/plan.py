@@ -10,7 +10,8 @@ from .. import params as P
 from ..config import ModelConfig
 from ..hardware import GPU, get_gpu
 from ..memory.states import get_optimizer, get_precision
-from ..validate import require_choice, require_fraction, require_int, require_number
+from ..model_arg import as_config
+from ..validate import SizingError, require_choice, require_int, require_mfu, require_number, show
 from ..vocabulary import (
     ATTENTION_CONVENTIONS,
     ATTENTION_IMPL_ALIASES,
@@ -111,14 +112,19 @@ def parallel_plan(
     name: str | None = None,
     fused: bool = True,
 ) -> ParallelPlan:
-    """Memory of the most-loaded rank, the step's collectives and its time, for `layout`."""
+    """Memory of the most-loaded rank, the step's collectives and its time, for `layout`.
+    `cfg` may also be a Preset or a preset name (which then names the plan)."""
+    name = cfg if name is None and isinstance(cfg, str) else name
+    cfg = as_config(cfg)
+    if not isinstance(layout, ParallelLayout):
+        raise SizingError(f"layout ({show(layout)}) must be a ParallelLayout, e.g. ParallelLayout(tp=8, dp=4)")
     cfg.check_context(seq_len)
     get_precision(precision)
     get_optimizer(optimizer)
     require_choice("recompute", recompute, RECOMPUTE_MODES)
     impl = require_choice("attention_impl", attention_impl, ATTENTION_IMPLS, ATTENTION_IMPL_ALIASES)
     require_choice("attention", attention, ATTENTION_CONVENTIONS)
-    require_fraction("mfu", mfu)
+    require_mfu("mfu", mfu)
     for what, gbs in (("nvlink_gbs", nvlink_gbs), ("network_gbs", network_gbs)):
         if gbs is not None:
             require_number(what, gbs, 0, 1e6, exclusive_minimum=True)

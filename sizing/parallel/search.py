@@ -16,7 +16,8 @@ from dataclasses import dataclass, replace
 
 from ..config import ModelConfig
 from ..hardware import get_gpu
-from ..validate import SizingError, require_int
+from ..model_arg import as_config
+from ..validate import SizingError, require_int, show
 from ..vocabulary import RECOMPUTE_MODES
 from .layout import GPUS_PER_NODE, ParallelLayout
 from .memory import Workload, most_loaded
@@ -96,8 +97,13 @@ def search_layout(
     base: ParallelLayout | None = None,
     **plan_options,
 ) -> SearchResult:
-    """The best fitting plan on exactly `gpus` GPUs, or on the fewest GPUs up to `max_gpus`."""
+    """The best fitting plan on exactly `gpus` GPUs, or on the fewest GPUs up to `max_gpus`.
+    `cfg` may also be a Preset or a preset name."""
+    cfg = as_config(cfg)
+    cfg.check_context(require_int("seq_len", seq_len), "seq_len")
     require_int("global_batch", global_batch)
+    if base is not None and not isinstance(base, ParallelLayout):
+        raise SizingError(f"base ({show(base)}) must be a ParallelLayout")
     if gpus is not None:
         require_int("gpus", gpus)
     require_int("max_gpus", max_gpus, 1, MAX_SEARCH_GPUS)

@@ -47,23 +47,12 @@ def shape_rows(p: Plan) -> list[list]:
     return rows
 
 
-def render_plan(p: Plan, fmt: str, like: str) -> str:
-    if fmt == "json":
-        return json.dumps({**p.to_dict(), "like": like}, indent=2, allow_nan=False) + "\n"
-    if fmt == "csv":
-        return _csv(p)
+def _shape_lines(p: Plan, fmt: str, like: str) -> list[str]:
+    """The shapes near N_opt, or the note saying why there are none (a budget below the family's smallest shape)."""
     chosen = p.optimum(p.law)
-    parts = [
-        heading(f"Compute-optimal plan for C = {p.flops:.3e} FLOPs", fmt, 1),
-        f"budget: {p.budget_note}; every law counts C = 6·N·D (N with embeddings), as it was fitted",
-        "",
-        heading("N_opt and D_opt by law (* sets the shapes below)", fmt),
-        table(
-            ["law", "coefficients", "N_opt", "D_opt", "tokens/param", *(f"loss: {law.name}" for law in LOSS_LAWS)],
-            optimum_rows(p),
-            fmt,
-        ),
-        "",
+    if not p.shapes:
+        return [f"No shape of the {like} family: {p.shapes_note}.", ""]
+    return [
         heading(
             f"Shapes near N_opt = {format_si(chosen.params)} ({chosen.name}): the {like} family, "
             f"T = {p.shapes[0].seq_len}, D = C / (6N) tokens, {p.num_gpus} {p.gpu} at MFU {p.mfu:g}",
@@ -88,6 +77,26 @@ def render_plan(p: Plan, fmt: str, like: str) -> str:
             fmt,
         ),
         "",
+    ]
+
+
+def render_plan(p: Plan, fmt: str, like: str) -> str:
+    if fmt == "json":
+        return json.dumps({**p.to_dict(), "like": like}, indent=2, allow_nan=False) + "\n"
+    if fmt == "csv":
+        return _csv(p)
+    parts = [
+        heading(f"Compute-optimal plan for C = {p.flops:.3e} FLOPs", fmt, 1),
+        f"budget: {p.budget_note}; every law counts C = 6·N·D (N with embeddings), as it was fitted",
+        "",
+        heading("N_opt and D_opt by law (* sets the shapes below)", fmt),
+        table(
+            ["law", "coefficients", "N_opt", "D_opt", "tokens/param", *(f"loss: {law.name}" for law in LOSS_LAWS)],
+            optimum_rows(p),
+            fmt,
+        ),
+        "",
+        *_shape_lines(p, fmt, like),
         "Exact FLOPs are this tool's (forward + backward matmuls, full attention): above 6·N·D by the attention "
         "scores. A parallel layout (tensor/pipeline) is not searched; `sizing memory` explores one setting.",
     ]

@@ -7,7 +7,9 @@ one. Standard library only.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import struct
 import tempfile
 import zlib
@@ -15,17 +17,41 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
-TEMP_PREFIX, TEMP_SUFFIX = ".", ".tmp"  # write_atomic's temporaries: .NAME.XXXXXXXX.tmp beside NAME
+TEMP_PREFIX = ".sizing-tmp-"  # write_atomic's temporaries: .sizing-tmp-<pid>-<8 random characters>
+# mkstemp's random part is 8 characters of [a-z0-9_]; a name outside this pattern is never ours
+_TEMP_NAME = re.compile(r"\.sizing-tmp-(\d+)-[a-z0-9_]{8}")
+
+
+def _alive(pid: int) -> bool:
+    """A process with this id runs (its temporaries may be in use by a concurrent run)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True  # another user's process, or an id the system cannot test: leave its files
+    return True
+
+
+def temporary_pid(path: Path) -> int | None:
+    """The process id in the name of one of write_atomic's temporaries; None for any other name."""
+    match = _TEMP_NAME.fullmatch(path.name)
+    return int(match.group(1)) if match else None
 
 
 def is_temporary(path: Path) -> bool:
-    """A temporary file of write_atomic, left behind only when a run was killed (kill -9)."""
-    return path.name.startswith(TEMP_PREFIX) and path.name.endswith(TEMP_SUFFIX)
+    """A temporary file of write_atomic, left behind only when a run was killed (kill -9): our
+    unique name pattern, a regular file (never a link), and its process is gone."""
+    pid = temporary_pid(path)
+    return pid is not None and not path.is_symlink() and path.is_file() and not _alive(pid)
 
 
 def stray_temporaries(folders: list[Path]) -> list[Path]:
-    """The temporaries of interrupted runs in `folders` (not recursive)."""
-    return sorted(p for folder in folders if folder.is_dir() for p in folder.iterdir() if is_temporary(p))
+    """The temporaries of interrupted runs in `folders` (not recursive; linked folders skipped)."""
+    usable = [folder for folder in folders if folder.is_dir() and not folder.is_symlink()]
+    return sorted(p for folder in usable for p in folder.iterdir() if is_temporary(p))
 
 
 def write_atomic(path: Path, writer: Callable[[BinaryIO], None]) -> None:
@@ -33,7 +59,7 @@ def write_atomic(path: Path, writer: Callable[[BinaryIO], None]) -> None:
     If the writer raises, the temporary file is removed and `path` is left as it was."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f"{TEMP_PREFIX}{path.name}.", suffix=TEMP_SUFFIX)
+    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f"{TEMP_PREFIX}{os.getpid()}-")
     try:
         with os.fdopen(fd, "wb") as handle:
             writer(handle)
@@ -79,11 +105,13 @@ def stale_files(
     out_dir: Path,
     managed_dirs: tuple[str, ...],
     png_equivalent: Callable[[bytes, bytes], str | None],
+    owned: dict[str, str] | None = None,
 ) -> list[str]:
     """Lines naming every file of `out_dir` that differs from `expected` (relative path ->
     bytes): missing, different, or left over in a generated folder (`managed_dirs`).
     Markdown is compared byte for byte; PNGs through `png_equivalent(committed, fresh)`, which
-    returns None when they match and a reason otherwise."""
+    returns None when they match and a reason otherwise. `owned` (the manifest, relative path ->
+    sha256) tells a leftover the report wrote from a user's file, which it never removes."""
     out_dir = Path(out_dir)
     problems = []
     for rel, data in sorted(expected.items()):
@@ -101,9 +129,16 @@ def stale_files(
         else:
             problems.append(f"{rel}: differs from a fresh run")
     for folder in managed_dirs:
-        for path in sorted((out_dir / folder).glob("*")):
-            rel = path.relative_to(out_dir).as_posix()
-            if path.is_file() and rel not in expected and not path.name.startswith("."):
+        base = out_dir / folder
+        if base.is_symlink() or not base.is_dir():
+            continue
+        for path in sorted(base.iterdir()):
+            rel = f"{folder}/{path.name}"
+            if rel in expected or path.name.startswith(".") or path.is_symlink() or not path.is_file():
+                continue
+            if owned is not None and owned.get(rel) != hashlib.sha256(path.read_bytes()).hexdigest():
+                problems.append(f"{rel}: not written by `sizing report` (it leaves the file alone)")
+            else:
                 problems.append(f"{rel}: no longer generated")
     for path in stray_temporaries([out_dir] + [out_dir / folder for folder in managed_dirs]):
         problems.append(f"{path.relative_to(out_dir).as_posix()}: temporary file of an interrupted run")

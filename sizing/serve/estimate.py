@@ -33,6 +33,7 @@ from ..vocabulary import (
     ceil_div,
 )
 from .calibration import default_efficiencies
+from .chunked import chunked_decode_seconds
 from .quant_bytes import WEIGHT_CHOICES, format_note, model_weights_bytes, weights_step_bytes
 from .result import ServeEstimate, ServeSettings, StepEstimate
 from .roofline import (
@@ -107,7 +108,8 @@ class _Machine:
 
     def decode_seconds(self, first: int, last: int) -> float:
         """Σ of the decode steps at C = first..last: exact (roofline.sum_of_steps) up to the window,
-        then all alike (the window caps the keys and the KV read)."""
+        then all alike (the window caps the keys and the KV read); with chunked attention, exact
+        chunk by chunk (serve/chunked.py: keys grow within a chunk and restart at the next)."""
         window = self.cfg.sliding_window
         ramp_end = last if window is None else min(last, max(first - 1, window))
 
@@ -115,6 +117,8 @@ class _Machine:
             r = self.decode_step(context).roofline
             return r.compute_seconds, r.memory_seconds, r.comm_seconds
 
+        if self.cfg.attention_chunk is not None:  # a chunked layer's keys restart at each chunk
+            return chunked_decode_seconds(seconds_at, first, last, self.cfg.attention_chunk)
         capped = last - ramp_end
         return sum_of_steps(seconds_at, first, ramp_end) + capped * self.decode_step(last).roofline.seconds
 

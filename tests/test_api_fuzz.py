@@ -1,0 +1,145 @@
+"""The public Python API given wrong types and extreme numbers (issue 23): every call either
+returns a result whose JSON is finite, or raises a ValueError (SizingError) with one line of
+at most MAX_MESSAGE characters. Never AttributeError, TypeError, ZeroDivisionError or
+OverflowError. Bounded: a fixed number of derandomized examples per function."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import sizing
+from sizing.parallel.layout import ParallelLayout
+from sizing.parallel.plan import parallel_plan
+from sizing.parallel.search import search_layout
+from sizing.plan import plan
+from sizing.serve.estimate import serve
+from sizing.sweeps import sweep_rows
+from sizing.validate import SizingError
+
+MAX_MESSAGE = 400  # the longest one-line message a model name and a list of choices can make
+
+HOSTILE = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(10**40), max_value=10**40),
+    st.sampled_from([0, 1, -1, 2**53 + 1, 10**400]),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([5e-324, 1e-320, 1e308, -0.0]),
+    st.sampled_from(["gpt2", "llama2-7b", "nope", "", "1T", "nan", "\nError: forged", "4096"]),
+    st.lists(st.integers(0, 3), max_size=2),
+    st.just({"a": 1}),
+)
+MODEL = st.one_of(st.sampled_from(["gpt2", "mixtral-8x7b", "GPT2", "nope", ""]), HOSTILE)
+FUZZ = settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+
+
+def _finite(value) -> None:
+    """Any number inside a result is finite (json.dumps with allow_nan=False raises otherwise)."""
+    data = value.to_dict() if hasattr(value, "to_dict") else value
+    json.dumps(data, allow_nan=False, default=str)
+
+
+def _call(func, *args, **kwargs):
+    try:
+        result = func(*args, **kwargs)
+    except SizingError as exc:
+        message = str(exc)
+        assert "\n" not in message and 0 < len(message) <= MAX_MESSAGE, message
+        return None
+    if isinstance(result, (int, float)) and not isinstance(result, bool):
+        assert math.isfinite(result)
+    elif isinstance(result, (list, tuple)):
+        for item in result:
+            if hasattr(item, "to_dict"):
+                _finite(item)
+    else:
+        _finite(result)
+    return result
+
+
+@FUZZ
+@given(MODEL)
+def test_parameter_counts(model):
+    for func in (sizing.total_params, sizing.active_params, sizing.param_components):
+        _call(func, model)
+
+
+@FUZZ
+@given(MODEL, HOSTILE, st.sampled_from(["full", "causal", "x", None]))
+def test_flop_breakdown(model, seq_len, attention):
+    _call(sizing.flop_breakdown, model, seq_len, attention)
+
+
+@FUZZ
+@given(HOSTILE, HOSTILE, HOSTILE)
+def test_llama_ffn_dim(d_model, multiple_of, multiplier):
+    _call(sizing.llama_ffn_dim, d_model, multiple_of, multiplier)
+
+
+@FUZZ
+@given(MODEL, HOSTILE, HOSTILE, HOSTILE, HOSTILE)
+def test_estimate(model, tokens, mfu, num_gpus, price):
+    _call(sizing.estimate, model, tokens=tokens, mfu=mfu, num_gpus=num_gpus, price_per_gpu_hour=price, memory=False)
+
+
+@FUZZ
+@given(MODEL, st.one_of(st.just(ParallelLayout()), HOSTILE), HOSTILE, HOSTILE)
+def test_parallel_plan(model, layout, seq_len, mfu):
+    _call(parallel_plan, model, layout, seq_len, mfu=mfu)
+
+
+@settings(FUZZ, max_examples=15)
+@given(MODEL, HOSTILE, HOSTILE)
+def test_search_layout(model, seq_len, global_batch):
+    _call(search_layout, model, seq_len, global_batch, max_gpus=8)
+
+
+@FUZZ
+@given(MODEL, st.one_of(HOSTILE, st.dictionaries(st.sampled_from(["mfu", "tokens", "n_layers", "x"]), HOSTILE)))
+def test_sweep_rows(model, grid):
+    _call(sweep_rows, model, grid)
+
+
+@FUZZ
+@given(HOSTILE, HOSTILE, HOSTILE, HOSTILE)
+def test_plan(flops, gpus, days, mfu):
+    _call(plan, flops, gpus=gpus, days=days, mfu=mfu) if flops is not None else _call(plan, gpus=gpus, days=days)
+
+
+@FUZZ
+@given(MODEL, HOSTILE, HOSTILE, HOSTILE, HOSTILE)
+def test_serve(model, prompt, output, batch, price):
+    _call(serve, model, prompt, output, batch=batch, price=price)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: sizing.total_params("gpt2"),
+        lambda: sizing.active_params("mixtral-8x7b"),
+        lambda: sizing.param_components("gpt2"),
+        lambda: sizing.flop_breakdown("gpt2", 1024),
+        lambda: parallel_plan("gpt2", ParallelLayout(), 1024),
+        lambda: search_layout("gpt2", 1024, 8, max_gpus=8),
+    ],
+)
+def test_a_preset_name_is_accepted_where_a_config_is_expected(call):
+    assert call() is not None
+
+
+def test_the_issues_calls_answer_or_refuse_in_one_line():
+    assert sizing.total_params("gpt2") == sizing.total_params(sizing.get_preset("gpt2").config) == 124_439_808
+    for call, words in [
+        (lambda: sizing.llama_ffn_dim(4096, 0), "multiple_of (0) must be a positive integer"),
+        (lambda: sizing.total_params(3), "cfg (3) must be a ModelConfig, a Preset or a preset name"),
+        (lambda: sweep_rows("gpt2", [1]), "grid ([1]) must be a dict"),
+        (lambda: parallel_plan("gpt2", "tp=8", 1024), "layout ('tp=8') must be a ParallelLayout"),
+    ]:
+        with pytest.raises(SizingError) as info:
+            call()
+        assert words in str(info.value)
