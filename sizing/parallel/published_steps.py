@@ -45,8 +45,8 @@ class PublishedRun:
     def narayanan_flops(self) -> float:
         """96 B s l h^2 (1 + s/(6h) + V/(16 l h)) per iteration (Narayanan et al. 2021, eq. (3))."""
         c, s, B = self.config, self.seq_len, self.layout.global_batch()
-        h, l, V = c.d_model, c.n_layers, c.padded_vocab
-        return 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h))
+        h, layers, V = c.d_model, c.n_layers, c.padded_vocab
+        return 96 * B * s * layers * h * h * (1 + s / (6 * h) + V / (16 * layers * h))
 
     def published_step_seconds(self) -> float | None:
         if "step_seconds" in self.published:

@@ -24,7 +24,8 @@ def stage_split(n_layers: int, pp: int, given: tuple[int, ...] | None = None) ->
     """Layers per pipeline stage (see the module docstring)."""
     if given is not None:
         if len(given) != pp:
-            raise SizingError(f"stage_layers ({','.join(map(str, given))}) must list {pp} stages (pp), got {len(given)}")
+            text = ",".join(map(str, given))
+            raise SizingError(f"stage_layers ({text}) must list {pp} stages (pp), got {len(given)}")
         if any(n < 1 for n in given) or sum(given) != n_layers:
             raise SizingError(
                 f"stage_layers ({','.join(map(str, given))}) must be positive and sum to n_layers ({n_layers})"

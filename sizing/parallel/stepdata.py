@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from ..validate import SizingError
@@ -53,12 +53,12 @@ class Stack:
     grad_accumulation_bytes: int  # per parameter per micro-batch (0: fused into the wgrad GEMM)
 
 
-@lru_cache(maxsize=1)
+@cache
 def _data() -> dict:
     return json.loads(DATA_FILE.read_text(encoding="utf-8"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def gpu_constants(gpu_key: str) -> GpuConstants:
     data = _data()
     key = data["aliases"].get(gpu_key, gpu_key)
@@ -93,7 +93,7 @@ STACKS: tuple[str, ...] = ("megatron-2021", "megatron-deepspeed", "megatron-core
 DEFAULT_STACK = "megatron-core"
 
 
-@lru_cache(maxsize=None)
+@cache
 def stack(key: str) -> Stack:
     data = _data()["stacks"]
     if key not in data:

@@ -205,9 +205,10 @@ def _assemble(cfg, layout, seq_len, gpu_key, recompute, opts, st, hw, split, sta
     step = sum(seconds.values())
     fb = flop_breakdown(cfg, seq_len, "causal", recompute)
     sequences = layout.global_batch()
+    dropout = st.dropout if opts.dropout is None else opts.dropout
+    reduction = "overlapped except one bucket" if overlap else "after the backward, exposed"
     assumptions = (
-        f"stack {st.key}: dp reduction {'overlapped except one bucket' if overlap else 'after the backward, exposed'}"
-        f", {st.grad_bytes}-byte gradients, dropout {'on' if (st.dropout if opts.dropout is None else opts.dropout) else 'off'}",
+        f"stack {st.key}: dp reduction {reduction}, {st.grad_bytes}-byte gradients, dropout {'on' if dropout else 'off'}",
         f"attention kernel {opts.attention_kernel}; GEMMs in {hw.gemm_dtype}",
         "tp collectives and pp sends on the critical path; cp ring hidden under attention while it lasts",
     )
