@@ -142,8 +142,15 @@ def _predict(cfg, layout, seq_len, gpu_key, recompute, opts) -> PredictedStep:
     dense = block_times(cfg, layout, hw, seq_len, False, kernel, dropout, opts.capacity_factor)
     moe = block_times(cfg, layout, hw, seq_len, True, kernel, dropout, opts.capacity_factor) if cfg.is_moe else None
     t = layout.micro_batch * seq_len // layout.cp
-    pp_link = group_link(get_gpu(gpu_key), hw.consts, 2, layout.tp * layout.cp * layout.dp, layout.gpus_per_node,
-                         opts.nvlink_gbs, opts.network_gbs)
+    pp_link = group_link(
+        get_gpu(gpu_key),
+        hw.consts,
+        2,
+        layout.tp * layout.cp * layout.dp,
+        layout.gpus_per_node,
+        opts.nvlink_gbs,
+        opts.network_gbs,
+    )
     p2p_bytes = t * cfg.d_model * ACT_BYTES / (layout.tp if layout.tp > 1 else 1)  # scatter-gather over tp
     stages, kinds_slowest, params_slowest = [], None, 0.0
     start = 0
@@ -167,8 +174,14 @@ def _predict(cfg, layout, seq_len, gpu_key, recompute, opts) -> PredictedStep:
         if i == len(split) - 1:
             from .gemm import linear_train_seconds
 
-            f, b = linear_train_seconds(t, cfg.padded_vocab // layout.tp, cfg.d_model, hw.peak, hw.consts,
-                                        "bf16" if hw.gemm_dtype == "fp8" else hw.gemm_dtype)
+            f, b = linear_train_seconds(
+                t,
+                cfg.padded_vocab // layout.tp,
+                cfg.d_model,
+                hw.peak,
+                hw.consts,
+                "bf16" if hw.gemm_dtype == "fp8" else hw.gemm_dtype,
+            )
             kinds.add("gemm", f + b)
             kinds.add("memory", LOSS_PASSES * 4 * t * cfg.padded_vocab / layout.tp / hw.hbm_bytes_per_second)
             params += 0 if cfg.tied_embeddings and layout.pp == 1 else cfg.padded_vocab * cfg.d_model / layout.tp
@@ -179,8 +192,9 @@ def _predict(cfg, layout, seq_len, gpu_key, recompute, opts) -> PredictedStep:
         if not stages or total > max(stages):
             kinds_slowest, params_slowest = kinds, params
         stages.append(total)
-    return _assemble(cfg, layout, seq_len, gpu_key, recompute, opts, st, hw, split, stages, kinds_slowest,
-                     params_slowest)
+    return _assemble(
+        cfg, layout, seq_len, gpu_key, recompute, opts, st, hw, split, stages, kinds_slowest, params_slowest
+    )
 
 
 def _assemble(cfg, layout, seq_len, gpu_key, recompute, opts, st, hw, split, stages, kinds, params):
@@ -191,8 +205,9 @@ def _assemble(cfg, layout, seq_len, gpu_key, recompute, opts, st, hw, split, sta
         seconds["memory" if k == "softmax" else k] += m * s
     seconds["bubble"] = pipe - m * max(stages)
     dp_group = layout.dp * layout.cp
-    dp_link = group_link(get_gpu(gpu_key), hw.consts, dp_group, layout.tp, layout.gpus_per_node,
-                         opts.nvlink_gbs, opts.network_gbs)
+    dp_link = group_link(
+        get_gpu(gpu_key), hw.consts, dp_group, layout.tp, layout.gpus_per_node, opts.nvlink_gbs, opts.network_gbs
+    )
     grad_bytes = params * st.grad_bytes
     overlap = st.dp_overlap if opts.dp_overlap is None else opts.dp_overlap
     exposed_bytes = min(grad_bytes, opts.bucket_params * st.grad_bytes) if overlap else grad_bytes
@@ -205,10 +220,10 @@ def _assemble(cfg, layout, seq_len, gpu_key, recompute, opts, st, hw, split, sta
     step = sum(seconds.values())
     fb = flop_breakdown(cfg, seq_len, "causal", recompute)
     sequences = layout.global_batch()
-    dropout = st.dropout if opts.dropout is None else opts.dropout
+    dropout = "on" if (st.dropout if opts.dropout is None else opts.dropout) else "off"
     reduction = "overlapped except one bucket" if overlap else "after the backward, exposed"
     assumptions = (
-        f"stack {st.key}: dp reduction {reduction}, {st.grad_bytes}-byte gradients, dropout {'on' if dropout else 'off'}",
+        f"stack {st.key}: dp reduction {reduction}, {st.grad_bytes}-byte gradients, dropout {dropout}",
         f"attention kernel {opts.attention_kernel}; GEMMs in {hw.gemm_dtype}",
         "tp collectives and pp sends on the critical path; cp ring hidden under attention while it lasts",
     )
