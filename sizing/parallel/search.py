@@ -112,7 +112,7 @@ def search_layout(
             tried += 1
             fitting += _fitting_plans(cfg, layout, seq_len, modes, plan_options)
         if fitting:
-            best = min(fitting, key=lambda p: (p.step.step_seconds, p.per_gpu_bytes))
+            best = min(fitting, key=lambda p: (p.step_seconds, p.per_gpu_bytes))
             return SearchResult(best, tried, counts[: counts.index(world) + 1])
     return SearchResult(None, tried, counts)
 

@@ -138,7 +138,7 @@ def _predict(cfg, layout, seq_len, gpu_key, recompute, opts) -> PredictedStep:
     dropout = st.dropout if opts.dropout is None else opts.dropout
     hw = _hardware(gpu_key, layout, opts)
     kernel = opts.attention_kernel
-    split = stage_split(cfg.n_layers, layout.pp, opts.stage_layers)
+    split = stage_split(cfg.n_layers, layout.pp, opts.stage_layers or layout.stage_layers)
     dense = block_times(cfg, layout, hw, seq_len, False, kernel, dropout, opts.capacity_factor)
     moe = block_times(cfg, layout, hw, seq_len, True, kernel, dropout, opts.capacity_factor) if cfg.is_moe else None
     t = layout.micro_batch * seq_len // layout.cp
