@@ -14,6 +14,7 @@ import click
 from ..hardware import get_gpu
 from ..memory import OPTIMIZER_ALIASES, OPTIMIZERS
 from ..parallel.layout import FINETUNE_MODES, FSDP_MODES, LORA_TARGETS, PP_SCHEDULES, ParallelLayout
+from ..parallel.stepdata import DEFAULT_STACK, STACKS
 from ..validate import MAX_SEQ_LEN, SizingError, require_choice
 from ..vocabulary import (
     ATTENTION_IMPL_ALIASES,
@@ -77,6 +78,11 @@ def _layout_options(func):
         _one("--finetune", type=Choice("--finetune", FINETUNE_MODES), help="full, lora or qlora.  [default: full]"),
         _one("--lora-rank", type=Count("--lora-rank"), help="LoRA rank r.  [default: 16]"),
         _one("--lora-targets", metavar="q,k,v,o,up,gate,down", help="Projections with adapters.  [default: all]"),
+        _one(
+            "--stage-layers",
+            metavar="N,N,...",
+            help="Layers per pipeline stage, e.g. 7,8,...,8,7 (default: L/pp, or first and last lighter).",
+        ),
     ]
     for opt in reversed(opts):
         func = opt(func)
@@ -96,7 +102,13 @@ def _layout_options(func):
     help="[default: flash]",
 )
 @_one("--gpu", help=f"GPU name (see `sizing gpus`).  [default: {DEFAULT_GPU}]")
-@_one("--mfu", type=Number("--mfu", 0, 1, what="a number in (0, 1]"), help=f"Of the compute.  [default: {DEFAULT_MFU}]")
+@_one(
+    "--mfu",
+    type=Number("--mfu", 0, 1, what="a number in (0, 1]"),
+    help="Constant-efficiency mode: compute at this share of peak instead of the per-operation model "
+    f"(used anyway, at {DEFAULT_MFU}, for GPUs without step-time constants).",
+)
+@_one("--stack", type=Choice("--stack", STACKS), help=f"Training software (overlap, dropout).  [default: {DEFAULT_STACK}]")
 @click.option(
     "--overlap", "overlap", metavar="DIM=SHARE", multiple=True, help="Comm hidden under compute, e.g. dp=0.5."
 )
@@ -157,12 +169,22 @@ def _plan_options(opts: dict, gpu_key: str) -> dict:
         "precision": opts.pop("precision") or DEFAULT_PRECISION,
         "optimizer": opts.pop("optimizer") or DEFAULT_OPTIMIZER,
         "attention_impl": opts.pop("attention_impl") or "flash",
-        "mfu": opts.pop("mfu") or DEFAULT_MFU,
+        "mfu": opts.pop("mfu"),
         "overlap": overlap,
         "nvlink_gbs": opts.pop("nvlink_gbs"),
         "network_gbs": opts.pop("network_gbs"),
         "tokens": opts.pop("tokens"),
     }
+    stack = opts.pop("stack")
+    if stack is not None or out["precision"] == "fp8" or out["nvlink_gbs"] or out["network_gbs"]:
+        from ..parallel.steptime import StepOptions
+
+        out["step_options"] = StepOptions(
+            stack=stack or DEFAULT_STACK,
+            precision="fp8" if out["precision"] == "fp8" else "bf16",
+            nvlink_gbs=out["nvlink_gbs"],
+            network_gbs=out["network_gbs"],
+        )
     return out
 
 
@@ -175,6 +197,13 @@ def _targets(text: str | None) -> tuple[str, ...] | None:
     for name in names:
         require_choice("--lora-targets", name, LORA_TARGETS)
     return names
+
+
+def _stage_layers(text: str, pp: int) -> tuple[int, ...]:
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != pp or not all(p.isdigit() and int(p) > 0 for p in parts):
+        raise UserError(f"--stage-layers ({text!r}) must be {pp} positive layer counts (one per pp stage), e.g. 7,8,7")
+    return tuple(int(p) for p in parts)
 
 
 def _layout(opts: dict) -> tuple[ParallelLayout, bool]:
@@ -192,11 +221,14 @@ def _layout(opts: dict) -> tuple[ParallelLayout, bool]:
     if opts.get("global_batch") is not None:
         if m is not None:
             raise UserError("give --global-batch or --micro-batches, not both")
-        if opts["global_batch"] % (dp * mb):
+        if search:
+            m = None  # the search sets dp and m = global batch / dp for each layout it tries
+        elif opts["global_batch"] % (dp * mb):
             raise UserError(
                 f"--global-batch ({opts['global_batch']}) must be a multiple of dp x micro-batch ({dp * mb})"
             )
-        m = opts["global_batch"] // (dp * mb)
+        else:
+            m = opts["global_batch"] // (dp * mb)
     fields = {
         "tp": tp,
         "pp": pp,
@@ -218,12 +250,14 @@ def _layout(opts: dict) -> tuple[ParallelLayout, bool]:
     }
     if opts.get("lora_rank") is not None:
         fields["lora_rank"] = opts["lora_rank"]
+    if opts.get("stage_layers") is not None:
+        fields["stage_layers"] = _stage_layers(opts["stage_layers"], pp)
     targets = _targets(opts.get("lora_targets"))
     if targets is not None:
         fields["lora_targets"] = targets
     if search:
         given = {"--zero": "zero", "--fsdp": "fsdp", "--sp": "sequence_parallel", "--micro-batches": "micro_batches"}
-        given.update({"--v": "v", "--schedule": "schedule"})
+        given.update({"--v": "v", "--schedule": "schedule", "--stage-layers": "stage_layers"})
         for option, name in given.items():
             if opts.get(name) not in (None, False):
                 raise UserError(

@@ -23,6 +23,7 @@ from ..config import ModelConfig
 from ..flops import flop_breakdown
 from ..hardware import get_gpu
 from ..validate import SizingError
+from .gemm import linear_train_seconds
 from .layout import ParallelLayout
 from .links import group_link
 from .ops import ACT_BYTES, Hardware, Times, block_times, recompute_times
@@ -89,17 +90,38 @@ class PredictedStep:
         }
 
 
-def _block_params(cfg: ModelConfig, moe: bool, layout: ParallelLayout) -> float:
+@lru_cache(maxsize=1024)
+def _block_params(cfg: ModelConfig, moe: bool, tp: int, ep: int) -> float:
     """Parameters of one block on one rank: attention and dense MLP over tp, experts over tp x ep."""
     attn = cfg.d_model * (cfg.q_width + 2 * cfg.kv_width) + cfg.q_width * cfg.d_model
     if not moe:
-        return (attn + P.mlp_params(cfg, cfg.d_ff)) / layout.tp
-    experts = cfg.n_experts * P.expert_params(cfg) / layout.ep + P.shared_expert_params(cfg)
-    return (attn + experts) / layout.tp + P.router_params(cfg)
+        return (attn + P.mlp_params(cfg, cfg.d_ff)) / tp
+    experts = cfg.n_experts * P.expert_params(cfg) / ep + P.shared_expert_params(cfg)
+    return (attn + experts) / tp + P.router_params(cfg)
 
 
+@lru_cache(maxsize=64)
+def _gpu(gpu_key: str):
+    return get_gpu(gpu_key)
+
+
+@lru_cache(maxsize=4096)
+def _link(gpu_key: str, size: int, stride: int, node: int, nvlink_gbs, network_gbs):
+    return group_link(_gpu(gpu_key), gpu_constants(gpu_key), size, stride, node, nvlink_gbs, network_gbs)
+
+
+@lru_cache(maxsize=1024)
+def _moe_counts(cfg: ModelConfig, split: tuple[int, ...]) -> tuple[int, ...]:
+    out, start = [], 0
+    for n in split:
+        out.append(_moe_layers(cfg, start, n))
+        start += n
+    return tuple(out)
+
+
+@lru_cache(maxsize=1024)
 def _hardware(gpu_key: str, layout: ParallelLayout, opts: StepOptions) -> Hardware:
-    gpu = get_gpu(gpu_key)
+    gpu = _gpu(gpu_key)
     consts = gpu_constants(gpu.key)
     act_dtype = "bf16" if "bf16" in gpu.peak_tflops else "fp16"
     gemm_dtype = "fp8" if opts.precision == "fp8" else act_dtype
@@ -132,69 +154,132 @@ def predict_step(
     return _predict(cfg, layout, seq_len, get_gpu(gpu).key, recompute, opts)
 
 
+def _block_layout(layout: ParallelLayout) -> ParallelLayout:
+    """The fields one block's time depends on (tp, cp, ep, SP, micro-batch, node size), so that
+    layouts differing only in dp, pp, v or sharding share the cached block times."""
+    return _mini(layout.tp, layout.cp, layout.ep, layout.sequence_parallel, layout.micro_batch, layout.gpus_per_node)
+
+
+@lru_cache(maxsize=1024)
+def _mini(tp: int, cp: int, ep: int, sp: bool, b: int, node: int) -> ParallelLayout:
+    return ParallelLayout(dp=ep, tp=tp, cp=cp, ep=ep, sequence_parallel=sp, micro_batch=b, gpus_per_node=node)
+
+
 @lru_cache(maxsize=4096)
-def _predict(cfg, layout, seq_len, gpu_key, recompute, opts) -> PredictedStep:
+def _per_block(cfg, mini: ParallelLayout, seq_len, gpu_key, recompute, opts, moe: bool) -> dict:
+    """{kind: seconds} of one block for one micro-batch: forward + backward + recompute."""
     st = stack(opts.stack)
     dropout = st.dropout if opts.dropout is None else opts.dropout
-    hw = _hardware(gpu_key, layout, opts)
-    kernel = opts.attention_kernel
-    split = stage_split(cfg.n_layers, layout.pp, opts.stage_layers or layout.stage_layers)
-    dense = block_times(cfg, layout, hw, seq_len, False, kernel, dropout, opts.capacity_factor)
-    moe = block_times(cfg, layout, hw, seq_len, True, kernel, dropout, opts.capacity_factor) if cfg.is_moe else None
-    t = layout.micro_batch * seq_len // layout.cp
-    pp_link = group_link(
-        get_gpu(gpu_key),
-        hw.consts,
-        2,
-        layout.tp * layout.cp * layout.dp,
-        layout.gpus_per_node,
-        opts.nvlink_gbs,
-        opts.network_gbs,
-    )
-    p2p_bytes = t * cfg.d_model * ACT_BYTES / (layout.tp if layout.tp > 1 else 1)  # scatter-gather over tp
-    stages, kinds_slowest, params_slowest = [], None, 0.0
-    start = 0
-    for i, n in enumerate(split):
-        n_moe = _moe_layers(cfg, start, n)
-        start += n
-        kinds = Times()
-        for blocks, pair in ((n - n_moe, dense), (n_moe, moe)):
-            if not blocks:
-                continue
-            f, b = pair
-            for k, s in f.by_kind.items():
-                kinds.add(k, blocks * s)
-            for k, s in b.by_kind.items():
-                kinds.add(k, blocks * s)
-            kinds.add("recompute", blocks * recompute_times(f, recompute, kernel).total())
-        params = (n - n_moe) * _block_params(cfg, False, layout) + n_moe * _block_params(cfg, True, layout)
-        if i == 0:
-            kinds.add("memory", 3 * t * cfg.d_model * ACT_BYTES / hw.hbm_bytes_per_second)  # gather + its grad
-            params += cfg.padded_vocab * cfg.d_model / layout.tp
-        if i == len(split) - 1:
-            from .gemm import linear_train_seconds
+    hw = _hardware(gpu_key, mini, opts)
+    f, b = block_times(cfg, mini, hw, seq_len, moe, opts.attention_kernel, dropout, opts.capacity_factor)
+    out = Times()
+    for part in (f, b):
+        for k, sec in part.by_kind.items():
+            out.add(k, sec)
+    out.add("recompute", recompute_times(f, recompute, opts.attention_kernel).total())
+    return out.by_kind
 
-            f, b = linear_train_seconds(
-                t,
-                cfg.padded_vocab // layout.tp,
-                cfg.d_model,
-                hw.peak,
-                hw.consts,
-                "bf16" if hw.gemm_dtype == "fp8" else hw.gemm_dtype,
-            )
-            kinds.add("gemm", f + b)
-            kinds.add("memory", LOSS_PASSES * 4 * t * cfg.padded_vocab / layout.tp / hw.hbm_bytes_per_second)
-            params += 0 if cfg.tied_embeddings and layout.pp == 1 else cfg.padded_vocab * cfg.d_model / layout.tp
-        kinds.add("memory", params * st.grad_accumulation_bytes / hw.hbm_bytes_per_second)
-        if layout.pp > 1:
-            kinds.add("pp", 2 * layout.v * pp_link.seconds("send", p2p_bytes, 2))
-        total = kinds.total()
-        if not stages or total > max(stages):
-            kinds_slowest, params_slowest = kinds, params
-        stages.append(total)
-    return _assemble(
-        cfg, layout, seq_len, gpu_key, recompute, opts, st, hw, split, stages, kinds_slowest, params_slowest
+
+@lru_cache(maxsize=1024)
+def _head_seconds(cfg, mini: ParallelLayout, seq_len, gpu_key, opts) -> tuple[float, float, float]:
+    """(embedding memory, lm_head GEMMs, loss memory) seconds per micro-batch; the lm_head stays in
+    bf16 under fp8 training (Transformer Engine keeps it out of fp8)."""
+    hw = _hardware(gpu_key, mini, opts)
+    t, vocab = mini.micro_batch * seq_len // mini.cp, cfg.padded_vocab // mini.tp
+    dtype = "bf16" if hw.gemm_dtype == "fp8" else hw.gemm_dtype
+    f, b = linear_train_seconds(t, vocab, cfg.d_model, hw.peak, hw.consts, dtype)
+    embedding = 3 * t * cfg.d_model * ACT_BYTES / hw.hbm_bytes_per_second  # gather, its gradient scatter-add
+    loss = LOSS_PASSES * 4 * t * vocab / hw.hbm_bytes_per_second
+    return embedding, f + b, loss
+
+
+@lru_cache(maxsize=8192)
+def _predict(cfg, layout, seq_len, gpu_key, recompute, opts) -> PredictedStep:
+    st = stack(opts.stack)
+    mini = _block_layout(layout)
+    hw = _hardware(gpu_key, mini, opts)
+    split = stage_split(cfg.n_layers, layout.pp, opts.stage_layers or layout.stage_layers)
+    dense = _per_block(cfg, mini, seq_len, gpu_key, recompute, opts, False)
+    moe = _per_block(cfg, mini, seq_len, gpu_key, recompute, opts, True) if cfg.is_moe else {}
+    embedding, lm_head, loss = _head_seconds(cfg, mini, seq_len, gpu_key, opts)
+    p2p = 0.0
+    if layout.pp > 1:
+        stride = layout.tp * layout.cp * layout.dp
+        link = _link(gpu_key, 2, stride, layout.gpus_per_node, opts.nvlink_gbs, opts.network_gbs)
+        t = layout.micro_batch * seq_len // layout.cp
+        p2p = 2 * layout.v * link.seconds("send", t * cfg.d_model * ACT_BYTES / layout.tp, 2)  # scatter-gather
+    dense_params, moe_params = (
+        _block_params(cfg, False, layout.tp, layout.ep),
+        _block_params(cfg, True, layout.tp, layout.ep),
     )
+    vocab_params = cfg.padded_vocab * cfg.d_model / layout.tp
+    accumulate = st.grad_accumulation_bytes / hw.hbm_bytes_per_second
+
+    def stage(i: int, n: int, n_moe: int) -> tuple[Times, float]:  # i: 0 first, len - 1 last, -1 a middle one
+        kinds = Times()
+        for blocks, per in ((n - n_moe, dense), (n_moe, moe)):
+            for k, sec in per.items():
+                kinds.add(k, blocks * sec)
+        params = (n - n_moe) * dense_params + n_moe * moe_params
+        if i == 0:
+            kinds.add("memory", embedding)
+            params += vocab_params
+        if i == len(split) - 1:
+            kinds.add("gemm", lm_head)
+            kinds.add("memory", loss)
+            params += 0 if cfg.tied_embeddings and layout.pp == 1 else vocab_params
+        kinds.add("memory", params * accumulate)
+        kinds.add("pp", p2p)
+        return kinds, params
+
+    last = len(split) - 1
+    counts = _moe_counts(cfg, split)
+    per_dense, per_moe = sum(dense.values()), sum(moe.values())
+    first_extra = embedding + vocab_params * accumulate
+    last_extra = lm_head + loss + (0 if cfg.tied_embeddings and layout.pp == 1 else vocab_params * accumulate)
+    stages = []
+    for i, n in enumerate(split):  # totals first (floats); the kinds only for the slowest stage
+        k = counts[i]
+        total = (n - k) * (per_dense + dense_params * accumulate) + k * (per_moe + moe_params * accumulate) + p2p
+        stages.append(total + (first_extra if i == 0 else 0.0) + (last_extra if i == last else 0.0))
+    i = stages.index(max(stages))
+    slowest = stage(i if i in (0, last) else -1, split[i], counts[i])
+    return _assemble(cfg, layout, seq_len, gpu_key, recompute, opts, st, hw, split, stages, *slowest)
+
+
+def dp_exposed_seconds(layout, gpu_key, hw, opts, st, params, stage_seconds, overlap) -> float:
+    """The data-parallel traffic left on the critical path.
+
+    * ZeRO 0-2 (and FSDP run as ZeRO-2, one gather per step): one gradient reduction per step
+      (all-reduce; ZeRO >= 1 a reduce-scatter and a parameter all-gather, the same bytes).
+      Overlapped, it runs under the last micro-batch's backward (2/3 of a stage's micro-batch
+      time) in buckets: exposed = max(one bucket, traffic - that backward). Not overlapped
+      (Megatron-LM 2021): all of it.
+    * FSDP (ZeRO-3, resharded after forward): every micro-batch gathers the stage's parameters
+      twice (forward, backward) and reduce-scatters its gradients, prefetched under that
+      micro-batch's compute: exposed = m x max(0, traffic - compute) + one unit's gather.
+    """
+    group = layout.dp * layout.cp
+    if group == 1:
+        return 0.0
+    link = _link(gpu_key, group, layout.tp, layout.gpus_per_node, opts.nvlink_gbs, opts.network_gbs)
+    grads, weights = params * st.grad_bytes, params * ACT_BYTES
+    bucket = min(grads, opts.bucket_params * st.grad_bytes)
+    if layout.fsdp is not None:
+        per = link.seconds("all_gather", weights, group, 2) + link.seconds("reduce_scatter", grads, group)
+        return layout.micro_batches * max(0.0, per - stage_seconds) + link.seconds("all_gather", bucket, group)
+    if layout.zero_stage == 0:
+        total = link.seconds("all_reduce", grads, group)
+    else:
+        total = link.seconds("reduce_scatter", grads, group) + link.seconds("all_gather", weights, group)
+    if not overlap:
+        return total
+    return max(link.seconds("all_reduce", bucket, group), total - 2 / 3 * stage_seconds)
+
+
+@lru_cache(maxsize=1024)
+def _flops(cfg, seq_len, recompute):
+    return flop_breakdown(cfg, seq_len, "causal", recompute)
 
 
 def _assemble(cfg, layout, seq_len, gpu_key, recompute, opts, st, hw, split, stages, kinds, params):
@@ -204,21 +289,13 @@ def _assemble(cfg, layout, seq_len, gpu_key, recompute, opts, st, hw, split, sta
     for k, s in kinds.by_kind.items():
         seconds["memory" if k == "softmax" else k] += m * s
     seconds["bubble"] = pipe - m * max(stages)
-    dp_group = layout.dp * layout.cp
-    dp_link = group_link(
-        get_gpu(gpu_key), hw.consts, dp_group, layout.tp, layout.gpus_per_node, opts.nvlink_gbs, opts.network_gbs
-    )
-    grad_bytes = params * st.grad_bytes
     overlap = st.dp_overlap if opts.dp_overlap is None else opts.dp_overlap
-    exposed_bytes = min(grad_bytes, opts.bucket_params * st.grad_bytes) if overlap else grad_bytes
-    dp = dp_link.seconds("all_reduce", exposed_bytes, dp_group)
-    if layout.fsdp is not None and not overlap:
-        dp += dp_link.seconds("all_gather", params * ACT_BYTES, dp_group, 2)
+    dp = dp_exposed_seconds(layout, gpu_key, hw, opts, st, params, max(stages), overlap)
     seconds["dp"] = dp
     shards = max(1, layout.shard_degree)
     seconds["optimizer"] = params / shards * ADAM_BYTES_PER_PARAM / hw.hbm_bytes_per_second
     step = sum(seconds.values())
-    fb = flop_breakdown(cfg, seq_len, "causal", recompute)
+    fb = _flops(cfg, seq_len, recompute)
     sequences = layout.global_batch()
     dropout = "on" if (st.dropout if opts.dropout is None else opts.dropout) else "off"
     reduction = "overlapped except one bucket" if overlap else "after the backward, exposed"
@@ -234,7 +311,7 @@ def _assemble(cfg, layout, seq_len, gpu_key, recompute, opts, st, hw, split, sta
         tuple(split),
         fb.model_training * sequences / layout.world,
         fb.training * sequences / layout.world,
-        get_gpu(gpu_key).peak_flops_per_second("bf16" if "bf16" in get_gpu(gpu_key).peak_tflops else "fp16"),
+        _gpu(gpu_key).peak_flops_per_second("bf16" if "bf16" in _gpu(gpu_key).peak_tflops else "fp16"),
         sequences * seq_len,
         layout.world,
         assumptions,
