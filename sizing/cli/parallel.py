@@ -108,7 +108,9 @@ def _layout_options(func):
     help="Constant-efficiency mode: compute at this share of peak instead of the per-operation model "
     f"(used anyway, at {DEFAULT_MFU}, for GPUs without step-time constants).",
 )
-@_one("--stack", type=Choice("--stack", STACKS), help=f"Training software (overlap, dropout).  [default: {DEFAULT_STACK}]")
+@_one(
+    "--stack", type=Choice("--stack", STACKS), help=f"Training software (overlap, dropout).  [default: {DEFAULT_STACK}]"
+)
 @click.option(
     "--overlap", "overlap", metavar="DIM=SHARE", multiple=True, help="Comm hidden under compute, e.g. dp=0.5."
 )
