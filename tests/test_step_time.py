@@ -140,3 +140,13 @@ def test_prediction_is_memoised_and_pure():
     run = published_runs()[0]
     assert run.predict() is run.predict()
     assert replace(run.options, dropout=False) != run.options
+
+
+def test_report_page_lists_every_row_with_its_error():
+    from sizing.report.step_time_page import render_step_time
+
+    text = render_step_time()
+    for row in ROWS:
+        assert row["name"] in text
+    assert f"median absolute error {100 * median_abs_error(ROWS):.1f}%" in text
+    assert "arXiv:2104.04473" in text and "arXiv:2407.21783" in text
