@@ -53,7 +53,7 @@ def _layout_options(func):
         ),
         _one("--dp", type=Count("--dp"), help="Data-parallel degree (default: --gpus / (tp x pp x cp))."),
         _one("--tp", type=Count("--tp"), help="Tensor-parallel degree (must divide heads and kv heads)."),
-        _one("--pp", type=Count("--pp"), help="Pipeline stages (must divide layers; x --v for interleaved)."),
+        _one("--pp", type=Count("--pp"), help="Pipeline stages (need not divide layers: first and last lighter, or --stage-layers)."),
         _one("--cp", type=Count("--cp"), help="Context-parallel degree (ring attention; flash only)."),
         _one("--ep", type=Count("--ep"), help="Expert-parallel degree (MoE; must divide experts and dp x cp)."),
         _one(
@@ -130,7 +130,8 @@ def parallel(preset, config_path, overrides, seq_len, **opts):
     Example:
       sizing parallel --preset llama2-70b --gpu h100 --gpus 8
       sizing parallel --preset llama2-70b --gpu h100 --tp 8 --dp 1 --finetune qlora
-      sizing parallel --preset llama3.1-405b --gpu h100 --tp 8 --pp 16 --dp 4 --sp -m 16 --set n_layers=128
+      sizing parallel --preset llama3.1-405b --gpu h100 --tp 8 --pp 16 --dp 4 --sp -m 16 --recompute full
+      sizing parallel --preset llama3.1-405b --gpu h100 --gpus 16384 --global-batch 2048 -T 8192
     """
     model = resolve_model(preset, config_path, overrides)
     if model.preset is None and seq_len is None:
