@@ -53,7 +53,11 @@ def _layout_options(func):
         ),
         _one("--dp", type=Count("--dp"), help="Data-parallel degree (default: --gpus / (tp x pp x cp))."),
         _one("--tp", type=Count("--tp"), help="Tensor-parallel degree (must divide heads and kv heads)."),
-        _one("--pp", type=Count("--pp"), help="Pipeline stages (need not divide layers: first and last lighter, or --stage-layers)."),
+        _one(
+            "--pp",
+            type=Count("--pp"),
+            help="Pipeline stages (uneven when pp does not divide L; see --stage-layers).",
+        ),
         _one("--cp", type=Count("--cp"), help="Context-parallel degree (ring attention; flash only)."),
         _one("--ep", type=Count("--ep"), help="Expert-parallel degree (MoE; must divide experts and dp x cp)."),
         _one(
@@ -209,6 +213,20 @@ def _stage_layers(text: str, pp: int) -> tuple[int, ...]:
     return tuple(int(p) for p in parts)
 
 
+def _micro_batches(opts: dict, search: bool, dp: int, mb: int) -> int | None:
+    """m as given, or global batch / (dp b) (gradient accumulation); the search sets it per layout."""
+    m, global_batch = opts.get("micro_batches"), opts.get("global_batch")
+    if global_batch is None:
+        return m
+    if m is not None:
+        raise UserError("give --global-batch or --micro-batches, not both")
+    if search:
+        return None
+    if global_batch % (dp * mb):
+        raise UserError(f"--global-batch ({global_batch}) must be a multiple of dp x micro-batch ({dp * mb})")
+    return global_batch // (dp * mb)
+
+
 def _layout(opts: dict) -> tuple[ParallelLayout, bool]:
     """The layout the options describe, and whether to search (no dimension given)."""
     dims = {d: opts.get(d) for d in _DIMS}
@@ -220,18 +238,7 @@ def _layout(opts: dict) -> tuple[ParallelLayout, bool]:
         dp = 1 if gpus is None else gpus // (tp * pp * cp) or 1
     schedule = opts.get("schedule") or ("interleaved" if (opts.get("v") or 1) > 1 else "1f1b")
     mb = opts.get("micro_batch") or 1
-    m = opts.get("micro_batches")
-    if opts.get("global_batch") is not None:
-        if m is not None:
-            raise UserError("give --global-batch or --micro-batches, not both")
-        if search:
-            m = None  # the search sets dp and m = global batch / dp for each layout it tries
-        elif opts["global_batch"] % (dp * mb):
-            raise UserError(
-                f"--global-batch ({opts['global_batch']}) must be a multiple of dp x micro-batch ({dp * mb})"
-            )
-        else:
-            m = opts["global_batch"] // (dp * mb)
+    m = _micro_batches(opts, search, dp, mb)
     fields = {
         "tp": tp,
         "pp": pp,

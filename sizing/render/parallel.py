@@ -27,6 +27,9 @@ TERM_LABELS = {
 }
 
 
+COMM_HEADERS = ["dim", "collective", "what", "calls", "bytes per call", "ranks", "GiB sent", "link GB/s", "seconds"]
+
+
 def _seconds(value: float) -> str:
     return f"{value:.4f}"
 
@@ -75,13 +78,7 @@ def plan_sections(plan: ParallelPlan, fmt: str) -> list[str]:
         "",
         heading("Communication per GPU per step", fmt, 3),
         "",
-        table(
-            ["dim", "collective", "what", "calls", "bytes per call", "ranks", "GiB sent", "link GB/s", "seconds"],
-            comm_rows,
-            fmt,
-        )
-        if comm_rows
-        else "none (one GPU)",
+        table(COMM_HEADERS, comm_rows, fmt) if comm_rows else "none (one GPU)",
         "",
         heading(f"Step time ({plan.step_model} model)", fmt, 3),
         "",
