@@ -150,3 +150,68 @@ def test_report_page_lists_every_row_with_its_error():
         assert row["name"] in text
     assert f"median absolute error {100 * median_abs_error(ROWS):.1f}%" in text
     assert "arXiv:2104.04473" in text and "arXiv:2407.21783" in text
+
+
+def _unit_hardware(tp_gbs: float = 100.0):
+    """A GPU whose every GEMM tile fits exactly (1 x 1 tiles on one SM): time = 2MNK / (peak x share)."""
+    from sizing.parallel.ops import Hardware
+    from sizing.parallel.stepdata import GpuConstants
+
+    consts = GpuConstants("unit", 1, (1, 1), {"bf16": 0.5}, 0.5, 0.25, 1.0, 1.0, 1.0, 0.0, 0.0)
+    link = Link("nvlink", tp_gbs, 0.0)
+    return Hardware(consts, 1e12, 1e12, "bf16", 1e12, link, link, link)
+
+
+def test_block_gemm_shapes_after_tp_with_gqa():
+    """Llama-3-8B, tp 4, 1 x 8192 tokens: QKV is t x d -> (h d_h + 2 kv d_h)/tp; its forward time
+    2 t d (4096 + 2 x 1024)/4 / (1e12 x 0.5); backward twice that (dgrad + wgrad, same FLOPs)."""
+    from sizing.parallel.ops import Times, attention_projections
+
+    cfg = get_preset("llama3-8b").config
+    fwd, bwd = Times(), Times()
+    attention_projections(cfg, _unit_hardware(), fwd, bwd, 8192, 4)
+    qkv = 2 * 8192 * 4096 * (4096 + 2 * 1024) // 4
+    out = 2 * 8192 * (4096 // 4) * 4096
+    assert fwd.by_kind["gemm"] == pytest.approx((qkv + out) / 0.5e12)
+    assert bwd.by_kind["gemm"] == pytest.approx(2 * (qkv + out) / 0.5e12)
+
+
+def test_experts_grouped_gemm_at_uniform_routing():
+    """Mixtral (8 experts, top 2), ep 4, 4096 tokens on the rank: each of the 2 local experts gets
+    4096 x 4 x 2 / 8 = 4096 tokens (capacity factor 1); three d x f matrices each (gated MLP)."""
+    from sizing.parallel.ops import Times, experts
+
+    cfg = get_preset("mixtral-8x7b").config
+    layout = ParallelLayout(dp=4, ep=4)
+    fwd, bwd = Times(), Times()
+    experts(cfg, layout, _unit_hardware(), fwd, bwd, 4096, 1.0)
+    d, f = cfg.d_model, cfg.expert_ff
+    router = 2 * 4096 * d * 8
+    grouped = 2 * (2 * 4096 * d * f * 3)  # 2 local experts x 3 matrices
+    assert fwd.by_kind["gemm"] == pytest.approx((router + grouped) / 0.5e12)
+    # dispatch + combine all-to-alls of 4096 x 2 x d x 2 bytes, (ep - 1)/ep on the wire, forward
+    assert fwd.by_kind["ep"] == pytest.approx(2 * (3 * (4096 * 2 * d * 2) // 4) / 100e9)
+
+
+def test_dp_exposure_under_overlap_and_fsdp():
+    from sizing.parallel.steptime import dp_exposed_seconds
+    from sizing.parallel.stepdata import stack
+
+    opts = StepOptions()
+    hw = _unit_hardware()
+    zero1 = ParallelLayout(dp=2, zero=1, micro_batches=4)
+    # no overlap: reduce-scatter of 4-byte grads + all-gather of 2-byte weights, all exposed
+    link = group_link(get_gpu("h100"), gpu_constants("h100-sxm"), 2, 1, 8)
+    params = 1e9
+    total = link.seconds("reduce_scatter", params * 4, 2) + link.seconds("all_gather", params * 2, 2)
+    st = stack("megatron-core")
+    assert dp_exposed_seconds(zero1, "h100-sxm", hw, opts, st, params, 1.0, False) == pytest.approx(total)
+    # overlapped under a long backward: one bucket left
+    bucket = link.seconds("all_reduce", opts.bucket_params * 4, 2)
+    assert dp_exposed_seconds(zero1, "h100-sxm", hw, opts, st, params, 100.0, True) == pytest.approx(bucket)
+    # FSDP: per micro-batch 2 gathers + 1 reduce-scatter beyond the compute they hide under
+    fsdp = ParallelLayout(dp=2, fsdp="full", micro_batches=4)
+    per = link.seconds("all_gather", params * 2, 2, 2) + link.seconds("reduce_scatter", params * 4, 2)
+    first = link.seconds("all_gather", opts.bucket_params * 4, 2)
+    got = dp_exposed_seconds(fsdp, "h100-sxm", hw, opts, st, params, 0.01, True)
+    assert got == pytest.approx(4 * (per - 0.01) + first)
