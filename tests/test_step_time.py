@@ -194,8 +194,8 @@ def test_experts_grouped_gemm_at_uniform_routing():
 
 
 def test_dp_exposure_under_overlap_and_fsdp():
-    from sizing.parallel.steptime import dp_exposed_seconds
     from sizing.parallel.stepdata import stack
+    from sizing.parallel.steptime import dp_exposed_seconds
 
     opts = StepOptions()
     hw = _unit_hardware()
