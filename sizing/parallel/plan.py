@@ -9,7 +9,7 @@ communication and bubble (sizing.parallel.step), also used for GPUs without cons
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .. import params as P
 from ..config import ModelConfig
@@ -163,5 +163,7 @@ def parallel_plan(
     predicted = None
     if mfu is None and has_constants(gpu_entry.key) and precision != "fp32":
         options = step_options or StepOptions(nvlink_gbs=nvlink_gbs, network_gbs=network_gbs)
+        if impl != "flash":  # eager / math attention: batched GEMMs and a softmax over the T x T scores
+            options = replace(options, attention_kernel="unfused")
         predicted = predict_step(cfg, layout, seq_len, gpu_entry.key, recompute, options)
     return ParallelPlan(name, cfg, layout, work, gpu_entry, stage, terms, tuple(collectives), st, tokens, predicted)
