@@ -52,7 +52,7 @@ def test_16k_gpu_search_time_in_process():
 
 def test_constant_mfu_mode_is_named():
     data = _json(LLAMA405 + META + ["--recompute", "full", "--mfu", "0.5"])
-    assert data["step_model"] == "constant MFU 0.5"
+    assert data["step_model"] == "constant efficiency 0.5"
     assert data["step"]["mfu_of_compute"] == 0.5
 
 

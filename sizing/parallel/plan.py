@@ -51,7 +51,7 @@ class ParallelPlan:
 
     @property
     def step_model(self) -> str:
-        return "per-operation" if self.predicted is not None else f"constant MFU {self.step.mfu:g}"
+        return "per-operation" if self.predicted is not None else f"constant efficiency {self.step.mfu:g}"
 
     @property
     def step_seconds(self) -> float:

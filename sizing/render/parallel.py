@@ -119,7 +119,7 @@ def _predicted_rows(plan: ParallelPlan) -> list[list[str]]:
 
 def _constant_rows(plan: ParallelPlan) -> list[list[str]]:
     st = plan.step
-    step_rows = [["compute (hardware FLOPs at constant MFU " + f"{st.mfu:g})", _seconds(st.compute_seconds)]]
+    step_rows = [["compute (hardware FLOPs at a constant efficiency " + f"{st.mfu:g} of peak)", _seconds(st.compute_seconds)]]
     for dim, sec in st.comm_seconds.items():
         if sec:
             step_rows.append(
