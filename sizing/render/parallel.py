@@ -119,7 +119,8 @@ def _predicted_rows(plan: ParallelPlan) -> list[list[str]]:
 
 def _constant_rows(plan: ParallelPlan) -> list[list[str]]:
     st = plan.step
-    step_rows = [["compute (hardware FLOPs at a constant efficiency " + f"{st.mfu:g} of peak)", _seconds(st.compute_seconds)]]
+    label = f"compute (hardware FLOPs at a constant efficiency {st.mfu:g} of peak)"
+    step_rows = [[label, _seconds(st.compute_seconds)]]
     for dim, sec in st.comm_seconds.items():
         if sec:
             step_rows.append(
