@@ -215,3 +215,22 @@ def test_dp_exposure_under_overlap_and_fsdp():
     first = link.seconds("all_gather", opts.bucket_params * 4, 2)
     got = dp_exposed_seconds(fsdp, "h100-sxm", hw, opts, st, params, 0.01, True)
     assert got == pytest.approx(4 * (per - 0.01) + first)
+
+
+def test_sp_norm_gradient_all_reduce():
+    """Llama-2-70B, tp 8 with SP, 80 layers on one stage: 80 x 2 RMSNorms x 8192 weights x 4 B,
+    all-reduced over tp once per step."""
+    from sizing.parallel.stepdata import stack
+    from sizing.parallel.steptime import sp_norm_grad_seconds
+
+    cfg = get_preset("llama2-70b").config
+    layout = ParallelLayout(tp=8, sequence_parallel=True)
+    got = sp_norm_grad_seconds(cfg, layout, "h100-sxm", StepOptions(), stack("megatron-core"), 80)
+    link = group_link(get_gpu("h100"), gpu_constants("h100-sxm"), 8, 1, 8)
+    assert got == pytest.approx(link.seconds("all_reduce", 80 * 2 * 8192 * 4, 8))
+    assert (
+        sp_norm_grad_seconds(
+            cfg, replace(layout, sequence_parallel=False), "h100-sxm", StepOptions(), stack("megatron-core"), 80
+        )
+        == 0.0
+    )

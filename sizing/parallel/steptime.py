@@ -247,6 +247,19 @@ def _predict(cfg, layout, seq_len, gpu_key, recompute, opts) -> PredictedStep:
     return _assemble(cfg, layout, seq_len, gpu_key, recompute, opts, st, hw, split, stages, *slowest)
 
 
+def sp_norm_grad_seconds(cfg, layout, gpu_key, opts, st, layers: int) -> float:
+    """Under sequence parallelism each tp rank sees a slice of the sequence, so the norm weights'
+    gradients are partial sums: Megatron all-reduces them over tp once per step, before the
+    optimizer (allreduce_layernorm_grads), on the critical path. Bytes: layers x norms x (d, and d
+    of bias for LayerNorm) x gradient bytes."""
+    if not layout.sequence_parallel:
+        return 0.0
+    per_norm = cfg.d_model * (2 if cfg.has_norm_bias else 1)
+    n_bytes = layers * cfg.norms_per_block * per_norm * st.grad_bytes
+    link = _link(gpu_key, layout.tp, 1, layout.gpus_per_node, opts.nvlink_gbs, opts.network_gbs)
+    return link.seconds("all_reduce", n_bytes, layout.tp)
+
+
 def dp_exposed_seconds(layout, gpu_key, hw, opts, st, params, stage_seconds, overlap) -> float:
     """The data-parallel traffic left on the critical path.
 
@@ -292,6 +305,7 @@ def _assemble(cfg, layout, seq_len, gpu_key, recompute, opts, st, hw, split, sta
     overlap = st.dp_overlap if opts.dp_overlap is None else opts.dp_overlap
     dp = dp_exposed_seconds(layout, gpu_key, hw, opts, st, params, max(stages), overlap)
     seconds["dp"] = dp
+    seconds["tp"] += sp_norm_grad_seconds(cfg, layout, gpu_key, opts, st, max(split))
     shards = max(1, layout.shard_degree)
     seconds["optimizer"] = params / shards * ADAM_BYTES_PER_PARAM / hw.hbm_bytes_per_second
     step = sum(seconds.values())
