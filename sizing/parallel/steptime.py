@@ -318,6 +318,11 @@ def _assemble(cfg, layout, seq_len, gpu_key, recompute, opts, st, hw, split, sta
         f"attention kernel {opts.attention_kernel}; GEMMs in {hw.gemm_dtype}",
         "tp collectives and pp sends on the critical path; cp ring hidden under attention while it lasts",
     )
+    if layout.finetune != "full" or layout.offload_optimizer or layout.offload_params:
+        assumptions += (
+            "timed as full training on the GPU: LoRA/QLoRA's skipped weight gradients, NF4 dequantisation and "
+            "CPU offload (transfers, the CPU optimizer step) are not in the step model",
+        )
     return PredictedStep(
         seconds,
         step,
