@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sizing.hardware import get_gpu
 from sizing.parallel.gemm import tile_wave_efficiency
@@ -234,3 +236,41 @@ def test_sp_norm_gradient_all_reduce():
         )
         == 0.0
     )
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    tp=st.sampled_from([1, 2, 4, 8]),
+    pp=st.integers(1, 12),
+    cp=st.sampled_from([1, 2]),
+    dp=st.integers(1, 64),
+    extra=st.integers(0, 8),
+    v=st.sampled_from([1, 2, 4]),
+    mode=st.sampled_from(["none", "selective", "full"]),
+    gpu=st.sampled_from(["a100-80gb", "h100"]),
+)
+def test_any_layout_gives_a_finite_consistent_step(tp, pp, cp, dp, extra, v, mode, gpu):
+    """Parts sum to the step; every part is >= 0; MFU stays under the achievable GEMM share; the
+    bubble vanishes without a pipeline."""
+    import math
+
+    cfg = get_preset("llama2-13b").config  # 40 layers, 40 heads: tp 8 does not divide, pp 12 is uneven
+    v = v if pp > 1 else 1
+    layout = ParallelLayout(
+        dp=dp,
+        tp=tp,
+        pp=pp,
+        cp=cp,
+        v=v,
+        pp_schedule="interleaved" if v > 1 else "1f1b",
+        micro_batches=pp + extra,
+        sequence_parallel=tp > 1,
+    )
+    pred = predict_step(cfg, layout, 4096, gpu, mode)
+    assert math.isfinite(pred.step_seconds) and pred.step_seconds > 0
+    assert all(s >= 0 for s in pred.seconds.values())
+    assert sum(pred.seconds.values()) == pytest.approx(pred.step_seconds)
+    assert pred.mfu < gpu_constants(get_gpu(gpu).key).gemm_share("bf16")
+    assert sum(pred.stage_layers) == 40
+    if pp == 1:
+        assert pred.seconds["bubble"] == 0.0
