@@ -74,3 +74,11 @@ def test_stage_layers_option():
     for bad, message in ((["--stage-layers", "62,63"], "must sum to n_layers (126)"), (["--stage-layers", "x,1"], "")):
         result = CliRunner().invoke(main, args + bad)
         assert result.exit_code == 2 and result.output.startswith("Error:") and message in result.output
+    result = CliRunner().invoke(main, LLAMA405 + ["--stage-layers", "62,64"])  # no layout: a search
+    assert result.exit_code == 2 and "--stage-layers sets a layout" in result.output
+
+
+def test_fp8_needs_fp8_tensor_cores_in_either_mode():
+    args = ["parallel", "--preset", "llama2-7b", "--gpu", "v100", "--tp", "8", "--precision", "fp8"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2 and "precision fp8 needs a GPU with fp8 tensor cores; v100" in result.output

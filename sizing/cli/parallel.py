@@ -260,7 +260,7 @@ def _layout(opts: dict) -> tuple[ParallelLayout, bool]:
     }
     if opts.get("lora_rank") is not None:
         fields["lora_rank"] = opts["lora_rank"]
-    if opts.get("stage_layers") is not None:
+    if opts.get("stage_layers") is not None and not search:
         fields["stage_layers"] = _stage_layers(opts["stage_layers"], pp)
     targets = _targets(opts.get("lora_targets"))
     if targets is not None:

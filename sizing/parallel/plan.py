@@ -16,7 +16,7 @@ from ..config import ModelConfig
 from ..hardware import GPU, get_gpu
 from ..memory.states import get_optimizer, get_precision
 from ..training import SECONDS_PER_HOUR
-from ..validate import require_choice, require_fraction, require_int, require_number
+from ..validate import SizingError, require_choice, require_fraction, require_int, require_number
 from ..vocabulary import (
     ATTENTION_CONVENTIONS,
     ATTENTION_IMPL_ALIASES,
@@ -154,6 +154,10 @@ def parallel_plan(
         require_int("tokens", tokens, 1, 10**30)
     layout.check_model(cfg, seq_len, impl)
     gpu_entry = get_gpu(gpu)
+    if precision == "fp8" and "fp8" not in gpu_entry.peak_tflops:
+        raise SizingError(
+            f"precision fp8 needs a GPU with fp8 tensor cores; {gpu_entry.key} has: {', '.join(gpu_entry.peak_tflops)}"
+        )
     work = Workload(seq_len, precision, optimizer, recompute, impl)
     stage, terms = most_loaded(cfg, layout, work)
     collectives = step_collectives(cfg, layout, work, gpu_entry, nvlink_gbs, network_gbs, fused)
