@@ -36,7 +36,7 @@ COMPUTE_DTYPES: tuple[str, ...] = ("bf16", "fp16", "fp8", "tf32", "fp32")
 TRAINING_DTYPES: tuple[str, ...] = ("bf16", "fp16", "fp32")
 
 # ---- training precision policies (sizing.memory.states.PRECISIONS has the bytes of each)
-PRECISION_POLICIES: tuple[str, ...] = ("fp32", "bf16-mixed", "fp16-mixed", "bf16")
+PRECISION_POLICIES: tuple[str, ...] = ("fp32", "bf16-mixed", "fp16-mixed", "bf16", "fp8")
 PRECISION_ALIASES: dict[str, str] = {"mixed": "bf16-mixed"}
 
 # ---- named defaults

@@ -27,8 +27,8 @@ def test_world_and_derived_degrees():
 BAD_LAYOUTS = [
     (dict(tp=3), LLAMA70, 4096, "tp (3) must divide n_heads (64)"),
     (dict(tp=16), LLAMA70, 4096, "tp (16) must divide the kv heads (8)"),
-    (dict(pp=3, micro_batches=3), LLAMA70, 4096, "pp (3) must divide n_layers (80)"),
-    (dict(pp=4, v=3, pp_schedule="interleaved", micro_batches=4), LLAMA70, 4096, "pp x v (12) must divide n_layers"),
+    (dict(pp=81, micro_batches=81), LLAMA70, 4096, "pp (81) must be at most n_layers (80)"),
+    (dict(pp=2, micro_batches=2, stage_layers=(40, 39)), LLAMA70, 4096, "stage_layers (40,39) must sum to n_layers"),
     (dict(ep=3, dp=3), MIXTRAL, 4096, "ep (3) must divide n_experts (8)"),
     (dict(ep=2, dp=2), LLAMA70, 4096, "ep (2) needs a mixture-of-experts model"),
     (dict(cp=3), LLAMA70, 4096, "cp (3) must divide seq_len (4096)"),
@@ -81,7 +81,7 @@ def test_gpu_count_must_be_the_product():
 CLI_BAD = [
     (["--tp", "3"], "tp (3) must divide n_heads (64)"),
     (["--tp", "16"], "tp (16) must divide the kv heads (8)"),
-    (["--pp", "3"], "pp (3) must divide n_layers (80)"),
+    (["--pp", "81"], "pp (81) must be at most n_layers (80)"),
     (["--tp", "8", "--pp", "2", "--gpus", "12"], "gpus (12) must equal dp x tp x pp x cp"),
     (["--tp", "0"], "--tp (0) must be a positive integer"),
     (["--dp", "-1"], "--dp (-1) must be a positive integer"),
@@ -106,3 +106,22 @@ def test_cli_bad_layout_is_one_line_exit_2(args, message):
     assert result.exit_code == 2, result.output
     assert len(lines) == 1 and lines[0].startswith("Error:"), result.output
     assert message in lines[0]
+
+
+def test_uneven_stages_are_accepted_with_first_and_last_lighter():
+    """pp need not divide L: the middle stages take ceil(L/pp), the first and last the rest
+    (80 = 26 + 27 + 27 on 3 stages), or the split given."""
+    from sizing.parallel.memory import chunk_layers, stage_layers
+
+    layout = ParallelLayout(pp=3, micro_batches=3)
+    layout.check_model(LLAMA70, 4096)
+    assert [len(chunk_layers(LLAMA70, layout, s, 0)) for s in range(3)] == [26, 27, 27]
+    assert stage_layers(LLAMA70, layout) == 27
+    given = ParallelLayout(pp=2, micro_batches=2, stage_layers=(30, 50), v=2, pp_schedule="interleaved")
+    # model order: chunk 0 of stage 0 (15), of stage 1 (25), chunk 1 of stage 0 (15), of stage 1 (25)
+    assert [chunk_layers(LLAMA70, given, s, c) for c in range(2) for s in range(2)] == [
+        range(0, 15),
+        range(15, 40),
+        range(40, 55),
+        range(55, 80),
+    ]

@@ -14,6 +14,7 @@ import click
 from ..hardware import get_gpu
 from ..memory import OPTIMIZER_ALIASES, OPTIMIZERS
 from ..parallel.layout import FINETUNE_MODES, FSDP_MODES, LORA_TARGETS, PP_SCHEDULES, ParallelLayout
+from ..parallel.stepdata import DEFAULT_STACK, STACKS
 from ..validate import MAX_SEQ_LEN, SizingError, require_choice
 from ..vocabulary import (
     ATTENTION_IMPL_ALIASES,
@@ -52,7 +53,11 @@ def _layout_options(func):
         ),
         _one("--dp", type=Count("--dp"), help="Data-parallel degree (default: --gpus / (tp x pp x cp))."),
         _one("--tp", type=Count("--tp"), help="Tensor-parallel degree (must divide heads and kv heads)."),
-        _one("--pp", type=Count("--pp"), help="Pipeline stages (must divide layers; x --v for interleaved)."),
+        _one(
+            "--pp",
+            type=Count("--pp"),
+            help="Pipeline stages (uneven when pp does not divide L; see --stage-layers).",
+        ),
         _one("--cp", type=Count("--cp"), help="Context-parallel degree (ring attention; flash only)."),
         _one("--ep", type=Count("--ep"), help="Expert-parallel degree (MoE; must divide experts and dp x cp)."),
         _one(
@@ -77,6 +82,11 @@ def _layout_options(func):
         _one("--finetune", type=Choice("--finetune", FINETUNE_MODES), help="full, lora or qlora.  [default: full]"),
         _one("--lora-rank", type=Count("--lora-rank"), help="LoRA rank r.  [default: 16]"),
         _one("--lora-targets", metavar="q,k,v,o,up,gate,down", help="Projections with adapters.  [default: all]"),
+        _one(
+            "--stage-layers",
+            metavar="N,N,...",
+            help="Layers per pipeline stage, e.g. 7,8,...,8,7 (default: L/pp, or first and last lighter).",
+        ),
     ]
     for opt in reversed(opts):
         func = opt(func)
@@ -96,7 +106,15 @@ def _layout_options(func):
     help="[default: flash]",
 )
 @_one("--gpu", help=f"GPU name (see `sizing gpus`).  [default: {DEFAULT_GPU}]")
-@_one("--mfu", type=MFU_TYPE, help=f"Of the compute.  [default: {DEFAULT_MFU}]")
+@_one(
+    "--mfu",
+    type=MFU_TYPE,
+    help="Constant-efficiency mode: compute at this share of peak instead of the per-operation model "
+    f"(used anyway, at {DEFAULT_MFU}, for GPUs without step-time constants).",
+)
+@_one(
+    "--stack", type=Choice("--stack", STACKS), help=f"Training software (overlap, dropout).  [default: {DEFAULT_STACK}]"
+)
 @click.option(
     "--overlap", "overlap", metavar="DIM=SHARE", multiple=True, help="Comm hidden under compute, e.g. dp=0.5."
 )
@@ -116,7 +134,8 @@ def parallel(preset, config_path, overrides, seq_len, **opts):
     Example:
       sizing parallel --preset llama2-70b --gpu h100 --gpus 8
       sizing parallel --preset llama2-70b --gpu h100 --tp 8 --dp 1 --finetune qlora
-      sizing parallel --preset llama3.1-405b --gpu h100 --tp 8 --pp 16 --dp 4 --sp -m 16 --set n_layers=128
+      sizing parallel --preset llama3.1-405b --gpu h100 --tp 8 --pp 16 --dp 4 --sp -m 16 --recompute full
+      sizing parallel --preset llama3.1-405b --gpu h100 --gpus 16384 --global-batch 2048 -T 8192
     """
     model = resolve_model(preset, config_path, overrides)
     if model.preset is None and seq_len is None:
@@ -157,12 +176,22 @@ def _plan_options(opts: dict, gpu_key: str) -> dict:
         "precision": opts.pop("precision") or DEFAULT_PRECISION,
         "optimizer": opts.pop("optimizer") or DEFAULT_OPTIMIZER,
         "attention_impl": opts.pop("attention_impl") or "flash",
-        "mfu": opts.pop("mfu") or DEFAULT_MFU,
+        "mfu": opts.pop("mfu"),
         "overlap": overlap,
         "nvlink_gbs": opts.pop("nvlink_gbs"),
         "network_gbs": opts.pop("network_gbs"),
         "tokens": opts.pop("tokens"),
     }
+    stack = opts.pop("stack")
+    if stack is not None or out["precision"] == "fp8" or out["nvlink_gbs"] or out["network_gbs"]:
+        from ..parallel.steptime import StepOptions
+
+        out["step_options"] = StepOptions(
+            stack=stack or DEFAULT_STACK,
+            precision="fp8" if out["precision"] == "fp8" else "bf16",
+            nvlink_gbs=out["nvlink_gbs"],
+            network_gbs=out["network_gbs"],
+        )
     return out
 
 
@@ -177,6 +206,27 @@ def _targets(text: str | None) -> tuple[str, ...] | None:
     return names
 
 
+def _stage_layers(text: str, pp: int) -> tuple[int, ...]:
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != pp or not all(p.isdigit() and int(p) > 0 for p in parts):
+        raise UserError(f"--stage-layers ({text!r}) must be {pp} positive layer counts (one per pp stage), e.g. 7,8,7")
+    return tuple(int(p) for p in parts)
+
+
+def _micro_batches(opts: dict, search: bool, dp: int, mb: int) -> int | None:
+    """m as given, or global batch / (dp b) (gradient accumulation); the search sets it per layout."""
+    m, global_batch = opts.get("micro_batches"), opts.get("global_batch")
+    if global_batch is None:
+        return m
+    if m is not None:
+        raise UserError("give --global-batch or --micro-batches, not both")
+    if search:
+        return None
+    if global_batch % (dp * mb):
+        raise UserError(f"--global-batch ({global_batch}) must be a multiple of dp x micro-batch ({dp * mb})")
+    return global_batch // (dp * mb)
+
+
 def _layout(opts: dict) -> tuple[ParallelLayout, bool]:
     """The layout the options describe, and whether to search (no dimension given)."""
     dims = {d: opts.get(d) for d in _DIMS}
@@ -188,15 +238,7 @@ def _layout(opts: dict) -> tuple[ParallelLayout, bool]:
         dp = 1 if gpus is None else gpus // (tp * pp * cp) or 1
     schedule = opts.get("schedule") or ("interleaved" if (opts.get("v") or 1) > 1 else "1f1b")
     mb = opts.get("micro_batch") or 1
-    m = opts.get("micro_batches")
-    if opts.get("global_batch") is not None:
-        if m is not None:
-            raise UserError("give --global-batch or --micro-batches, not both")
-        if opts["global_batch"] % (dp * mb):
-            raise UserError(
-                f"--global-batch ({opts['global_batch']}) must be a multiple of dp x micro-batch ({dp * mb})"
-            )
-        m = opts["global_batch"] // (dp * mb)
+    m = _micro_batches(opts, search, dp, mb)
     fields = {
         "tp": tp,
         "pp": pp,
@@ -218,12 +260,14 @@ def _layout(opts: dict) -> tuple[ParallelLayout, bool]:
     }
     if opts.get("lora_rank") is not None:
         fields["lora_rank"] = opts["lora_rank"]
+    if opts.get("stage_layers") is not None and not search:
+        fields["stage_layers"] = _stage_layers(opts["stage_layers"], pp)
     targets = _targets(opts.get("lora_targets"))
     if targets is not None:
         fields["lora_targets"] = targets
     if search:
         given = {"--zero": "zero", "--fsdp": "fsdp", "--sp": "sequence_parallel", "--micro-batches": "micro_batches"}
-        given.update({"--v": "v", "--schedule": "schedule"})
+        given.update({"--v": "v", "--schedule": "schedule", "--stage-layers": "stage_layers"})
         for option, name in given.items():
             if opts.get(name) not in (None, False):
                 raise UserError(

@@ -49,6 +49,20 @@ PRECISIONS: dict[str, Precision] = {
     "bf16": Precision(
         "bf16", 2, 2, 0, 2, 2, "pure bf16: weights, gradients and optimizer states in bf16, no master copy"
     ),
+    # fp8 training as Transformer Engine runs it on Hopper: each GEMM weight keeps its bf16 copy (2 B),
+    # an fp8 copy (1 B) and the fp8 transpose the wgrad/dgrad GEMMs read (1 B) = 4 B; bf16 gradients,
+    # fp32 master weights and states. Saved activations are counted in bf16 (2 B), an upper bound:
+    # TE saves the fp8 cast of each GEMM input (1 B) but norms and activations keep bf16 inputs.
+    "fp8": Precision(
+        "fp8",
+        4,
+        2,
+        4,
+        4,
+        2,
+        "fp8 GEMMs (Transformer Engine / torchao float8): bf16 weights + fp8 copy + fp8 transpose (4 B per "
+        "parameter), bf16 gradients, fp32 master weights and optimizer states; activations counted in bf16",
+    ),
 }
 
 

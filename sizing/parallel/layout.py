@@ -11,8 +11,10 @@ group (Megatron's expert-data-parallel group has dp x cp / ep ranks), so it adds
 * tp: Megatron tensor parallelism (column/row-parallel linears), optionally with sequence
   parallelism (norms and dropout regions sharded along the sequence); vocab-parallel
   embedding and lm_head.
-* pp: pipeline stages of L/(pp.v) layers per model chunk, schedule 1F1B (v = 1) or
-  interleaved (v chunks per rank, Narayanan et al. 2021), m micro-batches per step.
+* pp: pipeline stages of L/pp layers, or an uneven split (`stage_layers`, or by default the
+  middle stages ceil(L/pp) and the first and last the rest: sizing.parallel.schedule), each
+  rank's layers over v model chunks; schedule 1F1B (v = 1) or interleaved (v chunks per rank,
+  Narayanan et al. 2021), m micro-batches per step (gradient accumulation).
 * cp: context parallelism (ring attention over the sequence; needs a fused attention kernel).
 * offload: optimizer states (and parameters) in CPU memory (ZeRO-Offload / FSDP CPUOffload).
 * fine-tune mode: full, lora (rank r adapters on the named projections, only they trained),
@@ -59,6 +61,7 @@ class ParallelLayout:
     lora_rank: int = DEFAULT_LORA_RANK
     lora_targets: tuple[str, ...] = field(default=DEFAULT_LORA_TARGETS)
     gpus_per_node: int = GPUS_PER_NODE
+    stage_layers: tuple[int, ...] | None = None  # layers per pipeline stage (None: even, or first/last fewer)
 
     def __post_init__(self) -> None:
         for name in ("dp", "tp", "pp", "cp", "ep", "v", "micro_batches", "micro_batch", "lora_rank", "gpus_per_node"):
@@ -74,6 +77,11 @@ class ParallelLayout:
             raise SizingError(f"lora_targets ({self.lora_targets!r}) must be a non-empty tuple of {LORA_TARGETS}")
         for target in self.lora_targets:
             require_choice("lora_targets", target, LORA_TARGETS)
+        if self.stage_layers is not None:
+            if not isinstance(self.stage_layers, tuple) or len(self.stage_layers) != self.pp:
+                raise SizingError(f"stage_layers ({self.stage_layers!r}) must be a tuple of pp ({self.pp}) counts")
+            for n in self.stage_layers:
+                require_int("stage_layers", n)
         self._check_combinations()
 
     def _check_combinations(self) -> None:
@@ -147,9 +155,12 @@ class ParallelLayout:
                 f"tp ({self.tp}) must divide the kv heads ({cfg.kv_heads}); valid tp: "
                 + ", ".join(str(t) for t in range(1, cfg.kv_heads + 1) if cfg.kv_heads % t == 0)
             )
-        if cfg.n_layers % self.stage_chunks:
-            what = "pp" if self.v == 1 else "pp x v"
-            raise SizingError(f"{what} ({self.stage_chunks}) must divide n_layers ({cfg.n_layers})")
+        if self.stage_layers is not None and sum(self.stage_layers) != cfg.n_layers:
+            raise SizingError(
+                f"stage_layers ({','.join(map(str, self.stage_layers))}) must sum to n_layers ({cfg.n_layers})"
+            )
+        if self.pp > cfg.n_layers:
+            raise SizingError(f"pp ({self.pp}) must be at most n_layers ({cfg.n_layers})")
         if self.ep > 1 and not cfg.is_moe:
             raise SizingError(f"ep ({self.ep}) needs a mixture-of-experts model (n_experts 0)")
         if cfg.is_moe and cfg.n_experts % self.ep:
@@ -173,6 +184,7 @@ class ParallelLayout:
     def to_dict(self) -> dict:
         out = {k: getattr(self, k) for k in self.__dataclass_fields__}
         out["lora_targets"] = list(self.lora_targets)
+        out["stage_layers"] = list(self.stage_layers) if self.stage_layers is not None else None
         out["world"] = self.world
         out["shard_degree"] = self.shard_degree
         return out

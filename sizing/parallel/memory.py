@@ -12,6 +12,7 @@ activations.transient_bytes. Nothing here re-derives a per-parameter or per-toke
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from ..config import ModelConfig
 from ..memory.activations import activation_terms, transient_bytes
@@ -25,6 +26,7 @@ from ..memory.states import (
 from ..vocabulary import ceil_div
 from .finetune import adapted, lora_adapter_params, nf4_bytes, quantized_by_qlora
 from .layout import ParallelLayout
+from .schedule import stage_split
 from .shapes import Tensor, block_kinds, block_tensors, count_moe_layers, first_stage_tensors, last_stage_tensors
 
 # Activation terms split over tp with the heads or the MLP width (Megatron's column-parallel outputs).
@@ -48,17 +50,25 @@ class Workload:
 
 # ---------------------------------------------------------------- which tensors a stage holds
 def stage_layers(cfg: ModelConfig, layout: ParallelLayout) -> int:
-    """Layers per pipeline rank: L / pp (v chunks of L / (pp v) each)."""
-    return cfg.n_layers // layout.pp
+    """Layers on the fullest pipeline rank: L / pp, or the largest stage of an uneven split
+    (sizing.parallel.schedule.stage_split: Llama 3's 126 layers on 16 stages hold 7, 8 x 14, 7)."""
+    return max(stage_split(cfg.n_layers, layout.pp, layout.stage_layers))
+
+
+@lru_cache(maxsize=1024)
+def _chunk_sizes(n_layers: int, pp: int, v: int, given: tuple[int, ...] | None) -> tuple[tuple[int, ...], ...]:
+    """[stage][chunk] layer counts: each stage's layers over its v chunks, the first chunks one more."""
+    return tuple(tuple(n // v + (1 if c < n % v else 0) for c in range(v)) for n in stage_split(n_layers, pp, given))
 
 
 def chunk_layers(cfg: ModelConfig, layout: ParallelLayout, stage: int, chunk: int) -> range:
-    """The layers of model chunk `chunk` on pipeline rank `stage`: chunk c of rank s is the
-    model's (c p + s)-th run of L / (p v) layers (Megatron-LM's interleaved assignment; v = 1:
-    rank s holds layers s L/p .. (s + 1) L/p - 1)."""
-    n = cfg.n_layers // layout.stage_chunks
-    start = (chunk * layout.pp + stage) * n
-    return range(start, start + n)
+    """The layers of model chunk `chunk` on pipeline rank `stage`, in model order chunk 0 of every
+    rank, then chunk 1, ... (Megatron-LM's interleaved assignment; v = 1: rank s holds layers
+    s L/p .. (s + 1) L/p - 1 when pp divides L)."""
+    sizes = _chunk_sizes(cfg.n_layers, layout.pp, layout.v, layout.stage_layers)
+    start = sum(sizes[s][c] for c in range(chunk) for s in range(layout.pp))
+    start += sum(sizes[s][chunk] for s in range(stage))
+    return range(start, start + sizes[stage][chunk])
 
 
 def stage_kinds(cfg: ModelConfig, layout: ParallelLayout, stage: int) -> list[tuple[bool, int]]:
@@ -74,7 +84,8 @@ def stage_kinds(cfg: ModelConfig, layout: ParallelLayout, stage: int) -> list[tu
 def stage_signature(cfg: ModelConfig, layout: ParallelLayout, stage: int) -> tuple:
     """What tells two stages' blocks apart: the MoE layers of each chunk (stages alike in it
     hold the same tensors and activations per micro-batch)."""
-    return tuple(count_moe_layers(cfg, chunk_layers(cfg, layout, stage, c)) for c in range(layout.v))
+    chunks = [chunk_layers(cfg, layout, stage, c) for c in range(layout.v)]
+    return tuple((len(r), count_moe_layers(cfg, r)) for r in chunks)
 
 
 def block_tensors_per_ep_rank(cfg: ModelConfig, layout: ParallelLayout, moe: bool | None = None) -> list[Tensor]:

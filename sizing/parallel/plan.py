@@ -1,16 +1,22 @@
 """One parallel training plan: a layout checked against the model, the most-loaded rank's memory
 term by term, the step's collectives and the step time. The public entry point of
-sizing.parallel (`parallel_plan`), and its plain result (`ParallelPlan.to_dict`)."""
+sizing.parallel (`parallel_plan`), and its plain result (`ParallelPlan.to_dict`).
+
+Step time has two modes. By default (mfu None) the per-operation model of
+sizing.parallel.steptime predicts it for GPUs with step-time constants; `mfu=X` (the CLI's
+`--mfu`) is the constant-efficiency mode: hardware FLOPs / (peak x X) plus exposed
+communication and bubble (sizing.parallel.step), also used for GPUs without constants."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .. import params as P
 from ..config import ModelConfig
 from ..hardware import GPU, get_gpu
 from ..memory.states import get_optimizer, get_precision
 from ..model_arg import as_config
+from ..training import SECONDS_PER_HOUR
 from ..validate import SizingError, require_choice, require_int, require_mfu, require_number, show
 from ..vocabulary import (
     ATTENTION_CONVENTIONS,
@@ -24,7 +30,9 @@ from .comms import Collective
 from .layout import ParallelLayout
 from .memory import Workload, most_loaded
 from .notes import not_modelled
-from .step import StepTime, run_gpu_hours, step_time
+from .step import StepTime, step_time
+from .stepdata import has_constants
+from .steptime import PredictedStep, StepOptions, predict_step
 from .traffic import step_collectives
 
 
@@ -40,6 +48,20 @@ class ParallelPlan:
     collectives: tuple[Collective, ...]
     step: StepTime
     tokens: int | None = None
+    predicted: PredictedStep | None = None  # the per-operation model (None: constant-MFU mode)
+
+    @property
+    def step_model(self) -> str:
+        return "per-operation" if self.predicted is not None else f"constant efficiency {self.step.mfu:g}"
+
+    @property
+    def step_seconds(self) -> float:
+        return self.predicted.step_seconds if self.predicted is not None else self.step.step_seconds
+
+    @property
+    def mfu(self) -> float:
+        """Model FLOPs (6N-style matmuls + attention) / (step x dense peak): one meaning everywhere."""
+        return self.predicted.mfu if self.predicted is not None else self.step.predicted_mfu
 
     @property
     def per_gpu_bytes(self) -> int:
@@ -61,7 +83,8 @@ class ParallelPlan:
     def gpu_hours(self) -> float | None:
         if self.tokens is None:
             return None
-        return run_gpu_hours(self.step, self.layout, self.work.seq_len, self.tokens)
+        steps = self.tokens / (self.layout.global_batch() * self.work.seq_len)
+        return steps * self.step_seconds * self.layout.world / SECONDS_PER_HOUR
 
     @property
     def not_modelled(self) -> tuple[str, ...]:
@@ -87,7 +110,10 @@ class ParallelPlan:
             "fits": self.fits,
             "collectives": [c.to_dict() for c in self.collectives],
             "comm_wire_bytes_per_step": self.comm_bytes_per_step,
-            "step": self.step.to_dict(),
+            "step_model": self.step_model,
+            "step": self.predicted.to_dict() if self.predicted is not None else self.step.to_dict(),
+            "step_seconds": self.step_seconds,
+            "mfu": self.mfu,
             "tokens": self.tokens,
             "gpu_hours": self.gpu_hours,
             "not_modelled": list(self.not_modelled),
@@ -104,13 +130,14 @@ def parallel_plan(
     recompute: str = "none",
     attention_impl: str = "flash",
     attention: str = DEFAULT_ATTENTION,
-    mfu: float = DEFAULT_MFU,
+    mfu: float | None = None,
     overlap: dict[str, float] | None = None,
     nvlink_gbs: float | None = None,
     network_gbs: float | None = None,
     tokens: int | None = None,
     name: str | None = None,
     fused: bool = True,
+    step_options: StepOptions | None = None,
 ) -> ParallelPlan:
     """Memory of the most-loaded rank, the step's collectives and its time, for `layout`.
     `cfg` may also be a Preset or a preset name (which then names the plan)."""
@@ -124,7 +151,8 @@ def parallel_plan(
     require_choice("recompute", recompute, RECOMPUTE_MODES)
     impl = require_choice("attention_impl", attention_impl, ATTENTION_IMPLS, ATTENTION_IMPL_ALIASES)
     require_choice("attention", attention, ATTENTION_CONVENTIONS)
-    require_mfu("mfu", mfu)
+    if mfu is not None:
+        require_mfu("mfu", mfu)
     for what, gbs in (("nvlink_gbs", nvlink_gbs), ("network_gbs", network_gbs)):
         if gbs is not None:
             require_number(what, gbs, 0, 1e6, exclusive_minimum=True)
@@ -132,9 +160,20 @@ def parallel_plan(
         require_int("tokens", tokens, 1, 10**30)
     layout.check_model(cfg, seq_len, impl)
     gpu_entry = get_gpu(gpu)
+    if precision == "fp8" and "fp8" not in gpu_entry.peak_tflops:
+        raise SizingError(
+            f"precision fp8 needs a GPU with fp8 tensor cores; {gpu_entry.key} has: {', '.join(gpu_entry.peak_tflops)}"
+        )
     work = Workload(seq_len, precision, optimizer, recompute, impl)
     stage, terms = most_loaded(cfg, layout, work)
     collectives = step_collectives(cfg, layout, work, gpu_entry, nvlink_gbs, network_gbs, fused)
     dtype = "fp32" if precision == "fp32" and "fp32" in gpu_entry.peak_tflops else None
-    st = step_time(cfg, layout, seq_len, collectives, gpu_entry, mfu, recompute, attention, dtype, overlap)
-    return ParallelPlan(name, cfg, layout, work, gpu_entry, stage, terms, tuple(collectives), st, tokens)
+    constant = DEFAULT_MFU if mfu is None else mfu
+    st = step_time(cfg, layout, seq_len, collectives, gpu_entry, constant, recompute, attention, dtype, overlap)
+    predicted = None
+    if mfu is None and has_constants(gpu_entry.key) and precision != "fp32":
+        options = step_options or StepOptions(nvlink_gbs=nvlink_gbs, network_gbs=network_gbs)
+        if impl != "flash":  # eager / math attention: batched GEMMs and a softmax over the T x T scores
+            options = replace(options, attention_kernel="unfused")
+        predicted = predict_step(cfg, layout, seq_len, gpu_entry.key, recompute, options)
+    return ParallelPlan(name, cfg, layout, work, gpu_entry, stage, terms, tuple(collectives), st, tokens, predicted)

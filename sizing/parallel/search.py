@@ -3,16 +3,25 @@ communication that is not hidden, the pipeline bubble and the recomputation, so 
 saves bytes on the wire by recomputing everything does not win for free).
 
 Candidates per GPU count N (a power of two, or the count asked for): tp a power of two up to
-the node (8) dividing the heads and kv heads, with sequence parallelism; pp dividing L (1F1B,
-m = global batch / (dp b) micro-batches, at least pp); cp a power of two up to 8 dividing T
-(flash attention only); dp = N / (tp pp cp) dividing the global batch; ZeRO-1, or FSDP
-(ZeRO-3 per parameter); for MoE, ep the largest power of two dividing E and dp x cp;
-recomputation none, selective or full unless one is asked for; micro-batch 1.
+the node (8) dividing the heads and kv heads, with sequence parallelism (never slower, and it
+shards the norms' activations); pp any divisor of N / tp up to L (uneven stages where pp does
+not divide L: first and last lighter), 1F1B or interleaved with v = 2, 4, 8 chunks (at most the
+layers of the fullest stage); cp a power of two up to 8 dividing T (flash attention only; its
+ring is costed, not free); dp = N / (tp pp cp) dividing the global batch, m = global batch / dp
+micro-batches (gradient accumulation), at least pp; ZeRO-1, or FSDP (ZeRO-3 per parameter);
+for MoE, ep the largest power of two dividing E and dp x cp; recomputation none, selective or
+full unless one is asked for; micro-batch 1.
+
+With the per-operation step model (the default), every candidate's step time is predicted
+first (memoised per block shape), and memory is checked in order of predicted time: the first
+candidate that fits is the fastest that fits. In constant-MFU mode each fitting candidate's
+plan is built and the shortest kept.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from itertools import product
 
 from ..config import ModelConfig
 from ..hardware import get_gpu
@@ -22,6 +31,9 @@ from ..vocabulary import RECOMPUTE_MODES
 from .layout import GPUS_PER_NODE, ParallelLayout
 from .memory import Workload, most_loaded
 from .plan import ParallelPlan, parallel_plan
+from .schedule import stage_split
+from .stepdata import has_constants
+from .steptime import StepOptions, predict_step
 
 MAX_SEARCH_GPUS = 2**15
 
@@ -49,8 +61,7 @@ def candidate_layouts(
     for tp in _powers_of_two(min(GPUS_PER_NODE, world)):
         if cfg.n_heads % tp or cfg.kv_heads % tp or seq_len % tp:
             continue
-        stages = range(1, min(cfg.n_layers, world // tp) + 1)  # pp <= world / tp: never a loop over L
-        for pp in (p for p in stages if cfg.n_layers % p == 0 and world % (tp * p) == 0):
+        for pp in _divisors(world // tp, cfg.n_layers):
             for cp in _powers_of_two(8 if attention_impl == "flash" else 1):
                 if world % (tp * pp * cp) or seq_len % (cp * tp):
                     continue
@@ -61,7 +72,9 @@ def candidate_layouts(
                 if pp > 1 and m < pp:
                     continue
                 ep = _largest_power_of_two_dividing(cfg.n_experts, dp * cp) if cfg.is_moe else 1
-                for fsdp in (None, "full") if dp * cp > 1 else (None,):
+                fullest = max(stage_split(cfg.n_layers, pp))
+                chunks = [1] + ([v for v in (2, 4, 8) if v <= fullest] if pp > 1 else [])
+                for v, fsdp in product(chunks, (None, "full") if dp * cp > 1 else (None,)):
                     out.append(
                         replace(
                             base,
@@ -73,11 +86,23 @@ def candidate_layouts(
                             zero=1 if dp * cp > 1 and fsdp is None else 0,
                             fsdp=fsdp,
                             sequence_parallel=tp > 1,
+                            pp_schedule="interleaved" if v > 1 else "1f1b",
+                            v=v,
                             micro_batches=m,
                             micro_batch=1,
                         )
                     )
     return out
+
+
+def _divisors(n: int, limit: int) -> list[int]:
+    """Divisors of n up to limit (at most sqrt(n) steps: never a loop over L or N)."""
+    out, d = set(), 1
+    while d * d <= n:
+        if n % d == 0:
+            out.update((d, n // d))
+        d += 1
+    return sorted(x for x in out if x <= limit)
 
 
 @dataclass(frozen=True)
@@ -112,15 +137,48 @@ def search_layout(
     modes = RECOMPUTE_MODES if recompute is None else (recompute,)
     counts = (gpus,) if gpus is not None else tuple(_powers_of_two(max_gpus))
     tried = 0
+    fast = plan_options.get("mfu") is None and has_constants(get_gpu(plan_options.get("gpu", "h100")).key)
     for world in counts:
+        if fast:
+            layouts = candidate_layouts(cfg, seq_len, world, global_batch, impl, base)
+            tried += len(layouts)
+            best = _fastest_fitting(cfg, layouts, seq_len, modes, plan_options)
+            if best is not None:
+                return SearchResult(best, tried, counts[: counts.index(world) + 1])
+            continue
         fitting = []
         for layout in candidate_layouts(cfg, seq_len, world, global_batch, impl, base):
             tried += 1
             fitting += _fitting_plans(cfg, layout, seq_len, modes, plan_options)
         if fitting:
-            best = min(fitting, key=lambda p: (p.step.step_seconds, p.per_gpu_bytes))
+            best = min(fitting, key=lambda p: (p.step_seconds, p.per_gpu_bytes))
             return SearchResult(best, tried, counts[: counts.index(world) + 1])
     return SearchResult(None, tried, counts)
+
+
+def _fastest_fitting(cfg: ModelConfig, layouts: list, seq_len: int, modes, plan_options: dict):
+    """The plan of the fastest (layout, recompute) by predicted step time that fits in memory."""
+    gpu = get_gpu(plan_options.get("gpu", "h100"))
+    impl = plan_options.get("attention_impl", "flash")
+    work = dict(precision=plan_options.get("precision", "bf16-mixed"), optimizer=plan_options.get("optimizer", "adamw"))
+    options = plan_options.get("step_options") or StepOptions()
+    timed = []
+    for i, layout in enumerate(layouts):
+        try:
+            layout.check_model(cfg, seq_len, impl)
+        except SizingError:
+            continue
+        for mode in modes:
+            # under flash attention selective recomputation costs nothing (its backward recomputes
+            # the scores anyway): time it as none, ordered just after it
+            same = mode == "selective" and options.attention_kernel == "flash"
+            seconds = predict_step(cfg, layout, seq_len, gpu.key, "none" if same else mode, options).step_seconds
+            timed.append((seconds, same, i, mode))
+    for _, _, i, mode in sorted(timed):
+        _, terms = most_loaded(cfg, layouts[i], Workload(seq_len, recompute=mode, attention_impl=impl, **work))
+        if terms["total_bytes"] <= gpu.memory_bytes:
+            return parallel_plan(cfg, layouts[i], seq_len, recompute=mode, **plan_options)
+    return None
 
 
 def _fitting_plans(cfg: ModelConfig, layout: ParallelLayout, seq_len: int, modes, plan_options: dict) -> list:

@@ -27,6 +27,9 @@ TERM_LABELS = {
 }
 
 
+COMM_HEADERS = ["dim", "collective", "what", "calls", "bytes per call", "ranks", "GiB sent", "link GB/s", "seconds"]
+
+
 def _seconds(value: float) -> str:
     return f"{value:.4f}"
 
@@ -57,22 +60,10 @@ def plan_sections(plan: ParallelPlan, fmt: str) -> list[str]:
         ]
         for c in plan.collectives
     ]
-    st = plan.step
-    step_rows = [["compute (hardware FLOPs at MFU " + f"{st.mfu:g})", _seconds(st.compute_seconds)]]
-    for dim, sec in st.comm_seconds.items():
-        if sec:
-            step_rows.append(
-                [
-                    f"{dim} communication exposed (overlap {st.overlap[dim]:g} of {sec:.4f} s)",
-                    _seconds(st.exposed_seconds[dim]),
-                ]
-            )
-    if st.bubble_seconds:
-        step_rows.append(["pipeline bubble (p - 1)/(m v) x compute", _seconds(st.bubble_seconds)])
-    step_rows.append(["step", _seconds(st.step_seconds)])
-    step_rows.append(["predicted MFU (model FLOPs / step / peak)", f"{st.predicted_mfu:.1%}"])
+    step_rows = _predicted_rows(plan) if plan.predicted is not None else _constant_rows(plan)
     if plan.gpu_hours is not None:
         step_rows.append([f"GPU-hours for {plan.tokens:,} tokens", f"{plan.gpu_hours:,.0f}"])
+        step_rows.append(["days", f"{plan.gpu_hours / plan.layout.world / 24:,.1f}"])
     verdict = (
         f"fits: {format_gib(plan.per_gpu_bytes)} on the most-loaded GPU (pipeline stage {plan.stage}) of "
         f"{format_gib(plan.gpu_memory_bytes)}"
@@ -87,21 +78,62 @@ def plan_sections(plan: ParallelPlan, fmt: str) -> list[str]:
         "",
         heading("Communication per GPU per step", fmt, 3),
         "",
-        table(
-            ["dim", "collective", "what", "calls", "bytes per call", "ranks", "GiB sent", "link GB/s", "seconds"],
-            comm_rows,
-            fmt,
-        )
-        if comm_rows
-        else "none (one GPU)",
+        table(COMM_HEADERS, comm_rows, fmt) if comm_rows else "none (one GPU)",
         "",
-        heading("Step time", fmt, 3),
+        heading(f"Step time ({plan.step_model} model)", fmt, 3),
         "",
         table(["part", "seconds"], step_rows, fmt),
         "",
         verdict,
         *[f"note: not modelled: {line}" for line in plan.not_modelled],
+        *([f"note: assumed: {line}" for line in plan.predicted.assumptions] if plan.predicted is not None else []),
     ]
+
+
+STEP_PARTS = {
+    "gemm": "GEMMs (per-rank shapes, tile/wave quantization)",
+    "attention": "attention kernels",
+    "memory": "memory-bound ops (norms, activations, residuals, loss, grad accumulation)",
+    "recompute": "recomputed forward",
+    "tp": "tp collectives (critical path)",
+    "cp": "cp ring not hidden under attention",
+    "ep": "ep all-to-all (critical path)",
+    "pp": "pp sends (critical path)",
+    "bubble": "pipeline bubble (fill and drain)",
+    "dp": "dp gradient reduction exposed",
+    "optimizer": "optimizer step",
+}
+
+
+def _predicted_rows(plan: ParallelPlan) -> list[list[str]]:
+    pred = plan.predicted
+    rows = [[STEP_PARTS[k], _seconds(s)] for k, s in pred.seconds.items() if s]
+    rows.append(["step (slowest stage x m + fill/drain + dp + optimizer)", _seconds(pred.step_seconds)])
+    rows.append(["MFU (model FLOPs, causal attention / step / bf16 peak)", f"{pred.mfu:.1%}"])
+    rows.append(["HFU (with recomputation)", f"{pred.hfu:.1%}"])
+    rows.append(["tokens/s per GPU", f"{pred.tokens_per_second_per_gpu:,.0f}"])
+    if len(set(pred.stage_layers)) > 1:
+        rows.append(["layers per stage", ",".join(map(str, pred.stage_layers))])
+    return rows
+
+
+def _constant_rows(plan: ParallelPlan) -> list[list[str]]:
+    st = plan.step
+    label = f"compute (hardware FLOPs at a constant efficiency {st.mfu:g} of peak)"
+    step_rows = [[label, _seconds(st.compute_seconds)]]
+    for dim, sec in st.comm_seconds.items():
+        if sec:
+            step_rows.append(
+                [
+                    f"{dim} communication exposed (overlap {st.overlap[dim]:g} of {sec:.4f} s)",
+                    _seconds(st.exposed_seconds[dim]),
+                ]
+            )
+    if st.bubble_seconds:
+        step_rows.append(["pipeline bubble (p - 1)/(m v) x compute", _seconds(st.bubble_seconds)])
+    step_rows.append(["step", _seconds(st.step_seconds)])
+    step_rows.append(["predicted MFU (model FLOPs / step / peak)", f"{st.predicted_mfu:.1%}"])
+    return step_rows
 
 
 def render_plan(plan: ParallelPlan, fmt: str = "table") -> str:
@@ -121,7 +153,7 @@ def _alternative_dict(label: str, plan: ParallelPlan) -> dict:
         "optimizer": plan.work.optimizer,
         "gpus": plan.layout.world,
         "per_gpu_bytes": plan.per_gpu_bytes,
-        "step_seconds": plan.step.step_seconds,
+        "step_seconds": plan.step_seconds,
         "not_modelled": list(plan.not_modelled),
     }
 
@@ -137,7 +169,7 @@ def render_no_fit(
         doc["would_fit"] = [_alternative_dict(label, p) for label, p in alternatives]
         return json.dumps(doc, indent=2, allow_nan=False)
     rows = [
-        [label, p.layout.label(), p.work.recompute, format_gib(p.per_gpu_bytes), _seconds(p.step.step_seconds)]
+        [label, p.layout.label(), p.work.recompute, format_gib(p.per_gpu_bytes), _seconds(p.step_seconds)]
         for label, p in alternatives
     ]
     if fmt == "csv":

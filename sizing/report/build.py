@@ -115,11 +115,14 @@ def build_reports(
     from .serve_plots import render_serve_plots
     from .serving_page import render_serving
     from .sheet import render_sheet
+    from .step_time_page import PAGE as STEP_TIME_PAGE
+    from .step_time_page import render_step_time
 
     files: dict[str, str | bytes] = {
         "conventions.md": render_conventions(),
         "published-runs.md": render_published_runs(),
         COMPUTE_OPTIMAL_PAGE: render_compute_optimal(),
+        STEP_TIME_PAGE: render_step_time(),
     }
     for preset in PRESETS.values():
         files[f"presets/{preset.name}.md"] = render_sheet(preset)

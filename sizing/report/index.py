@@ -71,6 +71,8 @@ def render_index(plots: list[Plot], has_verification: bool, has_gpu_profile: boo
         "serving figures beside the bound, the roofline and tokens/s plots, the GPU measurement",
         "- [parallel-layouts.md](parallel-layouts.md): published 3D/4D layouts (Llama 3.1 405B, GPT-3 175B, "
         "BLOOM, OPT) with predicted per-GPU memory, step time and MFU; will Llama-2-70B train on 8 x H100?",
+        "- [step-time.md](step-time.md): the per-operation step-time model against published runs (Megatron-LM, "
+        "Korthikanti, MT-NLG, BLOOM, Llama 3), row by row with the error and the source",
         "- [compute-optimal.md](compute-optimal.md): the scaling laws of `sizing plan` with their coefficients, "
         "Hoffmann et al.'s Table 3 reproduced, optima by budget, iso-FLOP curves",
     ]

@@ -133,7 +133,7 @@ def render_parallel_layouts() -> tuple[str, Plot]:
             "GPUs": fmt.count(p.layout.world),
             "GiB/GPU": fmt.gib(p.per_gpu_bytes),
             "fits": "yes" if p.fits else "no",
-            "step s": f"{p.step.step_seconds:.1f}",
+            "step s": f"{p.step_seconds:.1f}",
         }
         for label, p in question
     ]

@@ -1,0 +1,52 @@
+"""Collective time on a link, alpha + beta per message (Hockney's model, as NCCL's ring behaves).
+
+t = alpha + wire_bytes / (bandwidth x bus share), with wire bytes those of the ring algorithm
+(sizing.parallel.comms: all-reduce 2 (n-1)/n S, all-gather / reduce-scatter / all-to-all
+(n-1)/n S, a send S). `bus share` is the bus bandwidth nccl-tests measure over the nominal
+link (sizing/data/step_time.json), alpha the small-message latency of one call.
+
+Which link: a group whose ranks sit in one node (stride x size <= GPUs per node) uses NVLink.
+A group spanning nodes uses the network; NCCL runs one ring per NIC, so a group with r
+members in each node moves r NICs' worth at once: bandwidth = network_gbs x r, never more than
+NVLink (the DGX's eight NICs give an 8-GPU-per-node all-reduce ~8 x 25 GB/s on A100).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..hardware import GPU
+from .comms import WIRE_BYTES
+from .stepdata import GpuConstants
+
+
+@dataclass(frozen=True)
+class Link:
+    name: str  # nvlink or network
+    gbs: float  # effective bus bandwidth, GB/s per direction
+    latency_s: float
+
+    def seconds(self, kind: str, n_bytes: float, group: int, calls: int = 1) -> float:
+        """`calls` collectives of `kind` with an S-byte buffer over `group` ranks."""
+        if group <= 1 or calls <= 0 or n_bytes <= 0:
+            return 0.0
+        wire = WIRE_BYTES[kind](int(n_bytes), group)
+        return calls * (self.latency_s + wire / (self.gbs * 1e9))
+
+
+def group_link(
+    gpu: GPU,
+    consts: GpuConstants,
+    size: int,
+    stride: int,
+    gpus_per_node: int,
+    nvlink_gbs: float | None = None,
+    network_gbs: float | None = None,
+) -> Link:
+    """The link a group of `size` ranks `stride` apart uses (Megatron's rank order tp-cp-dp-pp)."""
+    nvlink = (nvlink_gbs or gpu.nvlink_gbs or 0.0) * consts.nvlink_fraction
+    if size * stride <= gpus_per_node:
+        return Link("nvlink", nvlink, consts.nvlink_latency_s)
+    per_node = max(1, gpus_per_node // stride) if stride < gpus_per_node else 1
+    network = (network_gbs or gpu.network_gbs or 0.0) * consts.network_fraction * min(per_node, size)
+    return Link("network", min(network, nvlink) if nvlink else network, consts.network_latency_s)

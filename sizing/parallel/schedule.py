@@ -1,0 +1,52 @@
+"""Pipeline stages and schedule: how many layers each stage holds, and the step time of a
+pipeline whose stages take different times per micro-batch.
+
+Stage split (`stage_split`): L / pp layers each when pp divides L; otherwise the middle stages
+take ceil(L / pp) and the first and last share the rest (Llama 3: 126 = 7 + 14 x 8 + 7 over 16
+stages, which leaves room for the embedding on the first and the lm_head and loss on the last;
+BLOOM: 70 = 5 + 10 x 6 + 5 over 12); an explicit split (`--stage-layers 7,8,...,7`) overrides.
+
+Schedule time with per-micro-batch stage times t_i (forward + backward + recompute + p2p):
+  1F1B (v = 1):        (m - 1) max t + sum t
+  interleaved (v):      m max t + (sum t - max t) / v
+Equal stages give Narayanan et al. 2021's (m + (p - 1)/v) t, the bubble (p - 1)/(m v) of the
+ideal time. With uneven stages the slowest stage sets the steady state and every stage's
+time is paid once in the fill and drain.
+"""
+
+from __future__ import annotations
+
+from ..validate import SizingError
+from ..vocabulary import ceil_div
+
+
+def stage_split(n_layers: int, pp: int, given: tuple[int, ...] | None = None) -> tuple[int, ...]:
+    """Layers per pipeline stage (see the module docstring)."""
+    if given is not None:
+        if len(given) != pp:
+            text = ",".join(map(str, given))
+            raise SizingError(f"stage_layers ({text}) must list {pp} stages (pp), got {len(given)}")
+        if any(n < 1 for n in given) or sum(given) != n_layers:
+            raise SizingError(
+                f"stage_layers ({','.join(map(str, given))}) must be positive and sum to n_layers ({n_layers})"
+            )
+        return tuple(given)
+    if pp > n_layers:
+        raise SizingError(f"pp ({pp}) must be at most n_layers ({n_layers})")
+    if n_layers % pp == 0:
+        return (n_layers // pp,) * pp
+    per = ceil_div(n_layers, pp)
+    rest = n_layers - per * (pp - 2)
+    if pp >= 2 and 2 <= rest <= 2 * per - 1:
+        first = rest // 2
+        return (first,) + (per,) * (pp - 2) + (rest - first,)
+    base, extra = divmod(n_layers, pp)  # balanced: the last `extra` stages take one more
+    return tuple(base + (1 if i >= pp - extra else 0) for i in range(pp))
+
+
+def pipeline_seconds(stage_seconds: list[float], micro_batches: int, v: int) -> float:
+    """Step time of the pipeline from each stage's time per micro-batch."""
+    slowest = max(stage_seconds)
+    if v == 1:
+        return (micro_batches - 1) * slowest + sum(stage_seconds)
+    return micro_batches * slowest + (sum(stage_seconds) - slowest) / v

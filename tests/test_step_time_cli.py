@@ -1,0 +1,84 @@
+"""`sizing parallel` with the per-operation step model: Llama 3's Table 4 layout entered exactly,
+the 16K-GPU search, the constant-MFU mode, fp8 and the errors of the new options."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from click.testing import CliRunner
+
+from sizing.cli import main
+from sizing.parallel.search import search_layout
+from sizing.presets import get_preset
+
+LLAMA405 = ["parallel", "--preset", "llama3.1-405b", "--gpu", "h100", "-T", "8192", "--global-batch", "2048"]
+META = ["--tp", "8", "--pp", "16", "--dp", "128", "--sp", "--schedule", "interleaved", "--v", "8", "--zero", "2"]
+
+
+def _json(args: list[str]) -> dict:
+    result = CliRunner().invoke(main, args + ["--format", "json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def test_llama3_table4_layout_entered_exactly():
+    data = _json(LLAMA405 + META + ["--recompute", "full"])
+    assert data["step_model"] == "per-operation"
+    assert data["step"]["stage_layers"] == [7] + [8] * 14 + [7]  # 126 layers on 16 stages, first and last lighter
+    assert data["fits"]
+    assert abs(data["mfu"] - 0.41) <= 0.05  # Llama 3 Table 4: 41% BF16 MFU on 16,384 H100
+    parts = data["step"]["seconds"]
+    assert abs(sum(parts.values()) - data["step_seconds"]) < 1e-9 * data["step_seconds"]
+
+
+def test_16k_gpu_search_is_at_least_as_fast_as_meta():
+    meta = _json(LLAMA405 + META + ["--recompute", "full"])
+    found = _json(LLAMA405 + ["--gpus", "16384"])
+    assert found["fits"] and found["layout"]["world"] == 16384
+    assert found["layout"]["dp"] * found["layout"]["micro_batches"] == 2048  # gradient accumulation
+    assert found["step_seconds"] <= meta["step_seconds"]
+
+
+def test_16k_gpu_search_time_in_process():
+    """<= 0.15 s is the target on an idle core; this machine runs 8 jobs on 2 cores, so the bound
+    here is 3 s and the measured figure is in docs/step-time.md."""
+    cfg = get_preset("llama3.1-405b").config
+    start = time.perf_counter()
+    result = search_layout(cfg, 8192, 2048, 16384, gpu="h100")
+    assert result.best is not None
+    assert time.perf_counter() - start < 3.0
+
+
+def test_constant_mfu_mode_is_named():
+    data = _json(LLAMA405 + META + ["--recompute", "full", "--mfu", "0.5"])
+    assert data["step_model"] == "constant efficiency 0.5"
+    assert data["step"]["mfu_of_compute"] == 0.5
+
+
+def test_fp8_on_h100_and_refused_without_an_fp8_peak():
+    bf16 = _json(LLAMA405 + META + ["--recompute", "full"])
+    fp8 = _json(LLAMA405 + META + ["--recompute", "full", "--precision", "fp8"])
+    assert fp8["step_seconds"] < bf16["step_seconds"]
+    # fp8 copies: bf16 weight + fp8 copy + fp8 transpose, 4 B per parameter against bf16's 2 B
+    assert fp8["per_gpu"]["weights_bytes"] == 2 * bf16["per_gpu"]["weights_bytes"]
+    args = ["parallel", "--preset", "llama2-7b", "--gpu", "a100-80gb", "--tp", "8", "--precision", "fp8"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2 and "fp8" in result.output and "Traceback" not in result.output
+
+
+def test_stage_layers_option():
+    args = LLAMA405 + ["--tp", "8", "--pp", "2", "--dp", "1024", "--sp", "--fsdp", "full", "--recompute", "full"]
+    data = _json(args + ["--stage-layers", "62,64"])
+    assert data["step"]["stage_layers"] == [62, 64]
+    for bad, message in ((["--stage-layers", "62,63"], "must sum to n_layers (126)"), (["--stage-layers", "x,1"], "")):
+        result = CliRunner().invoke(main, args + bad)
+        assert result.exit_code == 2 and result.output.startswith("Error:") and message in result.output
+    result = CliRunner().invoke(main, LLAMA405 + ["--stage-layers", "62,64"])  # no layout: a search
+    assert result.exit_code == 2 and "--stage-layers sets a layout" in result.output
+
+
+def test_fp8_needs_fp8_tensor_cores_in_either_mode():
+    args = ["parallel", "--preset", "llama2-7b", "--gpu", "v100", "--tp", "8", "--precision", "fp8"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2 and "precision fp8 needs a GPU with fp8 tensor cores; v100" in result.output
