@@ -30,6 +30,7 @@ class LazyGroup(click.Group):
         "report": ("report", "report"),
         "serve": ("serve", "serve"),
         "sweep": ("sweep", "sweep"),
+        "ui": ("ui", "ui"),
         "verify": ("verify", "verify"),
     }
 
