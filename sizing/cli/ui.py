@@ -10,7 +10,8 @@ from .options import Count
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (this machine only by default).")
 @click.option(
-    "--port", type=Count("--port", minimum=0, maximum=65535),
+    "--port",
+    type=Count("--port", minimum=0, maximum=65535),
     default=8765,
     show_default=True,
     help="TCP port to listen on (0: any free port).",

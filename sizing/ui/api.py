@@ -202,7 +202,7 @@ def option_specs(endpoint: str) -> list[dict]:
                 "key": key,
                 "choices": list(getattr(option.type, "choices", None) or []) or None,
                 "flag": bool(option.is_flag),
-                "default": bool(default) if option.is_flag else shown,
+                "default": default is True if option.is_flag else shown,
                 "help": option.help or "",
             }
         )

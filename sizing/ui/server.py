@@ -18,6 +18,7 @@ import sys
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
+from typing import ClassVar
 from urllib.parse import parse_qsl, urlsplit
 
 from .api import ENDPOINTS, ApiError, answer, fits_by_gpu, option_specs, run_cli
@@ -64,8 +65,8 @@ def _lists() -> dict:
 
 class Handler(BaseHTTPRequestHandler):
     server_version = "sizing-ui"
-    files: dict[str, bytes] = {}
-    allowed_hosts: frozenset[str] = frozenset()
+    files: ClassVar[dict[str, bytes]] = {}
+    allowed_hosts: ClassVar[frozenset[str]] = frozenset()
 
     def log_message(self, format, *args):  # quiet: one line per request would bury the URL
         pass

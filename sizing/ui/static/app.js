@@ -143,7 +143,8 @@ function buildForm(tab, values) {
     } else if (spec.choices || spec.key === "gpu" || spec.key === "like") {
       input = document.createElement("select");
       const names = spec.choices || (spec.key === "gpu" ? state.lists.gpus : state.lists.presets).map((g) => g.name);
-      for (const name of [""].concat(names)) input.add(new Option(name || `(default${spec.default != null ? ": " + spec.default : ""})`, name));
+      input.add(new Option(`(default${spec.default != null ? ": " + spec.default : ""})`, ""));
+      for (const name of names) input.add(new Option(String(name), String(name)));
       input.value = values.get(spec.key) ?? "";
     } else {
       input = document.createElement("input");
