@@ -154,6 +154,23 @@ def test_the_vendored_chart_library_matches_its_readme():
     assert "MIT License" in (vendor / "chart.js-LICENSE.md").read_text()
 
 
+def static_digest() -> str:
+    """One hash of the page's own files (sizing/ui/static/*, not vendor/): the README's
+    screenshot, written by tests/test_ui_browser.py::test_screenshot, is current while this is
+    the hash recorded beside it."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in (ROOT / "sizing" / "ui" / "static").glob("*") if p.is_file()):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def test_the_readme_screenshot_is_current():
+    """Regenerate with: SIZING_UI_SCREENSHOT=docs/img/ui.png python -m pytest tests/test_ui_browser.py -k screenshot"""
+    recorded = (ROOT / "docs" / "img" / "ui.png.sha256").read_text().strip()
+    assert recorded == static_digest(), "sizing/ui/static changed: regenerate docs/img/ui.png (docs/ui.md)"
+    assert "docs/img/ui.png" in (ROOT / "README.md").read_text()
+
+
 # ---- the server ----
 @pytest.fixture(scope="module")
 def server():

@@ -42,7 +42,8 @@ function fillTable(table, header, rows) {
   const body = table.createTBody();
   for (const r of rows) {
     const row = body.insertRow();
-    r.forEach((v, i) => (i === 0 ? (cell(row, v, false), (row.dataset.key = v)) : cell(row, v, true)));
+    // the key column, then the value (right-aligned, its exact JSON kept in data-value), then text
+    r.forEach((v, i) => (i === 0 ? (cell(row, v, false), (row.dataset.key = v)) : cell(row, v, i === 1)));
   }
 }
 
