@@ -261,3 +261,36 @@ def test_sizing_help_does_not_import_the_ui():
 
 def test_a_bad_port_is_one_error_line():
     assert cli_error(["ui", "--port", "70000"]) == "--port (70000) must be an integer >= 0 (at most 65,535)"
+
+
+def test_the_wheel_carries_every_static_file():
+    """`pip install .` must ship the page: every file under sizing/ui/static matches a
+    package-data pattern of pyproject.toml."""
+    from fnmatch import fnmatch
+
+    tomllib = pytest.importorskip("tomllib")
+    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["sizing.ui"]
+    package = ROOT / "sizing" / "ui"
+    files = [p.relative_to(package).as_posix() for p in (package / "static").rglob("*") if p.is_file()]
+    assert "static/vendor/chart.umd.min.js" in files
+    assert [f for f in files if not any(fnmatch(f, pattern) for pattern in patterns)] == []
+
+
+def test_sizing_ui_serves_until_stopped():
+    """The command itself: binds 127.0.0.1 on the port given (0: a free one), prints its URL,
+    serves the page, and stops on SIGINT (Ctrl+C) with exit code 0."""
+    import signal
+    import urllib.request
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sizing", "ui", "--port", "0"], cwd=ROOT, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        line = process.stderr.readline()
+        assert line.startswith("sizing ui: http://127.0.0.1:"), line
+        url = line.split()[2]
+        with urllib.request.urlopen(url, timeout=30) as response:
+            assert response.status == 200 and b"<title>sizing ui" in response.read()
+    finally:
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=30) == 0
