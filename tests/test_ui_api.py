@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_formula_strings import evaluate, symbols
 
 from sizing.cli import main
@@ -294,3 +296,40 @@ def test_sizing_ui_serves_until_stopped():
     finally:
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=30) == 0
+
+
+_TEXT = st.one_of(
+    st.sampled_from(["1", "0", "-1", "nan", "inf", "1e400", "2T", "1.5", "", "h100", "llama2-7b", "x=1", "9" * 40]),
+    st.text(max_size=12),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    endpoint=st.sampled_from(["estimate", "memory", "serve"]),
+    extra=st.lists(
+        st.tuples(st.sampled_from(["seq-len", "gpu", "batch", "tokens", "set", "prompt", "output", "mfu"]), _TEXT),
+        max_size=3,
+    ),
+)
+def test_any_value_is_an_answer_or_one_bad_input_line(endpoint, extra):
+    """Whatever a request holds, the API answers or refuses with one line; never a traceback."""
+    pairs = [("preset", "gpt2"), ("prompt", "64"), ("output", "8")] if endpoint == "serve" else [("preset", "gpt2")]
+    try:
+        got = answer(endpoint, pairs + extra)
+    except ApiError as exc:
+        assert str(exc) and "\n" not in str(exc) and "Traceback" not in str(exc)
+    else:
+        json.dumps(got, allow_nan=False)  # strict JSON
+        assert got["exit_code"] in (0, 3)
+
+
+@pytest.mark.parametrize("length", ["-1", "abc", str(2 << 20)])
+def test_a_bad_content_length_is_refused(server, length):
+    conn = http.client.HTTPConnection(*server.server_address[:2], timeout=30)
+    conn.putrequest("POST", "/api/estimate")
+    conn.putheader("Content-Length", length)
+    conn.endheaders()
+    response = conn.getresponse()
+    assert response.status == 413 and "Content-Length" in json.loads(response.read())["error"]
+    conn.close()

@@ -143,6 +143,14 @@ def test_every_tab_shows_the_api_numbers(ui_page, server, tab):
     _, pairs, _ = assert_page_equals_api(ui_page)
     assert ui_page.locator("#formulas tbody tr").count() > 0
     assert ui_page.eval_on_selector("#chart", "c => c.width > 0 && !!Chart.getChart(c)")
+    # serve also draws its roofline: the prefill and the first decode step at FLOPs / seconds
+    roofline = ui_page.eval_on_selector("#chart2", "c => Chart.getChart(c)?.data.datasets.map(d => d.data[0].y)")
+    if tab == "serve":
+        result = answer(tab, pairs)["result"]
+        prefill, step = result["prefill"], result["decode"]["first_step"]
+        assert roofline[1:] == [prefill["flops"] / prefill["seconds"], step["flops"] / step["seconds"]]
+    else:
+        assert roofline is None and not ui_page.is_visible("#chart2")
     fits = [row["gpu"] for row in fits_by_gpu(tab, pairs) if row["fits"]]
     assert json.loads(ui_page.get_attribute("#fit-gpus", "data-gpus")) == fits
 

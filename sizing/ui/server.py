@@ -75,9 +75,12 @@ class Handler(BaseHTTPRequestHandler):
         self._route(parse_qsl(urlsplit(self.path).query, keep_blank_values=True))
 
     def do_POST(self):
-        length = int(self.headers.get("Content-Length") or 0)
-        if length > MAX_BODY_BYTES:
-            return self._json(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, {"error": "request body over 1 MiB"})
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            length = -1
+        if not 0 <= length <= MAX_BODY_BYTES:
+            return self._json(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, {"error": "Content-Length must be 0 to 1 MiB"})
         try:
             body = json.loads(self.rfile.read(length) or b"{}")
             pairs = [(str(k), str(v)) for k, v in body.get("pairs", [])]

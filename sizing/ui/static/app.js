@@ -7,7 +7,7 @@ const TABS = ["estimate", "memory", "parallel", "serve", "plan", "compare"];
 // the values a question needs before it can be asked (the CLI requires them too)
 const INITIAL = { serve: { prompt: "4096", output: "256" }, plan: { flops: "1e21" } };
 const NO_MODEL = new Set(["plan"]);
-const state = { tab: "estimate", lists: null, chart: null, seq: 0 };
+const state = { tab: "estimate", lists: null, chart: null, chart2: null, seq: 0 };
 const $ = (id) => document.getElementById(id);
 
 // ---- numbers: exact integers with separators, other numbers as JSON writes them ----
@@ -108,9 +108,23 @@ const CHARTS = {
   },
   compare: (r) => bars("parameters (billions)", r.rows.map((row) => [row.model, row.params_total]), 1e9),
 };
-function draw(config) {
-  if (state.chart) state.chart.destroy();
+// the serving roofline: attainable FLOP/s = min(peak, intensity x HBM bandwidth), with the
+// prefill and the first decode step at the rate the answer gives them (FLOPs / seconds)
+function roofline(r) {
+  const peak = r.peak_flops_per_second, bw = r.hbm_bytes_per_second, ridge = peak / bw;
+  const xs = [0.1, ridge, Math.max(1e4, 10 * ridge)];
+  const step = r.decode.first_step;
+  return { type: "scatter", data: { datasets: [
+    { label: `roofline: min(peak ${peak.toExponential(3)} FLOP/s, intensity × ${bw.toExponential(3)} B/s)`, data: xs.map((x) => ({ x, y: Math.min(peak, x * bw) })), showLine: true, pointRadius: 0 },
+    { label: "prefill", data: [{ x: r.prefill.arithmetic_intensity_flops_per_byte, y: Number(r.prefill.flops) / r.prefill.seconds }], pointRadius: 6 },
+    { label: "decode step (first)", data: [{ x: step.arithmetic_intensity_flops_per_byte, y: Number(step.flops) / step.seconds }], pointRadius: 6 }] },
+    options: { animation: false, maintainAspectRatio: false, scales: { x: { type: "logarithmic", title: { display: true, text: "FLOPs per byte" } }, y: { type: "logarithmic", title: { display: true, text: "FLOP/s" } } } } };
+}
+function draw(config, second) {
+  for (const c of [state.chart, state.chart2]) if (c) c.destroy();
   state.chart = config && window.Chart ? new window.Chart($("chart"), config) : null;
+  state.chart2 = second && window.Chart ? new window.Chart($("chart2"), second) : null;
+  $("chart2-box").hidden = !second;
 }
 async function serveChart(pairs) {
   const kept = pairs.filter(([k]) => k !== "batch");
@@ -208,7 +222,10 @@ async function run() {
   fillTable($("all-numbers"), ["path", "value"], leaves(r, "", []));
   showVerdict(body.verdict, body.verdict_label, r);
   $("fit-gpus").textContent = "…";
-  draw(CHARTS[state.tab] ? CHARTS[state.tab](r) : await serveChart(pairs));
+  const second = CHARTS[state.tab] ? null : roofline(r);
+  const first = CHARTS[state.tab] ? CHARTS[state.tab](r) : await serveChart(pairs);
+  if (seq !== state.seq) return;
+  draw(first, second);
   const fits = await (await fetch(`/api/fits/${state.tab}`, { method: "POST", body: JSON.stringify({ pairs }) })).json();
   if (seq !== state.seq) return;
   const names = Array.isArray(fits) ? fits.filter((g) => g.fits).map((g) => g.gpu) : [];
