@@ -333,3 +333,34 @@ def test_a_bad_content_length_is_refused(server, length):
     response = conn.getresponse()
     assert response.status == 413 and "Content-Length" in json.loads(response.read())["error"]
     conn.close()
+
+
+def test_another_threads_print_never_lands_in_an_answer(capsys):
+    """sys.stdout is the process's: while the server runs a command, a print from any other
+    thread goes to the real stream, not into the command's JSON."""
+    stop = threading.Event()
+
+    def noise():
+        while not stop.is_set():
+            print("noise", flush=True)
+
+    thread = threading.Thread(target=noise)
+    thread.start()
+    try:
+        for _ in range(5):
+            assert answer("estimate", [("preset", "gpt2")])["result"]["params"]["total"] == 124_439_808
+    finally:
+        stop.set()
+        thread.join(5)
+    assert "noise" in capsys.readouterr().out
+
+
+def test_a_port_in_use_is_one_error_line():
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        message = cli_error(["ui", "--port", str(port)])
+    assert message.startswith(f"--host 127.0.0.1 --port {port}: cannot listen (")

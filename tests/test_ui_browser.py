@@ -73,6 +73,8 @@ def ui_page(chromium_browser):
     failures = []
     tab.on("pageerror", lambda exc: failures.append(f"page error: {exc}"))
     tab.on("response", lambda r: r.status >= 500 and failures.append(f"{r.status} {r.url}"))
+    # a 400 (bad input) is part of a flow; anything else the console reports is a failure
+    tab.on("console", lambda m: m.type == "error" and "status of 400" not in m.text and failures.append(m.text))
     yield tab
     context.close()
     assert not failures

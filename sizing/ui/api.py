@@ -18,6 +18,7 @@ import io
 import json
 import os
 import shlex
+import sys
 import tempfile
 import threading
 
@@ -31,7 +32,7 @@ MAX_SAFE_INTEGER = 2**53 - 1
 # `sizing memory` exits 3 when the model does not fit: a result, not an error
 EXIT_DOES_NOT_FIT = 3
 PASTED_CONFIG_NAME = "config.json"
-# sys.stdout is global: one command runs at a time (each takes milliseconds)
+# one command at a time: sys.stdout is the process's (each command takes milliseconds)
 _LOCK = threading.Lock()
 # never taken from a request: the output format is fixed, and files are not named by the web
 _REFUSED = frozenset({"format", "config", "help", "version"})
@@ -96,23 +97,54 @@ def _flag(option: click.Option, key: str, value: str) -> list[str]:
     return []
 
 
+class ThreadOutput(io.TextIOBase):
+    """A stand-in for sys.stdout while one command runs: what the command's own thread writes is
+    kept in `text`; what any other thread writes at that moment goes on to the stream that was
+    there (sys.stdout is one for the whole process; without this a print elsewhere would land
+    in the command's JSON)."""
+
+    encoding = "utf-8"  # click writes text to a stream that names its encoding
+
+    def __init__(self, passthrough):
+        super().__init__()
+        self.passthrough, self.owner, self.text = passthrough, threading.get_ident(), io.StringIO()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if threading.get_ident() == self.owner:
+            return self.text.write(text)
+        return self.passthrough.write(text) if self.passthrough is not None else len(text)
+
+    def flush(self) -> None:
+        if self.passthrough is not None:
+            self.passthrough.flush()
+
+
 def run_cli(args: list[str]) -> tuple[int, str]:
     """Run `sizing ARGS` here: (exit code, stdout). Bad input raises ApiError with the message
     the CLI prints after 'Error: '."""
     from ..cli import main
 
-    out = io.StringIO()
-    with _LOCK, contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-        try:
-            main.main(args=args, prog_name="sizing", standalone_mode=False)
-            code = 0
-        except click.ClickException as exc:
-            raise ApiError(exc.format_message()) from None
-        except SizingError as exc:
-            raise ApiError(str(exc)) from None
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-    return code, out.getvalue()
+    with _LOCK:
+        out, err = ThreadOutput(sys.stdout), ThreadOutput(sys.stderr)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = _invoke(main, args)
+    return code, out.text.getvalue()
+
+
+def _invoke(main, args: list[str]) -> int:
+    """The exit code of `sizing ARGS`; a bad-input exception as ApiError."""
+    try:
+        main.main(args=args, prog_name="sizing", standalone_mode=False)
+    except click.ClickException as exc:
+        raise ApiError(exc.format_message()) from None
+    except SizingError as exc:
+        raise ApiError(str(exc)) from None
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 1
+    return 0
 
 
 def js_safe(value):
