@@ -73,12 +73,19 @@ def test_integers_beyond_2_53_travel_as_strings_and_smaller_ones_as_numbers():
     assert js_safe({"a": [True, 2**60, 1.5]}) == {"a": [True, str(2**60), 1.5]}
 
 
-def test_does_not_fit_is_a_result_not_an_error():
-    pairs = [("preset", "llama2-70b"), ("inference", "1"), ("batch", "4")]
-    got = answer("memory", pairs)
-    assert got["exit_code"] == 3  # the CLI's "does not fit" exit code
+@pytest.mark.parametrize(
+    ("endpoint", "pairs"),
+    [
+        ("memory", [("preset", "llama2-70b"), ("inference", "1"), ("batch", "4")]),
+        ("parallel", [("preset", "llama2-70b"), ("gpus", "1"), ("tp", "1")]),
+    ],
+)
+def test_does_not_fit_is_a_result_not_an_error(endpoint, pairs):
+    got = answer(endpoint, pairs)
+    code, expected = cli_json(command_args(endpoint, pairs))
+    assert got["exit_code"] == code == 3  # the CLI's "does not fit" exit code
     assert got["verdict"] is False and got["result"]["fits"] is False
-    assert got["result"]["would_fit"]
+    assert got["result"] == js_safe(expected)
 
 
 @pytest.mark.parametrize(
