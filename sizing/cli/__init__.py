@@ -33,6 +33,7 @@ class LazyGroup(click.Group):
         "serve-layout": ("serve_layout", "serve_layout"),
         "speculate": ("speculate", "speculate"),
         "sweep": ("sweep", "sweep"),
+        "ui": ("ui", "ui"),
         "verify": ("verify", "verify"),
     }
 

@@ -1,0 +1,241 @@
+"""The browser calculator's JSON API: one endpoint per question, each answered by running the
+same `sizing` command with `--format json` in this process. The web and the CLI therefore call
+the same functions and the same JSON renderer, and cannot disagree: the payload's `result` is
+the command's own JSON, with integers beyond 2^53 written as strings (JavaScript numbers are
+doubles and would round them).
+
+A request is a list of (option, value) pairs, named as the command's long options without the
+dashes (`seq-len=4096`, `set=n_layers=48`, `preset=llama2-7b` twice for compare). Only options
+that the command declares are accepted; `format` is always json; a config file is never named by
+the request: a pasted config.json travels as text (`config_text`) and is written to a private
+temporary file for the command, then its path is replaced by `config.json` in the answer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import shlex
+import sys
+import tempfile
+import threading
+
+import click
+
+from ..validate import SizingError
+
+ENDPOINTS = ("estimate", "memory", "parallel", "serve", "plan", "compare")
+# the largest integer a JavaScript number holds exactly (Number.MAX_SAFE_INTEGER)
+MAX_SAFE_INTEGER = 2**53 - 1
+# `sizing memory` exits 3 when the model does not fit: a result, not an error
+EXIT_DOES_NOT_FIT = 3
+PASTED_CONFIG_NAME = "config.json"
+# one command at a time: sys.stdout is the process's (each command takes milliseconds)
+_LOCK = threading.Lock()
+# never taken from a request: the output format is fixed, and files are not named by the web
+_REFUSED = frozenset({"format", "config", "help", "version"})
+
+
+class ApiError(Exception):
+    """Bad input: HTTP 400 with the CLI's one-line message."""
+
+
+def _command(endpoint: str) -> click.Command:
+    from ..cli import main
+
+    if endpoint not in ENDPOINTS:
+        raise ApiError(f"unknown endpoint ({endpoint!r}); valid: {', '.join(ENDPOINTS)}")
+    return main.get_command(click.Context(main), endpoint)
+
+
+def _options(command: click.Command) -> dict[str, click.Option]:
+    """Request key (long option without dashes) -> option, for the options a request may set."""
+    found = {}
+    for param in command.params:
+        if not isinstance(param, click.Option):
+            continue
+        for opt in param.opts:
+            key = opt.lstrip("-")
+            if opt.startswith("--") and key not in _REFUSED:
+                found[key] = param
+    return found
+
+
+TRUE_WORDS = ("1", "true", "on", "yes")
+FALSE_WORDS = ("0", "false", "off", "no", "")
+
+
+def command_args(endpoint: str, pairs: list[tuple[str, str]]) -> list[str]:
+    """The `sizing` arguments (without the program name) for a request's (key, value) pairs."""
+    command = _command(endpoint)
+    options = _options(command)
+    args = [endpoint]
+    for key, value in pairs:
+        if key == "config_text":
+            continue
+        option = options.get(key)
+        if option is None:
+            valid = ", ".join(sorted(options))
+            raise ApiError(f"{key} is not an option of `sizing {endpoint}`; valid: {valid}")
+        if option.is_flag:
+            args += _flag(option, key, value)
+        else:
+            args += [f"--{key}", value]
+    return args
+
+
+def _flag(option: click.Option, key: str, value: str) -> list[str]:
+    word = value.strip().lower()
+    if word not in TRUE_WORDS + FALSE_WORDS:
+        raise ApiError(f"{key} ({value!r}) is a switch: give 1 or 0")
+    if word in TRUE_WORDS:
+        return [f"--{key}"]
+    if option.secondary_opts and f"--{key}" in option.opts:
+        return [option.secondary_opts[0]]
+    return []
+
+
+class ThreadOutput(io.TextIOBase):
+    """A stand-in for sys.stdout while one command runs: what the command's own thread writes is
+    kept in `text`; what any other thread writes at that moment goes on to the stream that was
+    there (sys.stdout is one for the whole process; without this a print elsewhere would land
+    in the command's JSON)."""
+
+    encoding = "utf-8"  # click writes text to a stream that names its encoding
+
+    def __init__(self, passthrough):
+        super().__init__()
+        self.passthrough, self.owner, self.text = passthrough, threading.get_ident(), io.StringIO()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if threading.get_ident() == self.owner:
+            return self.text.write(text)
+        return self.passthrough.write(text) if self.passthrough is not None else len(text)
+
+    def flush(self) -> None:
+        if self.passthrough is not None:
+            self.passthrough.flush()
+
+
+def run_cli(args: list[str]) -> tuple[int, str]:
+    """Run `sizing ARGS` here: (exit code, stdout). Bad input raises ApiError with the message
+    the CLI prints after 'Error: '."""
+    from ..cli import main
+
+    with _LOCK:
+        out, err = ThreadOutput(sys.stdout), ThreadOutput(sys.stderr)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = _invoke(main, args)
+    return code, out.text.getvalue()
+
+
+def _invoke(main, args: list[str]) -> int:
+    """The exit code of `sizing ARGS`; a bad-input exception as ApiError."""
+    try:
+        main.main(args=args, prog_name="sizing", standalone_mode=False)
+    except click.ClickException as exc:
+        raise ApiError(exc.format_message()) from None
+    except SizingError as exc:
+        raise ApiError(str(exc)) from None
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 1
+    return 0
+
+
+def js_safe(value):
+    """The value with every integer beyond 2^53 - 1 in size as its decimal string."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and abs(value) > MAX_SAFE_INTEGER:
+        return str(value)
+    if isinstance(value, dict):
+        return {k: js_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [js_safe(v) for v in value]
+    return value
+
+
+def answer(endpoint: str, pairs: list[tuple[str, str]]) -> dict:
+    """The payload for one request: the command line, its exit code and its JSON result."""
+    args = command_args(endpoint, pairs)
+    config_text = next((v for k, v in pairs if k == "config_text"), None)
+    shown = ["sizing"] + args + (["--config", PASTED_CONFIG_NAME] if config_text is not None else [])
+    with tempfile.TemporaryDirectory(prefix="sizing-ui-") as folder:
+        run_args = list(args)
+        if config_text is not None:
+            path = os.path.join(folder, PASTED_CONFIG_NAME)
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(config_text)
+            run_args += ["--config", path]
+        code, text = run_cli(run_args + ["--format", "json"])
+        if config_text is not None:
+            text = text.replace(json.dumps(path)[1:-1], PASTED_CONFIG_NAME)
+    if code not in (0, EXIT_DOES_NOT_FIT):
+        raise ApiError(f"`{shlex.join(shown)}` ended with exit code {code}")
+    result = json.loads(text)
+    from .verdict import VERDICT_LABELS, verdict
+
+    return {
+        "endpoint": endpoint,
+        "command": shlex.join(shown + ["--format", "json"]),
+        "exit_code": code,
+        "result": js_safe(result),
+        "verdict": verdict(endpoint, result),
+        "verdict_label": VERDICT_LABELS[endpoint],
+        "formulas": _formulas(endpoint, result),
+    }
+
+
+def _formulas(endpoint: str, result) -> dict:
+    """Estimate's formulas with the model's numbers plugged in (sizing.ui.formulas)."""
+    if endpoint != "estimate":
+        return {}
+    from .formulas import plugged_formulas
+
+    return plugged_formulas(result)
+
+
+def fits_by_gpu(endpoint: str, pairs: list[tuple[str, str]]) -> list[dict]:
+    """The same question asked of every GPU in `sizing gpus`: [{gpu, fits}], fits None where the
+    answer has no verdict or the GPU cannot run it (e.g. no fp8 peak)."""
+    from ..hardware import GPUS
+    from .verdict import verdict
+
+    rows = []
+    kept = [(k, v) for k, v in pairs if k != "gpu"]
+    for key in GPUS:
+        try:
+            fits = verdict(endpoint, answer(endpoint, kept + [("gpu", key)])["result"])
+        except ApiError:
+            fits = None
+        rows.append({"gpu": key, "fits": fits})
+    return rows
+
+
+MODEL_KEYS = ("preset", "set")  # set on the page's model panel, not among a question's options
+
+
+def option_specs(endpoint: str) -> list[dict]:
+    """The options of `sizing ENDPOINT` as the page draws them: key, choices, switch, default,
+    help, straight from the click command (the form cannot offer what the CLI does not take)."""
+    specs = []
+    for key, option in _options(_command(endpoint)).items():
+        if key in MODEL_KEYS or (option.secondary_opts and f"--{key}" in option.secondary_opts):
+            continue
+        default = option.default
+        shown = default if isinstance(default, (str, int, float)) and not isinstance(default, bool) else None
+        specs.append(
+            {
+                "key": key,
+                "choices": list(getattr(option.type, "choices", None) or []) or None,
+                "flag": bool(option.is_flag),
+                "default": default is True if option.is_flag else shown,
+                "help": option.help or "",
+            }
+        )
+    return specs
