@@ -188,7 +188,8 @@ def estimate(
     """Parameters, FLOPs, training cost and memory for a preset name, a path to a config file
     (a Hugging Face config.json or this tool's JSON, read by sizing.config_file), a Preset or
     a ModelConfig. seq_len defaults to the preset's training context or the file's
-    max_position_embeddings (`seq_len_source` says which); tokens to the preset's published
+    pretraining context (sizing.hf_context: RoPE scaling's original_max_position_embeddings,
+    else max_position_embeddings; `seq_len_source` says which); tokens to the preset's published
     count. seq_len and tokens may be typed as the CLI takes them ("4096", "2T", "300B").
     memory=True (the default) fills `memory` with the summary `sizing estimate` prints, so
     to_dict() is the CLI's JSON; memory=False skips it (faster)."""
@@ -256,8 +257,7 @@ def _resolve_model(model: str | ModelConfig | Preset) -> _Target:
         from .config_file import read_config_file  # only a path pays for the HF mapping
 
         read = read_config_file(text)
-        where = f"{read.context_field} in {text}" if read.context_field else None
-        return _Target(text, read.config, None, read.context, where)
+        return _Target(text, read.config, None, read.context, read.context_source(text))
     raise SizingError(f"model ({show(model)}) must be a preset name, a config file path, a Preset or a ModelConfig")
 
 

@@ -27,7 +27,7 @@ from .options import MFU_TYPE, PRICE_TYPE, Choice, Count, Quantity
     "--seq-len",
     "-T",
     type=Count("--seq-len", maximum=MAX_SEQ_LEN),
-    help="Tokens per sequence (default: the preset's training context).",
+    help="Tokens per sequence (default: the preset's training context, or the config's pretraining context).",
 )
 @click.option(
     "--attention",
@@ -135,7 +135,8 @@ def estimate(
 
 def default_seq_len(model, config_path: str | None, seq_len: int | None) -> tuple[int, str]:
     """(T, where it came from): --seq-len, else the preset's training context, else the config
-    file's max_position_embeddings (or the field sizing.config_file.CONTEXT_FIELDS finds)."""
+    file's pretraining context (sizing.hf_context: RoPE scaling's original_max_position_embeddings,
+    else max_position_embeddings or the field CONTEXT_FIELDS finds)."""
     if seq_len is not None:
         return seq_len, "--seq-len"
     if model.preset is not None:
@@ -145,4 +146,4 @@ def default_seq_len(model, config_path: str | None, seq_len: int | None) -> tupl
     read = read_config_file(config_path)
     if read.context is None:
         raise UserError(f"--seq-len is needed: {config_path} states no max_position_embeddings (e.g. --seq-len 4096)")
-    return read.context, f"{read.context_field} in {config_path}"
+    return read.context, read.context_source(config_path)

@@ -140,14 +140,14 @@ def memory(
       sizing memory --preset llama2-70b --inference --context 4096 --batch 8 --weight-dtype int4
     """
     model = resolve_model(preset, config_path, overrides)
-    if model.preset is None and seq_len is None and (context is None or not inference):
+    default_len = seq_len or (model.preset.context if model.preset else _file_context(config_path, inference))
+    if default_len is None and (context is None or not inference):
         needed = "--context" if inference else "--seq-len"
         raise UserError(f"{needed} is needed for a model that is not a preset (e.g. {needed} 4096)")
     try:
         gpu_key = get_gpu(gpu).key
     except SizingError as exc:
         raise UserError(str(exc)) from None
-    default_len = seq_len or (model.preset.context if model.preset else None)
     if inference:
         _refuse_training_options(seq_len if context is not None else None, micro_batch, zero, dp)
     else:
@@ -187,6 +187,17 @@ def memory(
     click.echo(render_memory(result, fmt, details=True).rstrip("\n"))
     if not result.fits:
         raise SystemExit(EXIT_DOES_NOT_FIT)
+
+
+def _file_context(config_path: str | None, inference: bool) -> int | None:
+    """A config file's default context (sizing.hf_context): the pretraining context for
+    training, max_position_embeddings (what it serves) for inference."""
+    if config_path is None:
+        return None
+    from ..config_file import read_config_file
+
+    read = read_config_file(config_path)
+    return read.served_context if inference else read.context
 
 
 def _refuse_training_options(seq_len, micro_batch, zero: int, dp: int) -> None:
