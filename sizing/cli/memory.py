@@ -233,10 +233,12 @@ def _refuse_inference_options(context, batch, weight_dtype, kv_dtype, prefill_ch
 
 
 def _with_parallel_advice(result, cfg, dp: int, micro_batch: int, gpu_key: str):
-    """The would-fit list plus what `sizing parallel` finds on the same dp GPUs: a tp/pp/cp
-    layout, CPU offload, LoRA, QLoRA (each the fastest layout that fits)."""
+    """The would-fit list, with "how many GPUs" answered once, by the search `sizing parallel`
+    runs (sizing.parallel.min_gpus), in place of the ZeRO-3-only count; plus what fits on the
+    same dp GPUs: a tp/pp/cp layout, CPU offload, LoRA, QLoRA (each the fastest that fits)."""
     import dataclasses
 
+    from ..parallel.min_gpus import min_gpus_hint, min_gpus_that_fit
     from ..parallel.search import ALTERNATIVES, search_layout, would_fit
 
     options = dict(
@@ -254,7 +256,15 @@ def _with_parallel_advice(result, cfg, dp: int, micro_batch: int, gpu_key: str):
         f"{p.per_gpu_bytes / GIB:.2f} GiB per GPU (sizing parallel)"
         for what, p in found
     )
-    return dataclasses.replace(result, would_fit=result.would_fit + hints)
+    fewest = min_gpus_that_fit(cfg, result.seq_len, **options)
+    own = tuple(w for w in result.would_fit if not _is_gpu_count(w))
+    first = (min_gpus_hint(fewest),) if fewest is not None and fewest.layout.world > dp else ()
+    return dataclasses.replace(result, would_fit=first + own + hints)
+
+
+def _is_gpu_count(hint: str) -> bool:
+    """sizing.memory's own "fewest ZeRO-3 ranks" hints, which min_gpus_that_fit answers instead."""
+    return hint.startswith(("ZeRO-3 over at least", "recompute full and ZeRO-3 over at least"))
 
 
 def _refuse_given(options: dict, applies: str) -> None:

@@ -13,6 +13,7 @@ import click
 
 from ..hardware import get_gpu
 from ..memory import OPTIMIZER_ALIASES, OPTIMIZERS
+from ..parallel.batches import DEFAULT_GLOBAL_BATCH
 from ..parallel.layout import FINETUNE_MODES, FSDP_MODES, LORA_TARGETS, PP_SCHEDULES, ParallelLayout
 from ..validate import MAX_SEQ_LEN, SizingError, require_choice
 from ..vocabulary import (
@@ -30,7 +31,6 @@ from .common import FORMATS, UserError, model_options, resolve_model
 from .options import Choice, Count, Number, Quantity
 
 EXIT_DOES_NOT_FIT = 3
-DEFAULT_GLOBAL_BATCH = 1024  # sequences per step when searching (Llama 2: 1,024 x 4,096 = 4M tokens)
 _DIMS = ("dp", "tp", "pp", "cp", "ep")
 
 
@@ -237,6 +237,7 @@ def _layout(opts: dict) -> tuple[ParallelLayout, bool]:
 
 
 def _search(model, T, base, opts, plan_options, fmt):
+    from ..parallel.min_gpus import min_gpus_that_fit
     from ..parallel.search import search_layout, would_fit
     from ..render.parallel import render_no_fit, render_plan
 
@@ -251,6 +252,9 @@ def _search(model, T, base, opts, plan_options, fmt):
     if gpus is None:
         click.echo(render_no_fit(model.name, result.gpus, plan_options["gpu"], [], fmt))
     else:
-        alternatives = would_fit(model.config, T, global_batch, gpus, recompute, base, **plan_options)
+        alternatives = would_fit(model.config, T, global_batch, gpus, recompute, base, more_gpus=False, **plan_options)
+        fewest = min_gpus_that_fit(model.config, T, global_batch, recompute=recompute, base=base, **plan_options)
+        if fewest is not None and fewest.layout.world > gpus:  # the count `sizing memory` quotes too
+            alternatives.append((f"{fewest.layout.world} GPUs", fewest))
         click.echo(render_no_fit(model.name, result.gpus, plan_options["gpu"], alternatives, fmt))
     raise SystemExit(EXIT_DOES_NOT_FIT)

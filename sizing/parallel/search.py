@@ -18,6 +18,7 @@ from ..config import ModelConfig
 from ..hardware import get_gpu
 from ..validate import SizingError, require_int
 from ..vocabulary import RECOMPUTE_MODES
+from .batches import FINETUNE_GLOBAL_BATCH
 from .layout import GPUS_PER_NODE, ParallelLayout
 from .memory import Workload, most_loaded
 from .plan import ParallelPlan, parallel_plan
@@ -161,14 +162,17 @@ def would_fit(
     more_gpus: bool = True,
     **plan_options,
 ) -> list[tuple[str, ParallelPlan | None]]:
-    """(what, the best plan with it) for each alternative that fits on `gpus` GPUs, and the
-    fewest GPUs that fit as asked (`more GPUs`)."""
+    """(what, the best plan with it) for each alternative that fits on `gpus` GPUs (LoRA and
+    QLoRA at FINETUNE_GLOBAL_BATCH), and the fewest GPUs that fit as asked (`more GPUs`)."""
     base = base or ParallelLayout()
     out = []
     for label, layout_changes, option_changes in ALTERNATIVES:
         options = {**plan_options, **option_changes}
+        # a fine-tuning hint at a fine-tuning batch (one the GPU count divides), never above the one asked for
+        finetune = "finetune" in layout_changes
+        batch = min(global_batch, max(FINETUNE_GLOBAL_BATCH, gpus)) if finetune else global_batch
         result = search_layout(
-            cfg, seq_len, global_batch, gpus, recompute=recompute, base=replace(base, **layout_changes), **options
+            cfg, seq_len, batch, gpus, recompute=recompute, base=replace(base, **layout_changes), **options
         )
         if result.best is not None:
             out.append((label, result.best))
