@@ -11,6 +11,7 @@ from click.core import ParameterSource
 
 from ..hardware import get_gpu
 from ..memory import OPTIMIZER_ALIASES, OPTIMIZERS, ZERO_STAGES, inference_memory, training_memory
+from ..parallel.layout import FINETUNE_MODES
 from ..render.memory import render_memory
 from ..units import GIB
 from ..validate import MAX_SEQ_LEN, SizingError
@@ -85,6 +86,16 @@ _ATTENTION_IMPL = Choice("--attention-impl", ATTENTION_IMPLS, ATTENTION_IMPL_ALI
     help="math materialises the T x T scores and probabilities; flash (= sdpa) is a fused kernel.",
 )
 @click.option("--gpu", default=DEFAULT_GPU, show_default=True, help="GPU name (see `sizing gpus`).")
+@click.option(
+    "--finetune",
+    type=Choice("--finetune", FINETUNE_MODES),
+    help="Training: full (every weight trains), lora or qlora (frozen bf16 / NF4 base, adapters train).  "
+    "[default: full]",
+)
+@click.option("--lora-rank", type=Count("--lora-rank"), help="LoRA / QLoRA rank r.  [default: 16]")
+@click.option(
+    "--lora-targets", metavar="q,k,v,o,up,gate,down", help="Projections with adapters.  [default: all linears]"
+)
 @click.option("--inference", is_flag=True, help="Inference memory (weights + KV cache) instead of training.")
 @click.option(
     "--context",
@@ -117,6 +128,9 @@ def memory(
     recompute,
     attention_impl,
     gpu,
+    finetune,
+    lora_rank,
+    lora_targets,
     inference,
     context,
     batch,
@@ -138,6 +152,7 @@ def memory(
       sizing memory --preset llama2-7b --gpu h100 --zero 3 --dp 8 --micro-batch 4
       sizing memory --preset llama2-7b --recompute full --attention-impl math --format json
       sizing memory --preset llama2-70b --inference --context 4096 --batch 8 --weight-dtype int4
+      sizing memory --preset llama3-8b --gpu rtx4090 --finetune qlora --lora-rank 16
     """
     model = resolve_model(preset, config_path, overrides)
     default_len = seq_len or (model.preset.context if model.preset else _file_context(config_path, inference))
@@ -150,8 +165,36 @@ def memory(
         raise UserError(str(exc)) from None
     if inference:
         _refuse_training_options(seq_len if context is not None else None, micro_batch, zero, dp)
+        _refuse_given({"--finetune": finetune, "--lora-rank": lora_rank, "--lora-targets": lora_targets}, "to training")
     else:
         _refuse_inference_options(context, batch, weight_dtype, kv_dtype, prefill_chunk, zero, dp)
+    if finetune in (None, "full") and (lora_rank is not None or lora_targets is not None):
+        raise UserError("--lora-rank and --lora-targets apply to --finetune lora or qlora")
+    if finetune in ("lora", "qlora"):
+        from .memory_finetune import finetune_memory
+        from .memory_finetune import lora_targets as parse_targets
+
+        targets = parse_targets(lora_targets)
+        try:
+            model.config.check_context(default_len, "--seq-len")
+        except SizingError as exc:
+            raise UserError(str(exc)) from None
+        return finetune_memory(
+            model,
+            default_len,
+            fmt,
+            finetune=finetune,
+            lora_rank=lora_rank,
+            lora_targets=targets,
+            micro_batch=micro_batch or 1,
+            zero=zero,
+            dp=dp,
+            precision=precision,
+            optimizer=optimizer,
+            recompute=recompute,
+            attention_impl=attention_impl,
+            gpu=gpu_key,
+        )
     try:  # the API checks what the option types cannot (e.g. a config's own limits): one line, exit 2
         if inference:
             model.config.check_context(context or default_len, "--context" if context else "--seq-len")
