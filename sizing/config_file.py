@@ -17,13 +17,15 @@ from typing import Any
 from .config import ConfigError, ModelConfig
 from .hf import SUPPORTED_MODEL_TYPES, from_hf_config
 from .hf_context import stated_contexts
+from .hub import hub_config_path, looks_like_hub_id
 from .validate import MAX_CONFIG_BYTES, MAX_JSON_DEPTH, show
 
 
 def load_config_file(path: str) -> ModelConfig:
     """A Hugging Face config.json (has `model_type`), or this tool's JSON: a dict of
     ModelConfig fields, or the output of `sizing estimate --format json` (under model.config).
-    A directory is read as its config.json."""
+    A directory is read as its config.json; a hub id (owner/name, sizing.hub) as that
+    repository's config.json, from the local Hugging Face cache or downloaded alone."""
     return _config_from_data(_read_json_object(path), path)
 
 
@@ -91,6 +93,8 @@ def _read_json_object(path: str) -> dict:
     integers of more than 100 digits and numbers that overflow a float are refused."""
     where = f"config file {_shown(path)}"
     p = Path(path)
+    if isinstance(path, str) and looks_like_hub_id(path):  # owner/name: the hub's config.json
+        p = Path(hub_config_path(path))
     if p.is_dir():
         if not (p / "config.json").is_file():
             raise ConfigError(f"{where} is a directory without a config.json")
