@@ -47,8 +47,8 @@ def hub_config_path(hub_id: str) -> str:
     repo, _, revision = hub_id.partition("@")
     where = f"hub id {show(hub_id)}"
     try:
-        from huggingface_hub import hf_hub_download
         from huggingface_hub import errors as hub_errors
+        from huggingface_hub import hf_hub_download
     except ImportError:
         raise ConfigError(f"{where}: reading a hub id needs huggingface_hub (pip install huggingface_hub)") from None
     cache = hub_cache_dir()
