@@ -16,6 +16,7 @@ from . import flops as F
 from . import params as P
 from .config import ModelConfig
 from .conventions import ATTENTION_NOTES, CONVENTIONS, model_flops_per_token
+from .energy import DEFAULT_PUE, run_energy
 from .hardware import GPU, get_gpu
 from .presets import Preset, get_preset
 from .training import TrainingRun, check_hardware_options, cost_usd, gpu_hours, training_flops, wall_clock_days
@@ -59,6 +60,7 @@ class Estimate:
     training: TrainingCost | None
     memory: Any = None  # sizing.memory's MemorySummary; None when memory=False
     seq_len_source: str = "given"  # where T came from: given, the preset's context, a config file field
+    energy: Any = None  # sizing.energy's Energy of the training run; None without one or a GPU power
 
     @property
     def decode_per_token(self) -> int:
@@ -133,6 +135,8 @@ class Estimate:
                 "price_per_gpu_hour": t.run.price_per_gpu_hour,
                 "cost_usd": t.cost_usd,
             }
+            if self.energy is not None:
+                out["training"].update(self.energy.to_dict())
         if self.memory is not None:
             out["memory"] = self.memory.to_dict()
         return out
@@ -184,6 +188,9 @@ def estimate(
     price_per_gpu_hour: float | None = None,
     name: str | None = None,
     memory: bool = True,
+    power_watts: float | None = None,
+    pue: float = DEFAULT_PUE,
+    grid_kg_co2_per_kwh: float | None = None,
 ) -> Estimate:
     """Parameters, FLOPs, training cost and memory for a preset name, a path to a config file
     (a Hugging Face config.json or this tool's JSON, read by sizing.config_file), a Preset or
@@ -192,7 +199,8 @@ def estimate(
     else max_position_embeddings; `seq_len_source` says which); tokens to the preset's published
     count. seq_len and tokens may be typed as the CLI takes them ("4096", "2T", "300B").
     memory=True (the default) fills `memory` with the summary `sizing estimate` prints, so
-    to_dict() is the CLI's JSON; memory=False skips it (faster)."""
+    to_dict() is the CLI's JSON; memory=False skips it (faster). power_watts (default: the GPU's
+    TDP), pue and grid_kg_co2_per_kwh give the run's energy and CO2 (sizing.energy)."""
     target = _resolve_model(model)
     cfg, preset = target.config, target.preset
     if seq_len is None:
@@ -204,6 +212,7 @@ def estimate(
     cfg.check_context(seq_len, "seq_len")
     tokens = _count("tokens", tokens, MAX_TOKENS) if tokens is not None else preset.training_tokens if preset else None
     check_hardware_options(gpu, dtype, mfu, num_gpus, price_per_gpu_hour)
+    run_energy(0.0, gpu, power_watts, pue, grid_kg_co2_per_kwh)  # the energy inputs, checked with or without tokens
     summary = param_summary(cfg)
     breakdown = F.flop_breakdown(cfg, seq_len, attention, recompute)
     cost = None
@@ -212,6 +221,7 @@ def estimate(
             tokens=tokens, gpu=gpu, dtype=dtype, mfu=mfu, num_gpus=num_gpus, price_per_gpu_hour=price_per_gpu_hour
         )
         cost = training_cost(cfg, breakdown, summary.active, run)
+    energy = None if cost is None else run_energy(cost.gpu_hours, gpu, power_watts, pue, grid_kg_co2_per_kwh)
     mem = None
     if memory:
         from .memory import summary_for_estimate  # sizing.memory never imports this module
@@ -227,6 +237,7 @@ def estimate(
         training=cost,
         memory=mem,
         seq_len_source=seq_len_source,
+        energy=energy,
     )
 
 

@@ -6,6 +6,7 @@ import dataclasses
 
 import click
 
+from ..energy import DEFAULT_KG_CO2_PER_KWH, DEFAULT_PUE
 from ..hardware import get_gpu
 from ..validate import MAX_SEQ_LEN, SizingError
 from ..vocabulary import (
@@ -18,7 +19,7 @@ from ..vocabulary import (
     RECOMPUTE_MODES,
 )
 from .common import FORMATS, UserError, model_options, resolve_model
-from .options import MFU_TYPE, PRICE_TYPE, Choice, Count, Quantity
+from .options import MFU_TYPE, PRICE_TYPE, Choice, Count, Number, Quantity
 
 
 @click.command()
@@ -70,6 +71,27 @@ from .options import MFU_TYPE, PRICE_TYPE, Choice, Count, Quantity
     help="Price per GPU-hour, for the cost.",
 )
 @click.option(
+    "--power",
+    "power_watts",
+    type=Number("--power", 0, 100_000, exclusive_minimum=False, what="watts per GPU in [0, 100000]"),
+    metavar="W",
+    help="Power per GPU for the energy line (default: the GPU's TDP, see docs/estimate.md).",
+)
+@click.option(
+    "--pue",
+    type=Number("--pue", 1, 10, exclusive_minimum=False, what="a number in [1, 10]"),
+    default=DEFAULT_PUE,
+    show_default=True,
+    help="Data-centre power usage effectiveness (1.0: GPU power alone, the Llama 2 card's convention).",
+)
+@click.option(
+    "--grid-intensity",
+    "grid_kg_co2_per_kwh",
+    type=Number("--grid-intensity", 0, 10, exclusive_minimum=False, what="kgCO2eq per kWh in [0, 10]"),
+    metavar="KG_PER_KWH",
+    help=f"Grid carbon intensity, kgCO2eq/kWh (default: {DEFAULT_KG_CO2_PER_KWH}, implied by the Llama 2 card).",
+)
+@click.option(
     "--memory/--no-memory",
     "with_memory",
     default=True,
@@ -90,6 +112,9 @@ def estimate(
     mfu,
     num_gpus,
     price,
+    power_watts,
+    pue,
+    grid_kg_co2_per_kwh,
     with_memory,
     fmt,
 ):
@@ -127,6 +152,9 @@ def estimate(
         price_per_gpu_hour=price,
         name=model.name,
         memory=with_memory,
+        power_watts=power_watts,
+        pue=pue,
+        grid_kg_co2_per_kwh=grid_kg_co2_per_kwh,
     )
     from ..render.estimate import render_estimate
 
