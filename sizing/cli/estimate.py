@@ -75,7 +75,7 @@ from .options import MFU_TYPE, PRICE_TYPE, Choice, Count, Number, Quantity
     "power_watts",
     type=Number("--power", 0, 100_000, exclusive_minimum=False, what="watts per GPU in [0, 100000]"),
     metavar="W",
-    help="Power per GPU for the energy line (default: the GPU's TDP, see docs/estimate.md).",
+    help="Power per GPU for the energy line (default: the GPU's TDP; docs/energy.md).",
 )
 @click.option(
     "--pue",
