@@ -29,7 +29,7 @@ from ..vocabulary import (
     RECOMPUTE_MODES,
 )
 from .common import FORMATS, UserError, model_options, resolve_model
-from .options import Choice, Count
+from .options import Choice, Count, Number
 
 EXIT_DOES_NOT_FIT = 3
 
@@ -96,6 +96,14 @@ _ATTENTION_IMPL = Choice("--attention-impl", ATTENTION_IMPLS, ATTENTION_IMPL_ALI
 @click.option(
     "--lora-targets", metavar="q,k,v,o,up,gate,down", help="Projections with adapters.  [default: all linears]"
 )
+@click.option(
+    "--runtime-reserve",
+    "reserve_gib",
+    type=Number("--runtime-reserve", 0, 1024, exclusive_minimum=False, what="GiB in [0, 1024]"),
+    metavar="GiB",
+    help="Memory the process holds beyond its tensors (CUDA context, NCCL, allocator), taken off the GPU "
+    "before the fit.  [default: 0.5 GiB CUDA context + 0.25 GiB NCCL with --dp > 1; docs/memory.md]",
+)
 @click.option("--inference", is_flag=True, help="Inference memory (weights + KV cache) instead of training.")
 @click.option(
     "--context",
@@ -131,6 +139,7 @@ def memory(
     finetune,
     lora_rank,
     lora_targets,
+    reserve_gib,
     inference,
     context,
     batch,
@@ -170,6 +179,7 @@ def memory(
         _refuse_inference_options(context, batch, weight_dtype, kv_dtype, prefill_chunk, zero, dp)
     if finetune in (None, "full") and (lora_rank is not None or lora_targets is not None):
         raise UserError("--lora-rank and --lora-targets apply to --finetune lora or qlora")
+    reserve = _runtime_reserve(reserve_gib, 1 if dp > 1 and not inference else 0)
     if finetune in ("lora", "qlora"):
         from .memory_finetune import finetune_memory
         from .memory_finetune import lora_targets as parse_targets
@@ -194,6 +204,7 @@ def memory(
             recompute=recompute,
             attention_impl=attention_impl,
             gpu=gpu_key,
+            reserve=reserve,
         )
     try:  # the API checks what the option types cannot (e.g. a config's own limits): one line, exit 2
         if inference:
@@ -207,6 +218,7 @@ def memory(
                 gpu_key,
                 name=model.name,
                 prefill_chunk=prefill_chunk,
+                runtime_reserve=reserve,
             )
         else:
             model.config.check_context(default_len, "--seq-len")
@@ -222,6 +234,7 @@ def memory(
                 attention_impl,
                 gpu_key,
                 name=model.name,
+                runtime_reserve=reserve,
             )
             if not result.fits:
                 result = _with_parallel_advice(result, model.config, dp, micro_batch or 1, gpu_key)
@@ -230,6 +243,15 @@ def memory(
     click.echo(render_memory(result, fmt, details=True).rstrip("\n"))
     if not result.fits:
         raise SystemExit(EXIT_DOES_NOT_FIT)
+
+
+def _runtime_reserve(reserve_gib: float | None, communicators: int):
+    """--runtime-reserve as given, else the CUDA context + NCCL estimate (sizing.memory.runtime)."""
+    from ..memory.runtime import default_runtime_reserve, given_runtime_reserve
+
+    if reserve_gib is None:
+        return default_runtime_reserve(communicators)
+    return given_runtime_reserve(round(reserve_gib * GIB))
 
 
 def _file_context(config_path: str | None, inference: bool) -> int | None:

@@ -32,7 +32,8 @@ def lora_targets(text: str | None) -> tuple[str, ...] | None:
 def finetune_memory(model, seq_len: int, fmt: str, **opts) -> None:
     """Print the plan of a LoRA/QLoRA run on dp GPUs (ZeRO stage as given) and exit 3 if it
     does not fit. opts: finetune, lora_rank, lora_targets, micro_batch, zero, dp, precision,
-    optimizer, recompute, attention_impl, gpu."""
+    optimizer, recompute, attention_impl, gpu, reserve (sizing.memory.runtime's RuntimeReserve,
+    taken off the GPU before the fit)."""
     from ..parallel.layout import ParallelLayout
     from ..parallel.plan import parallel_plan
     from ..render.parallel import render_plan
@@ -62,10 +63,19 @@ def finetune_memory(model, seq_len: int, fmt: str, **opts) -> None:
         lighter = [plan_for(mode) for mode in ("selective", "full") if mode != opts["recompute"]]
     except SizingError as exc:
         raise UserError(str(exc)) from None
+    reserve = opts["reserve"]
+    capacity = plan.gpu.memory_bytes - reserve.total_bytes
+
+    def fits(p) -> bool:
+        return p.per_gpu_bytes <= capacity
+
     click.echo(render_plan(plan, fmt).rstrip("\n"))
-    if plan.fits:
+    if fmt in ("table", "markdown"):
+        verdict = "fits" if fits(plan) else "does not fit"
+        click.echo(f"{reserve.describe()}: {verdict} with it ({capacity / 2**30:.2f} GiB usable)")
+    if fits(plan):
         return
     if fmt in ("table", "markdown"):
-        for other in (p for p in lighter if p.fits):
+        for other in (p for p in lighter if fits(p)):
             click.echo(f"would fit: --recompute {other.work.recompute} ({other.per_gpu_bytes / 2**30:.2f} GiB per GPU)")
     raise SystemExit(EXIT_DOES_NOT_FIT)

@@ -37,6 +37,7 @@ from .activations import (
 )
 from .inference_fit import inference_memory
 from .results import MemorySummary, TrainingMemory
+from .runtime import RuntimeReserve
 from .search import bigger_gpus, largest_fitting, min_ranks, resolve_model_arg
 from .states import (
     ZERO_STAGES,
@@ -99,10 +100,12 @@ def training_memory(
     attention_impl: str = DEFAULT_ATTENTION_IMPL,
     gpu: str = DEFAULT_GPU,
     name: str | None = None,
+    runtime_reserve: RuntimeReserve | None = None,
 ) -> TrainingMemory:
     """Training memory per GPU and the largest micro-batch that fits `gpu`. When micro-batch 1
     does not fit, `fits` is False, `max_micro_batch` None, and `would_fit` says what would
-    (ZeRO-3 over at least N GPUs, full recomputation, a larger GPU)."""
+    (ZeRO-3 over at least N GPUs, full recomputation, a larger GPU). runtime_reserve
+    (sizing.memory.runtime; None: the tensors alone) is taken off the GPU before they fit."""
     cfg, name, seq_len = resolve_model_arg(model, name, seq_len)
     get_precision(precision)
     get_optimizer(optimizer)
@@ -112,7 +115,7 @@ def training_memory(
     impl = require_choice("attention_impl", attention_impl, ATTENTION_IMPLS, ATTENTION_IMPL_ALIASES)
     require_choice("recompute", recompute, RECOMPUTE_MODES)
     gpu_entry = get_gpu(gpu)
-    capacity = gpu_entry.memory_bytes
+    capacity = gpu_entry.memory_bytes - (runtime_reserve.total_bytes if runtime_reserve is not None else 0)
     a = get_precision(precision).activation_bytes
 
     n_params, saved = P.total_params(cfg), _saved_bytes(cfg, seq_len, impl)
@@ -162,13 +165,14 @@ def training_memory(
         activations_outside_bytes=outside,
         transient_bytes=pg["transient_bytes"],
         per_gpu=pg,
-        gpu_memory_bytes=capacity,
+        gpu_memory_bytes=gpu_entry.memory_bytes,
         max_micro_batch=max_b,
         fits=fits,
         reason=reason,
         would_fit=tuple(would),
         terms=terms,
         korthikanti_per_layer_bytes=korthikanti_activations_bytes_per_layer(cfg, seq_len, micro_batch, recompute),
+        runtime_reserve=runtime_reserve,
     )
 
 

@@ -21,6 +21,7 @@ from ..vocabulary import (
 from .kv import cached_positions, dtype_bytes, inference_weights_bytes, kv_cache_bytes, naive_kv_cache_bytes
 from .prefill import inference_prefill_peak_bytes, prefill_activation_peak_bytes
 from .results import InferenceMemory
+from .runtime import RuntimeReserve
 from .search import bigger_gpus, largest_fitting, resolve_model_arg
 
 PerGpu = Callable[..., dict]  # per_gpu(micro_batch, zero, dp, recompute) -> bytes by kind
@@ -36,6 +37,7 @@ def inference_memory(
     name: str | None = None,
     prefill_chunk: int | None = None,
     activation_dtype: str = "bf16",
+    runtime_reserve: RuntimeReserve | None = None,
 ) -> InferenceMemory:
     """Weights + KV cache + the prefill activation peak (prefill.py: one sequence's context per
     forward, or `prefill_chunk` tokens), the largest batch at this context and the largest
@@ -46,7 +48,7 @@ def inference_memory(
     require_int("context", context)
     require_int("batch", batch)
     gpu_entry = get_gpu(gpu)
-    capacity = gpu_entry.memory_bytes
+    capacity = gpu_entry.memory_bytes - (runtime_reserve.total_bytes if runtime_reserve is not None else 0)
     w = inference_weights_bytes(cfg, weight_dtype)
     a = dtype_bytes(1, require_choice("activation_dtype", activation_dtype, DTYPE_BITS))
 
@@ -73,7 +75,9 @@ def inference_memory(
     reason, would = (
         (None, [])
         if fits
-        else _inference_advice(cfg, context, batch, weight_dtype, kv_dtype, gpu_entry, max_batch, max_context, peak)
+        else _inference_advice(
+            cfg, context, batch, weight_dtype, kv_dtype, gpu_entry, max_batch, max_context, peak, capacity
+        )
     )
     return InferenceMemory(
         model=name,
@@ -88,7 +92,7 @@ def inference_memory(
         kv_cache_bytes=kv,
         kv_cache_bytes_per_sequence=kv_cache_bytes(cfg, context, 1, kv_dtype),
         cached_positions=cached_positions(cfg, context),
-        gpu_memory_bytes=capacity,
+        gpu_memory_bytes=gpu_entry.memory_bytes,
         max_batch=max_batch,
         max_context=max_context,
         context_unbounded=unbounded,
@@ -99,6 +103,7 @@ def inference_memory(
         prefill_peak_bytes=peak,
         prefill_chunk=prefill_chunk,
         kv_cache_bytes_naive=naive_kv_cache_bytes(cfg, context, batch, kv_dtype) if cfg.is_mla else None,
+        runtime_reserve=runtime_reserve,
     )
 
 
@@ -112,9 +117,12 @@ def _inference_advice(
     max_batch: int | None,
     max_context: int | None,
     peak: int = 0,
+    capacity: int | None = None,
 ) -> tuple[str, list[str]]:
-    """Why weights + KV cache + prefill peak do not fit and what would: (reason, would-fit suggestions)."""
-    gib, capacity = format_gib, gpu_entry.memory_bytes
+    """Why weights + KV cache + prefill peak do not fit and what would: (reason, would-fit
+    suggestions). capacity: the GPU less the runtime reserve (default: the whole GPU)."""
+    gib = format_gib
+    capacity = gpu_entry.memory_bytes if capacity is None else capacity
     w = inference_weights_bytes(cfg, weight_dtype)
     kv = kv_cache_bytes(cfg, context, batch, kv_dtype)
     per_seq = kv_cache_bytes(cfg, context, 1, kv_dtype)

@@ -44,6 +44,7 @@ class TrainingMemory:
     would_fit: tuple[str, ...]
     terms: tuple[ActivationTerm, ...] = field(repr=False)
     korthikanti_per_layer_bytes: int = 0
+    runtime_reserve: Any = None  # sizing.memory.runtime.RuntimeReserve; None: tensors only
 
     @property
     def total_bytes(self) -> int:
@@ -61,8 +62,12 @@ class TrainingMemory:
         return self.per_gpu["total_bytes"]
 
     @property
+    def runtime_reserve_bytes(self) -> int:
+        return self.runtime_reserve.total_bytes if self.runtime_reserve is not None else 0
+
+    @property
     def headroom_bytes(self) -> int:
-        return self.gpu_memory_bytes - self.per_gpu_bytes
+        return self.gpu_memory_bytes - self.runtime_reserve_bytes - self.per_gpu_bytes
 
     @property
     def korthikanti_bytes(self) -> int:
@@ -99,6 +104,7 @@ class TrainingMemory:
             "per_gpu_bytes": self.per_gpu_bytes,
             "gpu": self.gpu,
             "gpu_memory_bytes": self.gpu_memory_bytes,
+            "runtime_reserve_bytes": self.runtime_reserve_bytes,
             "headroom_bytes": self.headroom_bytes,
             "fits": self.fits,
             "max_micro_batch": self.max_micro_batch,
@@ -138,6 +144,7 @@ class InferenceMemory:
     prefill_peak_bytes: int = 0  # the largest transient of a prefill forward (memory/prefill.py)
     prefill_chunk: int | None = None  # tokens per prefill forward; None: one sequence's context
     kv_cache_bytes_naive: int | None = None  # MLA: full per-head K and V instead of the latent
+    runtime_reserve: Any = None  # sizing.memory.runtime.RuntimeReserve; None: tensors only
 
     @property
     def total_bytes(self) -> int:
@@ -150,8 +157,12 @@ class InferenceMemory:
         return self.total_bytes + self.prefill_peak_bytes
 
     @property
+    def runtime_reserve_bytes(self) -> int:
+        return self.runtime_reserve.total_bytes if self.runtime_reserve is not None else 0
+
+    @property
     def headroom_bytes(self) -> int:
-        return self.gpu_memory_bytes - self.peak_bytes
+        return self.gpu_memory_bytes - self.runtime_reserve_bytes - self.peak_bytes
 
     def to_dict(self) -> dict[str, Any]:
         cfg = self.config
@@ -174,6 +185,7 @@ class InferenceMemory:
             "peak_bytes": self.peak_bytes,
             "gpu": self.gpu,
             "gpu_memory_bytes": self.gpu_memory_bytes,
+            "runtime_reserve_bytes": self.runtime_reserve_bytes,
             "headroom_bytes": self.headroom_bytes,
             "fits": self.fits,
             "max_batch": self.max_batch,
