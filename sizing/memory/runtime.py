@@ -76,6 +76,12 @@ def default_runtime_reserve(communicators: int = 0) -> RuntimeReserve:
     return RuntimeReserve(CUDA_CONTEXT_BYTES, communicators * NCCL_COMMUNICATOR_BYTES, ALLOCATOR_BYTES)
 
 
+def layout_runtime_reserve(*degrees: int) -> RuntimeReserve:
+    """The default reserve of a rank of a parallel layout: one NCCL communicator per parallel
+    dimension whose degree is above 1 (dp, tp, pp, cp, ep)."""
+    return default_runtime_reserve(sum(1 for d in degrees if d > 1))
+
+
 def given_runtime_reserve(total_bytes: int) -> RuntimeReserve:
     """The user's own figure, all of it counted as one."""
     require_int("runtime_reserve_bytes", total_bytes, 0, 1 << 50)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 
 from ..config import ModelConfig
 from ..hardware import get_gpu
+from ..memory.runtime import layout_runtime_reserve
 from ..validate import SizingError, require_int
 from ..vocabulary import RECOMPUTE_MODES
 from .batches import FINETUNE_GLOBAL_BATCH
@@ -133,7 +134,8 @@ def _fitting_plans(cfg: ModelConfig, layout: ParallelLayout, seq_len: int, modes
     out = []
     for mode in ordered:
         _, terms = most_loaded(cfg, layout, Workload(seq_len, recompute=mode, attention_impl=impl, **work))
-        if terms["total_bytes"] > gpu.memory_bytes:
+        reserve = layout_runtime_reserve(layout.dp, layout.tp, layout.pp, layout.cp, layout.ep).total_bytes
+        if terms["total_bytes"] + reserve > gpu.memory_bytes:
             if mode == "full":
                 return []
             continue
