@@ -37,7 +37,7 @@ from .activations import (
 )
 from .inference_fit import inference_memory
 from .results import MemorySummary, TrainingMemory
-from .runtime import RuntimeReserve
+from .runtime import RuntimeReserve, default_runtime_reserve
 from .search import bigger_gpus, largest_fitting, min_ranks, resolve_model_arg
 from .states import (
     ZERO_STAGES,
@@ -265,7 +265,9 @@ def summary_for_estimate(
 ) -> MemorySummary:
     """The memory block of `sizing estimate`: bf16-mixed AdamW training at micro-batch 1 (by
     default), no ZeRO, no recompute, flash attention; bf16 inference with a KV cache of
-    seq_len, batch 1."""
+    seq_len, batch 1. Both fit against the GPU less the runtime reserve of one process on one
+    GPU (the CUDA context, sizing.memory.runtime), as `sizing memory` does."""
+    reserve = default_runtime_reserve(0)
     return MemorySummary(
         training=training_memory(
             cfg,
@@ -279,6 +281,7 @@ def summary_for_estimate(
             DEFAULT_ATTENTION_IMPL,
             gpu_key,
             name=name,
+            runtime_reserve=reserve,
         ),
-        inference=inference_memory(cfg, seq_len, 1, "bf16", "bf16", gpu_key, name=name),
+        inference=inference_memory(cfg, seq_len, 1, "bf16", "bf16", gpu_key, name=name, runtime_reserve=reserve),
     )
