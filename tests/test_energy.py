@@ -63,3 +63,12 @@ def test_estimate_carries_energy_in_json_and_table():
     assert data["training"]["power_watts_per_gpu"] == 300 and data["training"]["power_source"] == "given"
     bad = CliRunner().invoke(main, ["estimate", "--preset", "llama2-7b", "--pue", "0.5"])
     assert bad.exit_code == 2 and "--pue (0.5)" in bad.output
+
+
+def test_the_published_runs_table_carries_the_card_rows():
+    from sizing.report.published_runs import llama_rows
+
+    rows = {r["model"]: r for r in llama_rows()}
+    for model, card in (("Llama-2-7B", 31.22), ("Llama-2-13B", 62.44), ("Llama-2-70B", 291.42)):
+        assert abs(float(rows[model]["tCO2eq (0.4235 kg/kWh)"]) - card) <= 0.01
+    assert rows["Llama-2-7B"]["MWh (TDP, PUE 1)"] == "73.7"  # 184,320 h x 400 W
