@@ -70,5 +70,5 @@ def test_the_published_runs_table_carries_the_card_rows():
 
     rows = {r["model"]: r for r in llama_rows()}
     for model, card in (("Llama-2-7B", 31.22), ("Llama-2-13B", 62.44), ("Llama-2-70B", 291.42)):
-        assert abs(float(rows[model]["tCO2eq (0.4235 kg/kWh)"]) - card) <= 0.01
+        assert abs(float(rows[model]["tCO2eq (0.4235 kg/kWh)"]) - card) <= 0.01 + 1e-9  # one unit of the last digit
     assert rows["Llama-2-7B"]["MWh (TDP, PUE 1)"] == "73.7"  # 184,320 h x 400 W
