@@ -19,10 +19,11 @@ imply 0.42345 to 0.42350, so no single intensity reproduces every row's last dig
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 from .hardware import get_gpu
-from .validate import MAX_FLOAT, require_number
+from .validate import require_number
 
 WATTS_PER_KW = 1000
 KG_PER_TONNE = 1000
@@ -101,7 +102,7 @@ def run_energy(
     require_number("pue", pue, 1, 10, what="a number in [1, 10] (1.0: GPU power alone)")
     if kg_co2_per_kwh is not None:
         require_number("grid_kg_co2eq_per_kwh", kg_co2_per_kwh, 0, 10, what="kgCO2eq per kWh in [0, 10]")
-    require_number("gpu_hours", gpu_hours, 0, MAX_FLOAT)
+    require_number("gpu_hours", gpu_hours, 0, sys.float_info.max)  # any finite count a run can have
     key = get_gpu(gpu).key
     if watts is None:
         if key not in TDP_WATTS:

@@ -16,13 +16,14 @@ from . import flops as F
 from . import params as P
 from .config import ModelConfig
 from .conventions import ATTENTION_NOTES, CONVENTIONS, model_flops_per_token
+from .default_gpu import default_gpu_for
 from .energy import DEFAULT_PUE, run_energy
 from .hardware import GPU, get_gpu
 from .presets import Preset, get_preset
 from .training import TrainingRun, check_hardware_options, cost_usd, gpu_hours, training_flops, wall_clock_days
 from .units import parse_quantity
 from .validate import MAX_SEQ_LEN, MAX_TOKENS, SizingError, require_int, show
-from .vocabulary import DEFAULT_GPU, DEFAULT_MFU
+from .vocabulary import DEFAULT_MFU
 
 
 @dataclass(frozen=True)
@@ -181,7 +182,7 @@ def estimate(
     attention: str = "full",
     recompute: str = "none",
     tokens: int | str | None = None,
-    gpu: str = DEFAULT_GPU,
+    gpu: str | None = None,
     dtype: str | None = None,
     mfu: float = DEFAULT_MFU,
     num_gpus: int = 1,
@@ -199,10 +200,12 @@ def estimate(
     else max_position_embeddings; `seq_len_source` says which); tokens to the preset's published
     count. seq_len and tokens may be typed as the CLI takes them ("4096", "2T", "300B").
     memory=True (the default) fills `memory` with the summary `sizing estimate` prints, so
-    to_dict() is the CLI's JSON; memory=False skips it (faster). power_watts (default: the GPU's
+    to_dict() is the CLI's JSON; memory=False skips it (faster). gpu defaults to H100 unless the
+    preset's published run names another (sizing.default_gpu). power_watts (default: the GPU's
     TDP), pue and grid_kg_co2_per_kwh give the run's energy and CO2 (sizing.energy)."""
     target = _resolve_model(model)
     cfg, preset = target.config, target.preset
+    gpu = gpu if gpu is not None else default_gpu_for(preset.name if preset else None)
     if seq_len is None:
         if target.context is None:
             raise SizingError("seq_len must be given for a config that is not a preset and states no context")

@@ -6,6 +6,7 @@ import dataclasses
 
 import click
 
+from ..default_gpu import default_gpu_for
 from ..energy import DEFAULT_KG_CO2_PER_KWH, DEFAULT_PUE
 from ..hardware import get_gpu
 from ..validate import MAX_SEQ_LEN, SizingError
@@ -13,7 +14,6 @@ from ..vocabulary import (
     ATTENTION_CONVENTIONS,
     COMPUTE_DTYPES,
     DEFAULT_ATTENTION,
-    DEFAULT_GPU,
     DEFAULT_MFU,
     DEFAULT_RECOMPUTE,
     RECOMPUTE_MODES,
@@ -50,7 +50,7 @@ from .options import MFU_TYPE, PRICE_TYPE, Choice, Count, Number, Quantity
     type=Quantity("--tokens"),
     help="Training tokens, e.g. 2T, 300B, 1.4e12 (default: published).",
 )
-@click.option("--gpu", default=DEFAULT_GPU, show_default=True, help="GPU name (see `sizing gpus`).")
+@click.option("--gpu", help="GPU name (see `sizing gpus`).  [default: h100-sxm, or the preset's published run's GPU]")
 @click.option(
     "--dtype", type=Choice("--dtype", COMPUTE_DTYPES), help="Peak rate to use (default: bf16, else the GPU's first)."
 )
@@ -132,7 +132,7 @@ def estimate(
     try:
         seq_len, seq_len_source = default_seq_len(model, config_path, seq_len)
         model.config.check_context(seq_len, "--seq-len")
-        gpu_entry = get_gpu(gpu)
+        gpu_entry = get_gpu(gpu or default_gpu_for(model.preset.name if model.preset else None))
         if dtype is not None:
             gpu_entry.peak_flops_per_second(dtype)
     except SizingError as exc:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 from click.core import ParameterSource
 
+from ..default_gpu import default_gpu_for
 from ..hardware import get_gpu
 from ..memory import OPTIMIZER_ALIASES, OPTIMIZERS, ZERO_STAGES, inference_memory, training_memory
 from ..parallel.layout import FINETUNE_MODES
@@ -19,7 +20,6 @@ from ..vocabulary import (
     ATTENTION_IMPL_ALIASES,
     ATTENTION_IMPLS,
     DEFAULT_ATTENTION_IMPL,
-    DEFAULT_GPU,
     DEFAULT_OPTIMIZER,
     DEFAULT_PRECISION,
     DEFAULT_RECOMPUTE,
@@ -85,7 +85,7 @@ _ATTENTION_IMPL = Choice("--attention-impl", ATTENTION_IMPLS, ATTENTION_IMPL_ALI
     show_default=True,
     help="math materialises the T x T scores and probabilities; flash (= sdpa) is a fused kernel.",
 )
-@click.option("--gpu", default=DEFAULT_GPU, show_default=True, help="GPU name (see `sizing gpus`).")
+@click.option("--gpu", help="GPU name (see `sizing gpus`).  [default: h100-sxm, or the preset's published run's GPU]")
 @click.option(
     "--finetune",
     type=Choice("--finetune", FINETUNE_MODES),
@@ -169,7 +169,7 @@ def memory(
         needed = "--context" if inference else "--seq-len"
         raise UserError(f"{needed} is needed for a model that is not a preset (e.g. {needed} 4096)")
     try:
-        gpu_key = get_gpu(gpu).key
+        gpu_key = get_gpu(gpu or default_gpu_for(model.preset.name if model.preset else None)).key
     except SizingError as exc:
         raise UserError(str(exc)) from None
     if inference:

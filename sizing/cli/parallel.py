@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import click
 
+from ..default_gpu import default_gpu_for
 from ..hardware import get_gpu
 from ..memory import OPTIMIZER_ALIASES, OPTIMIZERS
 from ..parallel.batches import DEFAULT_GLOBAL_BATCH
@@ -19,7 +20,6 @@ from ..validate import MAX_SEQ_LEN, SizingError, require_choice
 from ..vocabulary import (
     ATTENTION_IMPL_ALIASES,
     ATTENTION_IMPLS,
-    DEFAULT_GPU,
     DEFAULT_MFU,
     DEFAULT_OPTIMIZER,
     DEFAULT_PRECISION,
@@ -95,7 +95,7 @@ def _layout_options(func):
     type=Choice("--attention-impl", ATTENTION_IMPLS, ATTENTION_IMPL_ALIASES),
     help="[default: flash]",
 )
-@_one("--gpu", help=f"GPU name (see `sizing gpus`).  [default: {DEFAULT_GPU}]")
+@_one("--gpu", help="GPU name (see `sizing gpus`).  [default: h100-sxm, or the preset's published run's GPU]")
 @_one("--mfu", type=Number("--mfu", 0, 1, what="a number in (0, 1]"), help=f"Of the compute.  [default: {DEFAULT_MFU}]")
 @click.option(
     "--overlap", "overlap", metavar="DIM=SHARE", multiple=True, help="Comm hidden under compute, e.g. dp=0.5."
@@ -124,7 +124,7 @@ def parallel(preset, config_path, overrides, seq_len, **opts):
     T = seq_len or model.preset.context
     fmt = opts.pop("fmt") or "table"
     try:
-        gpu_key = get_gpu(opts.pop("gpu") or DEFAULT_GPU).key
+        gpu_key = get_gpu(opts.pop("gpu") or default_gpu_for(model.preset.name if model.preset else None)).key
         plan_options = _plan_options(opts, gpu_key)
         layout, search = _layout(opts)
         model.config.check_context(T, "--seq-len")

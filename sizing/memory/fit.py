@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from .. import params as P
 from ..config import ModelConfig
+from ..default_gpu import default_gpu_for
 from ..hardware import GPU, get_gpu
 from ..units import format_gib
 from ..validate import require_choice, require_int
@@ -22,7 +23,6 @@ from ..vocabulary import (
     ATTENTION_IMPL_ALIASES,
     ATTENTION_IMPLS,
     DEFAULT_ATTENTION_IMPL,
-    DEFAULT_GPU,
     DEFAULT_OPTIMIZER,
     DEFAULT_PRECISION,
     DEFAULT_RECOMPUTE,
@@ -98,7 +98,7 @@ def training_memory(
     dp: int = 1,
     recompute: str = DEFAULT_RECOMPUTE,
     attention_impl: str = DEFAULT_ATTENTION_IMPL,
-    gpu: str = DEFAULT_GPU,
+    gpu: str | None = None,
     name: str | None = None,
     runtime_reserve: RuntimeReserve | None = None,
 ) -> TrainingMemory:
@@ -106,6 +106,7 @@ def training_memory(
     does not fit, `fits` is False, `max_micro_batch` None, and `would_fit` says what would
     (ZeRO-3 over at least N GPUs, full recomputation, a larger GPU). runtime_reserve
     (sizing.memory.runtime; None: the tensors alone) is taken off the GPU before they fit."""
+    gpu = gpu if gpu is not None else default_gpu_for(model if isinstance(model, str) else None)
     cfg, name, seq_len = resolve_model_arg(model, name, seq_len)
     get_precision(precision)
     get_optimizer(optimizer)

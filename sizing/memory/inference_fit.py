@@ -10,11 +10,11 @@ from collections.abc import Callable
 
 from .. import params as P
 from ..config import ModelConfig
+from ..default_gpu import default_gpu_for
 from ..hardware import GPU, get_gpu
 from ..units import format_gib
 from ..validate import require_choice, require_int
 from ..vocabulary import (
-    DEFAULT_GPU,
     DTYPE_BITS,
     ceil_div,
 )
@@ -33,7 +33,7 @@ def inference_memory(
     batch: int = 1,
     weight_dtype: str = "bf16",
     kv_dtype: str = "bf16",
-    gpu: str = DEFAULT_GPU,
+    gpu: str | None = None,
     name: str | None = None,
     prefill_chunk: int | None = None,
     activation_dtype: str = "bf16",
@@ -42,6 +42,7 @@ def inference_memory(
     """Weights + KV cache + the prefill activation peak (prefill.py: one sequence's context per
     forward, or `prefill_chunk` tokens), the largest batch at this context and the largest
     context at this batch."""
+    gpu = gpu if gpu is not None else default_gpu_for(model if isinstance(model, str) else None)
     cfg, name, context = resolve_model_arg(model, name, context, what="context")
     require_choice("weight_dtype", weight_dtype, DTYPE_BITS)
     require_choice("kv_dtype", kv_dtype, DTYPE_BITS)

@@ -14,6 +14,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from ..config import ModelConfig
+from ..default_gpu import default_gpu_for
 from ..hardware import GPU, get_gpu
 from ..memory.kv import dtype_bytes, inference_weights_bytes, kv_cache_bytes
 from ..memory.prefill import prefill_activation_peak_bytes, prefill_tokens
@@ -21,7 +22,6 @@ from ..presets import get_preset
 from ..validate import MAX_PRICE, SizingError, require_choice, require_fraction, require_int, require_number, show
 from ..vocabulary import (
     ATTENTION_CONVENTIONS,
-    DEFAULT_GPU,
     DEFAULT_SERVE_ATTENTION,
     DEFAULT_SERVE_BANDWIDTH_EFFICIENCY,
     DEFAULT_SERVE_COMPUTE_EFFICIENCY,
@@ -121,7 +121,7 @@ def serve(
     prompt: int,
     output: int,
     batch: int = 1,
-    gpu: str = DEFAULT_GPU,
+    gpu: str | None = None,
     tp: int = 1,
     gpus: int | None = None,
     weight_dtype: str = "bf16",
@@ -138,7 +138,9 @@ def serve(
     """Serving `model` (a preset name or a ModelConfig) on `gpu`: b sequences of `prompt` tokens
     generating `output` tokens each, prefilled together (in chunks of `prefill_chunk` tokens), then
     decoded in lockstep. `trained_context` (a preset's own by default) bounds the prompt. A
-    SizingError names the field for any bad input."""
+    SizingError names the field for any bad input. gpu: H100 unless the preset's published run
+    names another (sizing.default_gpu)."""
+    gpu = gpu if gpu is not None else default_gpu_for(model if isinstance(model, str) else None)
     cfg, name, trained_context = _resolve(model, name, trained_context)
     s = _settings(cfg, prompt, output, batch, tp, gpus, weight_dtype, kv_dtype, activation_dtype, attention)
     s = _with_rates(s, compute_efficiency, bandwidth_efficiency, price, prefill_chunk)
