@@ -17,10 +17,6 @@ _IDEAL = {"compute_efficiency": 1.0, "bandwidth_efficiency": 1.0}
 _EFF = f"{DEFAULT_SERVE_COMPUTE_EFFICIENCY:g} / {DEFAULT_SERVE_BANDWIDTH_EFFICIENCY:g}"
 
 
-def _ridge_label(data: dict) -> str:
-    return f"ideal ridge {data['ridge']:.0f} (sizing serve: x {_EFF})"
-
-
 def roofline_data() -> dict:
     gpu = get_gpu(GPU)
     peak, bw = gpu.peak_flops_per_second("bf16"), gpu.hbm_bytes_per_second
