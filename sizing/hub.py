@@ -3,9 +3,10 @@ repository's config.json through `huggingface_hub` (imported only on this path).
 
 Only config.json is fetched (`hf_hub_download`, one file, never a snapshot), and it is read as
 JSON by sizing.config_file like any other path: no model code is downloaded or run, whatever
-`auto_map` the config names. With HF_HUB_OFFLINE set, the file comes from the local cache
-only. The cache is the one the Hugging Face tools share (HF_HUB_CACHE, else HF_HOME/hub, else
-~/.cache/huggingface/hub), read from the environment at call time.
+`auto_map` the config names. The local cache is read first (a cached config.json needs no
+network); with HF_HUB_OFFLINE set, it is the only place looked in. The cache is the one the
+Hugging Face tools share (HF_HUB_CACHE, else HF_HOME/hub, else ~/.cache/huggingface/hub), read
+from the environment at call time.
 """
 
 from __future__ import annotations
@@ -49,13 +50,22 @@ def hub_config_path(hub_id: str) -> str:
     try:
         from huggingface_hub import errors as hub_errors
         from huggingface_hub import hf_hub_download
+        from huggingface_hub.utils import logging as hf_logging
     except ImportError:
         raise ConfigError(f"{where}: reading a hub id needs huggingface_hub (pip install huggingface_hub)") from None
     cache = hub_cache_dir()
+    fetch = dict(revision=revision or None, cache_dir=cache)
+    try:  # the cache first: a cached config.json needs no network (config files do not change)
+        return hf_hub_download(repo, "config.json", local_files_only=True, **fetch)
+    except OSError:  # LocalEntryNotFoundError: not cached
+        if offline():
+            raise ConfigError(
+                f"{where}: its config.json is not in the local cache ({cache}) and HF_HUB_OFFLINE is set; "
+                "run once online, or give the path to a config.json"
+            ) from None
+    hf_logging.set_verbosity_error()  # one Error line, not the client's retry warnings
     try:
-        return hf_hub_download(
-            repo, "config.json", revision=revision or None, cache_dir=cache, local_files_only=offline()
-        )
+        return hf_hub_download(repo, "config.json", **fetch)
     except hub_errors.GatedRepoError:
         raise ConfigError(
             f"{where} is gated: accept its licence on huggingface.co, then log in (hf auth login, or HF_TOKEN)"
@@ -65,9 +75,8 @@ def hub_config_path(hub_id: str) -> str:
     except hub_errors.RevisionNotFoundError:
         raise ConfigError(f"{where}: no revision {show(revision)} in that repository") from None
     except hub_errors.LocalEntryNotFoundError:
-        why = "HF_HUB_OFFLINE is set" if offline() else "the hub could not be reached"
         raise ConfigError(
-            f"{where}: its config.json is not in the local cache ({cache}) and {why}; "
+            f"{where}: its config.json is not in the local cache ({cache}) and the hub could not be reached; "
             "run once online, or give the path to a config.json"
         ) from None
     except (hub_errors.EntryNotFoundError, hub_errors.RemoteEntryNotFoundError):

@@ -69,3 +69,10 @@ def test_what_counts_as_a_hub_id(tmp_path):
     assert looks_like_hub_id("meta-llama/Llama-3.1-8B") and looks_like_hub_id("gpt2/x@main")
     assert not looks_like_hub_id("no/such/config.json") and not looks_like_hub_id("dir/config.json")
     assert not looks_like_hub_id(str(tmp_path))  # an existing path is the path
+
+
+def test_a_cached_id_needs_no_network_even_online(offline_cache, monkeypatch):
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens there: any request fails
+    _cache(offline_cache, "meta-llama/Llama-3.1-8B", FIX / "meta-llama__Llama-3.1-8B.json")
+    assert read_config_file("meta-llama/Llama-3.1-8B").served_context == 131072
