@@ -31,7 +31,7 @@ def looks_like_hub_id(text: str) -> bool:
 
 
 def hub_cache_dir() -> Path:
-    """The cache the Hugging Face tools share, as the environment says now."""
+    """The cache the Hugging Face tools share, as the environment says at call time."""
     if os.environ.get("HF_HUB_CACHE"):
         return Path(os.environ["HF_HUB_CACHE"])
     home = os.environ.get("HF_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "huggingface")

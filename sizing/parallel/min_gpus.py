@@ -1,9 +1,9 @@
 """One answer to "how many GPUs does this need?": the fewest GPUs on which some layout fits,
 found by the layout search (sizing.parallel.search), which every command that hints quotes.
 
-`sizing memory` used to answer with the fewest ZeRO-3 ranks alone (any integer: 15 A100s for
-Llama-2-70B) while `sizing parallel` searched TP, PP, CP and FSDP over powers of two (16):
-two answers to one question. Both now call `min_gpus_that_fit` with the same global batch.
+Counting ZeRO-3 ranks alone (any integer) would give another answer, 15 A100-80GB for
+Llama-2-70B where the layout search over powers of two finds 16, so `sizing memory`, `sizing
+parallel` and `sizing plan` all call `min_gpus_that_fit` with the same global batch.
 
 The global batch decides which data-parallel degrees divide it, so a question states it
 (sizing.parallel.batches: DEFAULT_GLOBAL_BATCH for pretraining, FINETUNE_GLOBAL_BATCH for
