@@ -177,35 +177,15 @@ def memory(
         _refuse_given({"--finetune": finetune, "--lora-rank": lora_rank, "--lora-targets": lora_targets}, "to training")
     else:
         _refuse_inference_options(context, batch, weight_dtype, kv_dtype, prefill_chunk, zero, dp)
-    if finetune in (None, "full") and (lora_rank is not None or lora_targets is not None):
-        raise UserError("--lora-rank and --lora-targets apply to --finetune lora or qlora")
     reserve = _runtime_reserve(reserve_gib, 1 if dp > 1 and not inference else 0)
-    if finetune in ("lora", "qlora"):
+    if finetune is not None or lora_rank is not None or lora_targets is not None:
         from .memory_finetune import finetune_memory
-        from .memory_finetune import lora_targets as parse_targets
 
-        targets = parse_targets(lora_targets)
-        try:
-            model.config.check_context(default_len, "--seq-len")
-        except SizingError as exc:
-            raise UserError(str(exc)) from None
-        return finetune_memory(
-            model,
-            default_len,
-            fmt,
-            finetune=finetune,
-            lora_rank=lora_rank,
-            lora_targets=targets,
-            micro_batch=micro_batch or 1,
-            zero=zero,
-            dp=dp,
-            precision=precision,
-            optimizer=optimizer,
-            recompute=recompute,
-            attention_impl=attention_impl,
-            gpu=gpu_key,
-            reserve=reserve,
-        )
+        adapters = dict(finetune=finetune, lora_rank=lora_rank, lora_targets=lora_targets)
+        work = dict(precision=precision, optimizer=optimizer, recompute=recompute, attention_impl=attention_impl)
+        layout = dict(micro_batch=micro_batch or 1, zero=zero, dp=dp, gpu=gpu_key, reserve=reserve)
+        if finetune_memory(model, default_len, fmt, **adapters, **work, **layout):
+            return
     try:  # the API checks what the option types cannot (e.g. a config's own limits): one line, exit 2
         if inference:
             model.config.check_context(context or default_len, "--context" if context else "--seq-len")

@@ -29,11 +29,27 @@ def lora_targets(text: str | None) -> tuple[str, ...] | None:
     return names
 
 
-def finetune_memory(model, seq_len: int, fmt: str, **opts) -> None:
-    """Print the plan of a LoRA/QLoRA run on dp GPUs (ZeRO stage as given) and exit 3 if it
-    does not fit. opts: finetune, lora_rank, lora_targets, micro_batch, zero, dp, precision,
-    optimizer, recompute, attention_impl, gpu, reserve (sizing.memory.runtime's RuntimeReserve,
-    taken off the GPU before the fit)."""
+def finetune_memory(model, seq_len: int, fmt: str, **opts) -> bool:
+    """With --finetune lora or qlora: print the plan of that run on dp GPUs (ZeRO stage as
+    given), exit 3 if it does not fit, and return True. With --finetune full (or none): False,
+    the ordinary answer follows; --lora-rank / --lora-targets without lora or qlora are refused.
+    opts: finetune, lora_rank, lora_targets, micro_batch, zero, dp, precision, optimizer,
+    recompute, attention_impl, gpu, reserve (sizing.memory.runtime's RuntimeReserve, taken off
+    the GPU before the fit)."""
+    if opts["finetune"] in (None, "full"):
+        if opts["lora_rank"] is not None or opts["lora_targets"] is not None:
+            raise UserError("--lora-rank and --lora-targets apply to --finetune lora or qlora")
+        return False
+    opts["lora_targets"] = lora_targets(opts["lora_targets"])
+    try:
+        model.config.check_context(seq_len, "--seq-len")
+    except SizingError as exc:
+        raise UserError(str(exc)) from None
+    _print_plan(model, seq_len, fmt, opts)
+    return True
+
+
+def _print_plan(model, seq_len: int, fmt: str, opts: dict) -> None:
     from ..parallel.layout import ParallelLayout
     from ..parallel.plan import parallel_plan
     from ..render.parallel import render_plan
