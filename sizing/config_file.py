@@ -16,51 +16,48 @@ from typing import Any
 
 from .config import ConfigError, ModelConfig
 from .hf import SUPPORTED_MODEL_TYPES, from_hf_config
+from .hf_context import stated_contexts
+from .hub import hub_config_path, looks_like_hub_id
 from .validate import MAX_CONFIG_BYTES, MAX_JSON_DEPTH, show
 
 
 def load_config_file(path: str) -> ModelConfig:
     """A Hugging Face config.json (has `model_type`), or this tool's JSON: a dict of
     ModelConfig fields, or the output of `sizing estimate --format json` (under model.config).
-    A directory is read as its config.json."""
+    A directory is read as its config.json; a hub id (owner/name, sizing.hub) as that
+    repository's config.json, from the local Hugging Face cache or downloaded alone."""
     return _config_from_data(_read_json_object(path), path)
-
-
-# The fields a config file may state its context in, in the order they are looked for, with
-# what the output says T came from. HF: max_position_embeddings (Llama, Mistral, Qwen...),
-# n_positions / n_ctx (GPT-2), seq_length (some GPT-NeoX-style configs); this tool's saved
-# estimate: flops.seq_len; this tool's config dict: max_positions of a learned table.
-CONTEXT_FIELDS: tuple[tuple[str, ...], ...] = (
-    ("max_position_embeddings",),
-    ("n_positions",),
-    ("n_ctx",),
-    ("seq_length",),
-    ("flops", "seq_len"),
-    ("max_positions",),
-)
 
 
 @dataclass(frozen=True)
 class ConfigFile:
-    """A config file read once: the architecture and the context length it states."""
+    """A config file read once: the architecture and the contexts it states
+    (sizing.hf_context): `context` is the pretraining context, the default T for training
+    cost; `served_context` is max_position_embeddings, the default for inference."""
 
     config: ModelConfig
     context: int | None  # None: the file states none
-    context_field: str | None  # e.g. "max_position_embeddings"
+    context_field: str | None  # e.g. "rope_scaling.original_max_position_embeddings"
+    served_context: int | None = None
+    served_field: str | None = None  # e.g. "max_position_embeddings"
+
+    def context_source(self, path: str) -> str | None:
+        """Where the default training T came from, naming the served context when it differs."""
+        if self.context_field is None:
+            return None
+        where = f"{self.context_field} in {path}"
+        if self.served_context is not None and self.served_context != self.context:
+            where += f": the pretraining context; it serves {self.served_context:,} ({self.served_field})"
+        return where
 
 
 def read_config_file(path: str) -> ConfigFile:
-    """load_config_file, plus the context length the file states (CONTEXT_FIELDS), which
-    `sizing estimate --config` and `estimate(path)` use when no seq_len is given."""
+    """load_config_file, plus the contexts the file states, which `sizing estimate --config`
+    and `estimate(path)` use when no seq_len is given."""
     data = _read_json_object(path)
     cfg = _config_from_data(data, path)
-    for keys in CONTEXT_FIELDS:
-        value = data
-        for key in keys:
-            value = value.get(key) if isinstance(value, dict) else None
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-            return ConfigFile(cfg, value, ".".join(keys))
-    return ConfigFile(cfg, None, None)
+    stated = stated_contexts(data)
+    return ConfigFile(cfg, stated.training, stated.training_field, stated.served, stated.served_field)
 
 
 # keys only Hugging Face configs have (this tool's JSON names them d_model, n_layers, n_heads, d_ff)
@@ -98,6 +95,8 @@ def _read_json_object(path: str) -> dict:
     integers of more than 100 digits and numbers that overflow a float are refused."""
     where = f"config file {_shown(path)}"
     p = Path(path)
+    if isinstance(path, str) and looks_like_hub_id(path):  # owner/name: the hub's config.json
+        p = Path(hub_config_path(path))
     if p.is_dir():
         if not (p / "config.json").is_file():
             raise ConfigError(f"{where} is a directory without a config.json")

@@ -16,12 +16,14 @@ from . import flops as F
 from . import params as P
 from .config import ModelConfig
 from .conventions import ATTENTION_NOTES, CONVENTIONS, model_flops_per_token
+from .default_gpu import default_gpu_for
+from .energy import DEFAULT_PUE, run_energy
 from .hardware import GPU, get_gpu
 from .presets import Preset, get_preset
 from .training import TrainingRun, check_hardware_options, cost_usd, gpu_hours, training_flops, wall_clock_days
 from .units import parse_quantity
 from .validate import MAX_SEQ_LEN, MAX_TOKENS, SizingError, require_int, show
-from .vocabulary import DEFAULT_GPU, DEFAULT_MFU
+from .vocabulary import DEFAULT_MFU
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,7 @@ class Estimate:
     training: TrainingCost | None
     memory: Any = None  # sizing.memory's MemorySummary; None when memory=False
     seq_len_source: str = "given"  # where T came from: given, the preset's context, a config file field
+    energy: Any = None  # sizing.energy's Energy of the training run; None without one or a GPU power
 
     @property
     def decode_per_token(self) -> int:
@@ -133,6 +136,8 @@ class Estimate:
                 "price_per_gpu_hour": t.run.price_per_gpu_hour,
                 "cost_usd": t.cost_usd,
             }
+            if self.energy is not None:
+                out["training"].update(self.energy.to_dict())
         if self.memory is not None:
             out["memory"] = self.memory.to_dict()
         return out
@@ -177,23 +182,30 @@ def estimate(
     attention: str = "full",
     recompute: str = "none",
     tokens: int | str | None = None,
-    gpu: str = DEFAULT_GPU,
+    gpu: str | None = None,
     dtype: str | None = None,
     mfu: float = DEFAULT_MFU,
     num_gpus: int = 1,
     price_per_gpu_hour: float | None = None,
     name: str | None = None,
     memory: bool = True,
+    power_watts: float | None = None,
+    pue: float = DEFAULT_PUE,
+    grid_kg_co2_per_kwh: float | None = None,
 ) -> Estimate:
     """Parameters, FLOPs, training cost and memory for a preset name, a path to a config file
     (a Hugging Face config.json or this tool's JSON, read by sizing.config_file), a Preset or
     a ModelConfig. seq_len defaults to the preset's training context or the file's
-    max_position_embeddings (`seq_len_source` says which); tokens to the preset's published
+    pretraining context (sizing.hf_context: RoPE scaling's original_max_position_embeddings,
+    else max_position_embeddings; `seq_len_source` says which); tokens to the preset's published
     count. seq_len and tokens may be typed as the CLI takes them ("4096", "2T", "300B").
     memory=True (the default) fills `memory` with the summary `sizing estimate` prints, so
-    to_dict() is the CLI's JSON; memory=False skips it (faster)."""
+    to_dict() is the CLI's JSON; memory=False skips it (faster). gpu defaults to H100 unless the
+    preset's published run names another (sizing.default_gpu). power_watts (default: the GPU's
+    TDP), pue and grid_kg_co2_per_kwh give the run's energy and CO2 (sizing.energy)."""
     target = _resolve_model(model)
     cfg, preset = target.config, target.preset
+    gpu = gpu if gpu is not None else default_gpu_for(preset.name if preset else None)
     if seq_len is None:
         if target.context is None:
             raise SizingError("seq_len must be given for a config that is not a preset and states no context")
@@ -203,6 +215,7 @@ def estimate(
     cfg.check_context(seq_len, "seq_len")
     tokens = _count("tokens", tokens, MAX_TOKENS) if tokens is not None else preset.training_tokens if preset else None
     check_hardware_options(gpu, dtype, mfu, num_gpus, price_per_gpu_hour)
+    run_energy(0.0, gpu, power_watts, pue, grid_kg_co2_per_kwh)  # the energy inputs, checked with or without tokens
     summary = param_summary(cfg)
     breakdown = F.flop_breakdown(cfg, seq_len, attention, recompute)
     cost = None
@@ -211,6 +224,7 @@ def estimate(
             tokens=tokens, gpu=gpu, dtype=dtype, mfu=mfu, num_gpus=num_gpus, price_per_gpu_hour=price_per_gpu_hour
         )
         cost = training_cost(cfg, breakdown, summary.active, run)
+    energy = None if cost is None else run_energy(cost.gpu_hours, gpu, power_watts, pue, grid_kg_co2_per_kwh)
     mem = None
     if memory:
         from .memory import summary_for_estimate  # sizing.memory never imports this module
@@ -226,6 +240,7 @@ def estimate(
         training=cost,
         memory=mem,
         seq_len_source=seq_len_source,
+        energy=energy,
     )
 
 
@@ -256,8 +271,7 @@ def _resolve_model(model: str | ModelConfig | Preset) -> _Target:
         from .config_file import read_config_file  # only a path pays for the HF mapping
 
         read = read_config_file(text)
-        where = f"{read.context_field} in {text}" if read.context_field else None
-        return _Target(text, read.config, None, read.context, where)
+        return _Target(text, read.config, None, read.context, read.context_source(text))
     raise SizingError(f"model ({show(model)}) must be a preset name, a config file path, a Preset or a ModelConfig")
 
 

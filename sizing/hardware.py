@@ -279,6 +279,51 @@ GPUS: dict[str, GPU] = {
             tf32=82.6,
             fp32=82.6,
         ),
+        # The GPUs people fine-tune on at home and in the lab. GeForce tensor rates are the dense
+        # ones with FP32 accumulate (half the FP16-accumulate headline), as for the 4090 above.
+        _gpu(
+            "rtx3090",
+            "RTX 3090 24GB",
+            24,
+            0.936,
+            "NVIDIA Ampere GA102 GPU architecture whitepaper, appendix A (RTX 3090: FP16/BF16 tensor with "
+            "FP32 accumulate 71 dense, TF32 35.6, 936 GB/s GDDR6X)",
+            ("RTX 3090",),
+            link=_PCIE4,
+            bf16=71,
+            fp16=71,
+            tf32=35.6,
+            fp32=35.6,
+        ),
+        _gpu(
+            "rtx5090",
+            "RTX 5090 32GB",
+            32,
+            1.792,
+            "NVIDIA RTX Blackwell GPU architecture whitepaper, appendix A (RTX 5090: FP16/BF16 tensor with "
+            "FP32 accumulate 209.5 dense, FP8 419, TF32 104.8, 1,792 GB/s GDDR7)",
+            ("RTX 5090",),
+            link=_PCIE5,
+            bf16=209.5,
+            fp16=209.5,
+            fp8=419,
+            tf32=104.8,
+            fp32=104.8,
+        ),
+        _gpu(
+            "rtx-a6000",
+            "RTX A6000 48GB",
+            48,
+            0.768,
+            "NVIDIA Ampere GA102 GPU architecture whitepaper, appendix A (RTX A6000: FP16/BF16 tensor with "
+            "FP32 accumulate 154.8 dense, TF32 77.4, FP32 38.7, 768 GB/s GDDR6)",
+            ("RTX A6000",),
+            link=_PCIE4,
+            bf16=154.8,
+            fp16=154.8,
+            tf32=77.4,
+            fp32=38.7,
+        ),
     ]
 }
 # The spellings people type (vendor names, memory sizes, form factors): each maps to one row.
@@ -312,6 +357,12 @@ GPU_ALIASES = {
     "l40s-48gb": "l40s",
     "4090": "rtx4090",
     "rtx-4090": "rtx4090",
+    "3090": "rtx3090",
+    "rtx-3090": "rtx3090",
+    "5090": "rtx5090",
+    "rtx-5090": "rtx5090",
+    "a6000": "rtx-a6000",
+    "rtxa6000": "rtx-a6000",
 }
 
 

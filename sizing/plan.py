@@ -13,7 +13,8 @@ norm, position and FFN-to-width ratio) at the width-to-depth ratios of published
 head size, 8 KV heads where the base uses GQA (as Llama-3) and the head count allows, and d_ff
 at the base's ratio rounded up to a multiple of 256.
 Each shape trains on D = C / (6·N) tokens (the budget under the laws' convention); its exact
-model FLOPs (sizing.flops) are a little above C because 6N leaves out attention.
+model FLOPs (sizing.flops) are a little above C because 6N leaves out attention, so a shape
+whose exact FLOPs exceed C is marked over budget, with the tokens C pays for at its exact FLOPs.
 """
 
 from __future__ import annotations
@@ -82,6 +83,10 @@ class Shape:
     fits: bool
     fit_setting: str  # the first training setting that fits, or why none does
     max_micro_batch: int | None
+    # D = C / (6N) is the laws' convention; the exact FLOPs add attention, so that D can cost
+    # more than C. These say whether it stays within the budget, and how many tokens C pays for.
+    within_budget: bool = True
+    tokens_within_budget: int = 0
 
 
 @dataclass(frozen=True)
@@ -302,6 +307,8 @@ def _shape(cfg: ModelConfig, label: str, flops: float, seq_len: int, gpu: str, m
         fits,
         setting,
         max_b,
+        within_budget=total <= flops,
+        tokens_within_budget=min(tokens, math.floor(flops / per_token)),
     )
 
 
@@ -315,8 +322,8 @@ def _fit(cfg: ModelConfig, seq_len: int, gpu: str, num_gpus: int) -> tuple[bool,
         m = training_memory(cfg, seq_len, 1, zero=zero, dp=num_gpus, recompute=recompute, gpu=gpu)
         if m.fits:
             return True, f"ZeRO-{zero} over {num_gpus} GPU(s), recompute {recompute}", m.max_micro_batch
-    return (
-        False,
-        f"not with ZeRO-{zero} over {num_gpus} GPU(s) at any recompute: {m.would_fit[0] if m.would_fit else m.reason}",
-        None,
-    )
+    from .parallel.min_gpus import min_gpus_hint, min_gpus_that_fit  # the one "how many GPUs" answer
+
+    fewest = min_gpus_that_fit(cfg, seq_len, gpu=gpu)
+    why = min_gpus_hint(fewest) if fewest is not None else m.reason
+    return False, f"not with ZeRO-{zero} over {num_gpus} GPU(s) at any recompute; {why}", None

@@ -69,6 +69,13 @@ RUN_FIELDS: dict[str, Any] = {
     "num_gpus": 1,
     "price_per_gpu_hour": None,
 }
+# Run fields whose values are names, with an example list: a numeric range means nothing for them.
+NAMED_FIELDS: dict[str, str] = {
+    "gpu": "h100,b200",
+    "dtype": "bf16,fp8",
+    "attention": "full,causal",
+    "recompute": "none,full",
+}
 # The figures of each point (a subset of sizing.rows.COLUMNS, same meaning); memory=True adds MEMORY_COLUMNS.
 HEADLINE_COLUMNS = [
     "params_total",
@@ -118,6 +125,11 @@ def parse_values(field: str, values: Any) -> list[Any]:
         items: list[Any] = []
         for part in values.split(","):
             part = part.strip()
+            if part.count(":") in (1, 2) and field in NAMED_FIELDS:
+                raise SizingError(
+                    f"{field} ({show(values)}) takes names, not a start:stop:step range: list them, "
+                    f"e.g. {field}={NAMED_FIELDS[field]}"
+                )
             items += _range(field, part) if part.count(":") in (1, 2) else [part]
         values = items
     elif not isinstance(values, (list, tuple, range)):

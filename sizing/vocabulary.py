@@ -40,7 +40,8 @@ PRECISION_POLICIES: tuple[str, ...] = ("fp32", "bf16-mixed", "fp16-mixed", "bf16
 PRECISION_ALIASES: dict[str, str] = {"mixed": "bf16-mixed"}
 
 # ---- named defaults
-DEFAULT_GPU = "a100-80gb"  # the GPU of the LLaMA and Llama-2 papers' published GPU-hours
+# H100 unless the preset's published run says otherwise (sizing.default_gpu.default_gpu_for)
+DEFAULT_GPU = "h100-sxm"
 DEFAULT_MFU = 0.4  # a typical large-run MFU (PaLM reports 46.2%, LLaMA-1 implies ~0.4 on A100)
 DEFAULT_ATTENTION: str = "full"
 DEFAULT_ATTENTION_IMPL: str = "flash"

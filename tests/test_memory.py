@@ -123,7 +123,8 @@ def test_cli_does_not_fit_exit_3_with_the_reason():
     result = _memory("--preset", "llama2-7b", "--gpu", "a100-80gb")
     assert result.exit_code == 3
     assert "does not fit: model states alone" in result.output
-    assert "would fit: ZeRO-3 over at least 2 GPUs" in result.output
+    # one answer to "how many GPUs", the layout search's (sizing.parallel.min_gpus)
+    assert "would fit: the fewest GPUs: 2 (" in result.output
     data = json.loads(_memory("--preset", "llama2-7b", "--format", "json").output)
     assert data["fits"] is False and data["max_micro_batch"] is None
 
@@ -169,7 +170,8 @@ def test_cli_aliases_and_defaults():
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert (data["precision"], data["optimizer"], data["attention_impl"]) == ("bf16-mixed", "adamw", "flash")
-    assert (data["zero_stage"], data["dp"], data["recompute"], data["gpu"]) == (0, 1, "none", "a100-80gb")
+    # gpt2 has no published run here, so the default GPU is the H100 (sizing.default_gpu)
+    assert (data["zero_stage"], data["dp"], data["recompute"], data["gpu"]) == (0, 1, "none", "h100-sxm")
     assert data == json.loads(_memory("--preset", "gpt2", "--format", "json").output)
 
 

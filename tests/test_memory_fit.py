@@ -6,6 +6,7 @@ import pytest
 from sizing import get_preset
 from sizing.hardware import get_gpu
 from sizing.memory import inference_memory, summary_for_estimate, training_memory
+from sizing.memory.runtime import default_runtime_reserve
 from sizing.presets import PRESETS
 from sizing.units import format_gib
 
@@ -121,8 +122,11 @@ def test_to_dict_bytes_are_exact_integers():
 
 def test_summary_for_estimate_is_the_default_training_and_inference():
     summary = summary_for_estimate(LLAMA2_7B, 4096, "a100-80gb")
-    assert summary.training == training_memory(LLAMA2_7B, 4096)
-    assert summary.inference == inference_memory(LLAMA2_7B, 4096)
+    # a config, not a preset name: the API's default GPU is the H100, so the GPU is given; the
+    # summary fits against the GPU less the CUDA context, as `sizing memory` does
+    context = default_runtime_reserve(0)
+    assert summary.training == training_memory(LLAMA2_7B, 4096, gpu="a100-80gb", runtime_reserve=context)
+    assert summary.inference == inference_memory(LLAMA2_7B, 4096, gpu="a100-80gb", runtime_reserve=context)
     assert summary.to_dict() == {"training": summary.training.to_dict(), "inference": summary.inference.to_dict()}
 
 

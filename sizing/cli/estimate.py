@@ -6,19 +6,20 @@ import dataclasses
 
 import click
 
+from ..default_gpu import default_gpu_for
+from ..energy import DEFAULT_KG_CO2_PER_KWH, DEFAULT_PUE
 from ..hardware import get_gpu
 from ..validate import MAX_SEQ_LEN, SizingError
 from ..vocabulary import (
     ATTENTION_CONVENTIONS,
     COMPUTE_DTYPES,
     DEFAULT_ATTENTION,
-    DEFAULT_GPU,
     DEFAULT_MFU,
     DEFAULT_RECOMPUTE,
     RECOMPUTE_MODES,
 )
 from .common import FORMATS, UserError, model_options, resolve_model
-from .options import MFU_TYPE, PRICE_TYPE, Choice, Count, Quantity
+from .options import MFU_TYPE, PRICE_TYPE, Choice, Count, Number, Quantity
 
 
 @click.command()
@@ -27,7 +28,7 @@ from .options import MFU_TYPE, PRICE_TYPE, Choice, Count, Quantity
     "--seq-len",
     "-T",
     type=Count("--seq-len", maximum=MAX_SEQ_LEN),
-    help="Tokens per sequence (default: the preset's training context).",
+    help="Tokens per sequence (default: the preset's training context, or the config's pretraining context).",
 )
 @click.option(
     "--attention",
@@ -49,7 +50,7 @@ from .options import MFU_TYPE, PRICE_TYPE, Choice, Count, Quantity
     type=Quantity("--tokens"),
     help="Training tokens, e.g. 2T, 300B, 1.4e12 (default: published).",
 )
-@click.option("--gpu", default=DEFAULT_GPU, show_default=True, help="GPU name (see `sizing gpus`).")
+@click.option("--gpu", help="GPU name (see `sizing gpus`).  [default: h100-sxm, or the preset's published run's GPU]")
 @click.option(
     "--dtype", type=Choice("--dtype", COMPUTE_DTYPES), help="Peak rate to use (default: bf16, else the GPU's first)."
 )
@@ -68,6 +69,27 @@ from .options import MFU_TYPE, PRICE_TYPE, Choice, Count, Quantity
     type=PRICE_TYPE,
     metavar="USD",
     help="Price per GPU-hour, for the cost.",
+)
+@click.option(
+    "--power",
+    "power_watts",
+    type=Number("--power", 0, 100_000, exclusive_minimum=False, what="watts per GPU in [0, 100000]"),
+    metavar="W",
+    help="Power per GPU for the energy line (default: the GPU's TDP; docs/energy.md).",
+)
+@click.option(
+    "--pue",
+    type=Number("--pue", 1, 10, exclusive_minimum=False, what="a number in [1, 10]"),
+    default=DEFAULT_PUE,
+    show_default=True,
+    help="Data-centre power usage effectiveness (1.0: GPU power alone, the Llama 2 card's convention).",
+)
+@click.option(
+    "--grid-intensity",
+    "grid_kg_co2_per_kwh",
+    type=Number("--grid-intensity", 0, 10, exclusive_minimum=False, what="kgCO2eq per kWh in [0, 10]"),
+    metavar="KG_PER_KWH",
+    help=f"Grid carbon intensity, kgCO2eq/kWh (default: {DEFAULT_KG_CO2_PER_KWH}, implied by the Llama 2 card).",
 )
 @click.option(
     "--memory/--no-memory",
@@ -90,6 +112,9 @@ def estimate(
     mfu,
     num_gpus,
     price,
+    power_watts,
+    pue,
+    grid_kg_co2_per_kwh,
     with_memory,
     fmt,
 ):
@@ -107,7 +132,7 @@ def estimate(
     try:
         seq_len, seq_len_source = default_seq_len(model, config_path, seq_len)
         model.config.check_context(seq_len, "--seq-len")
-        gpu_entry = get_gpu(gpu)
+        gpu_entry = get_gpu(gpu or default_gpu_for(model.preset.name if model.preset else None))
         if dtype is not None:
             gpu_entry.peak_flops_per_second(dtype)
     except SizingError as exc:
@@ -127,6 +152,9 @@ def estimate(
         price_per_gpu_hour=price,
         name=model.name,
         memory=with_memory,
+        power_watts=power_watts,
+        pue=pue,
+        grid_kg_co2_per_kwh=grid_kg_co2_per_kwh,
     )
     from ..render.estimate import render_estimate
 
@@ -135,7 +163,8 @@ def estimate(
 
 def default_seq_len(model, config_path: str | None, seq_len: int | None) -> tuple[int, str]:
     """(T, where it came from): --seq-len, else the preset's training context, else the config
-    file's max_position_embeddings (or the field sizing.config_file.CONTEXT_FIELDS finds)."""
+    file's pretraining context (sizing.hf_context: RoPE scaling's original_max_position_embeddings,
+    else max_position_embeddings or the field CONTEXT_FIELDS finds)."""
     if seq_len is not None:
         return seq_len, "--seq-len"
     if model.preset is not None:
@@ -145,4 +174,4 @@ def default_seq_len(model, config_path: str | None, seq_len: int | None) -> tupl
     read = read_config_file(config_path)
     if read.context is None:
         raise UserError(f"--seq-len is needed: {config_path} states no max_position_embeddings (e.g. --seq-len 4096)")
-    return read.context, f"{read.context_field} in {config_path}"
+    return read.context, read.context_source(config_path)

@@ -9,10 +9,12 @@ from __future__ import annotations
 import click
 from click.core import ParameterSource
 
+from ..default_gpu import default_gpu_for
 from ..hardware import get_gpu
 from ..memory import OPTIMIZER_ALIASES, OPTIMIZERS, ZERO_STAGES, inference_memory, training_memory
 from ..memory.engine import ENGINES
 from ..memory.quant import FORMATS as QUANT_FORMATS
+from ..parallel.layout import FINETUNE_MODES
 from ..render.memory import render_memory
 from ..units import GIB
 from ..validate import MAX_SEQ_LEN, SizingError
@@ -20,7 +22,6 @@ from ..vocabulary import (
     ATTENTION_IMPL_ALIASES,
     ATTENTION_IMPLS,
     DEFAULT_ATTENTION_IMPL,
-    DEFAULT_GPU,
     DEFAULT_OPTIMIZER,
     DEFAULT_PRECISION,
     DEFAULT_RECOMPUTE,
@@ -86,7 +87,25 @@ _ATTENTION_IMPL = Choice("--attention-impl", ATTENTION_IMPLS, ATTENTION_IMPL_ALI
     show_default=True,
     help="math materialises the T x T scores and probabilities; flash (= sdpa) is a fused kernel.",
 )
-@click.option("--gpu", default=DEFAULT_GPU, show_default=True, help="GPU name (see `sizing gpus`).")
+@click.option("--gpu", help="GPU name (see `sizing gpus`).  [default: h100-sxm, or the preset's published run's GPU]")
+@click.option(
+    "--finetune",
+    type=Choice("--finetune", FINETUNE_MODES),
+    help="Training: full (every weight trains), lora or qlora (frozen bf16 / NF4 base, adapters train).  "
+    "[default: full]",
+)
+@click.option("--lora-rank", type=Count("--lora-rank"), help="LoRA / QLoRA rank r.  [default: 16]")
+@click.option(
+    "--lora-targets", metavar="q,k,v,o,up,gate,down", help="Projections with adapters.  [default: all linears]"
+)
+@click.option(
+    "--runtime-reserve",
+    "reserve_gib",
+    type=Number("--runtime-reserve", 0, 1024, exclusive_minimum=False, what="GiB in [0, 1024]"),
+    metavar="GiB",
+    help="Memory the process holds beyond its tensors (CUDA context, NCCL, allocator), taken off the GPU "
+    "before the fit.  [default: 0.5 GiB CUDA context + 0.25 GiB NCCL with --dp > 1; docs/memory.md]",
+)
 @click.option("--inference", is_flag=True, help="Inference memory (weights + KV cache) instead of training.")
 @click.option(
     "--context",
@@ -144,6 +163,10 @@ def memory(
     recompute,
     attention_impl,
     gpu,
+    finetune,
+    lora_rank,
+    lora_targets,
+    reserve_gib,
     inference,
     context,
     batch,
@@ -173,22 +196,33 @@ def memory(
       sizing memory --preset gpt-oss-120b --inference --quant mxfp4-experts --gpu h100
       sizing memory --preset llama3-8b --inference --engine vllm --gpu-memory-utilization 0.9 --context 8192
       sizing memory --preset llama3-70b --inference --context 8192 --batch 16 --tp 8
+      sizing memory --preset llama3-8b --gpu rtx4090 --finetune qlora --lora-rank 16
     """
     model = resolve_model(preset, config_path, overrides)
-    if model.preset is None and seq_len is None and (context is None or not inference):
+    default_len = seq_len or (model.preset.context if model.preset else _file_context(config_path, inference))
+    if default_len is None and (context is None or not inference):
         needed = "--context" if inference else "--seq-len"
         raise UserError(f"{needed} is needed for a model that is not a preset (e.g. {needed} 4096)")
     try:
-        gpu_key = get_gpu(gpu).key
+        gpu_key = get_gpu(gpu or default_gpu_for(model.preset.name if model.preset else None)).key
     except SizingError as exc:
         raise UserError(str(exc)) from None
-    default_len = seq_len or (model.preset.context if model.preset else None)
     _check_deployed_options(inference, weight_dtype, quant, engine, utilization, max_num_batched_tokens, tp)
     if inference:
         _refuse_training_options(seq_len if context is not None else None, micro_batch, zero, dp)
+        _refuse_given({"--finetune": finetune, "--lora-rank": lora_rank, "--lora-targets": lora_targets}, "to training")
     else:
         _refuse_inference_options(context, batch, weight_dtype, kv_dtype, prefill_chunk, zero, dp)
         _refuse_given({"--tp": tp}, "to inference: add --inference (training layouts: `sizing parallel --tp`)")
+    reserve = _runtime_reserve(reserve_gib, 1 if dp > 1 and not inference else 0)
+    if finetune is not None or lora_rank is not None or lora_targets is not None:
+        from .memory_finetune import finetune_memory
+
+        adapters = dict(finetune=finetune, lora_rank=lora_rank, lora_targets=lora_targets)
+        work = dict(precision=precision, optimizer=optimizer, recompute=recompute, attention_impl=attention_impl)
+        layout = dict(micro_batch=micro_batch or 1, zero=zero, dp=dp, gpu=gpu_key, reserve=reserve)
+        if finetune_memory(model, default_len, fmt, **adapters, **work, **layout):
+            return
     try:  # the API checks what the option types cannot (e.g. a config's own limits): one line, exit 2
         if inference:
             model.config.check_context(context or default_len, "--context" if context else "--seq-len")
@@ -203,6 +237,7 @@ def memory(
                 prefill_chunk=prefill_chunk,
                 quant=quant,
                 tp=tp or 1,
+                runtime_reserve=reserve,
             )
             if engine is not None:
                 _echo_engine(result, engine, utilization, max_num_batched_tokens, tp, fmt)
@@ -221,6 +256,7 @@ def memory(
                 attention_impl,
                 gpu_key,
                 name=model.name,
+                runtime_reserve=reserve,
             )
             if not result.fits:
                 result = _with_parallel_advice(result, model.config, dp, micro_batch or 1, gpu_key)
@@ -270,6 +306,26 @@ def _echo_engine(result, engine: str, utilization, max_num_batched_tokens, tp, f
         raise SystemExit(EXIT_DOES_NOT_FIT)
 
 
+def _runtime_reserve(reserve_gib: float | None, communicators: int):
+    """--runtime-reserve as given, else the CUDA context + NCCL estimate (sizing.memory.runtime)."""
+    from ..memory.runtime import default_runtime_reserve, given_runtime_reserve
+
+    if reserve_gib is None:
+        return default_runtime_reserve(communicators)
+    return given_runtime_reserve(round(reserve_gib * GIB))
+
+
+def _file_context(config_path: str | None, inference: bool) -> int | None:
+    """A config file's default context (sizing.hf_context): the pretraining context for
+    training, max_position_embeddings (what it serves) for inference."""
+    if config_path is None:
+        return None
+    from ..config_file import read_config_file
+
+    read = read_config_file(config_path)
+    return read.served_context if inference else read.context
+
+
 def _refuse_training_options(seq_len, micro_batch, zero: int, dp: int) -> None:
     """With --inference, the training options are errors; those with a default are refused
     when the user typed them, whatever the value."""
@@ -303,10 +359,12 @@ def _refuse_inference_options(context, batch, weight_dtype, kv_dtype, prefill_ch
 
 
 def _with_parallel_advice(result, cfg, dp: int, micro_batch: int, gpu_key: str):
-    """The would-fit list plus what `sizing parallel` finds on the same dp GPUs: a tp/pp/cp
-    layout, CPU offload, LoRA, QLoRA (each the fastest layout that fits)."""
+    """The would-fit list, with "how many GPUs" answered once, by the search `sizing parallel`
+    runs (sizing.parallel.min_gpus), in place of the ZeRO-3-only count; plus what fits on the
+    same dp GPUs: a tp/pp/cp layout, CPU offload, LoRA, QLoRA (each the fastest that fits)."""
     import dataclasses
 
+    from ..parallel.min_gpus import min_gpus_hint, min_gpus_that_fit
     from ..parallel.search import ALTERNATIVES, search_layout, would_fit
 
     options = dict(
@@ -324,7 +382,15 @@ def _with_parallel_advice(result, cfg, dp: int, micro_batch: int, gpu_key: str):
         f"{p.per_gpu_bytes / GIB:.2f} GiB per GPU (sizing parallel)"
         for what, p in found
     )
-    return dataclasses.replace(result, would_fit=result.would_fit + hints)
+    fewest = min_gpus_that_fit(cfg, result.seq_len, **options)
+    own = tuple(w for w in result.would_fit if not _is_gpu_count(w))
+    first = (min_gpus_hint(fewest),) if fewest is not None and fewest.layout.world > dp else ()
+    return dataclasses.replace(result, would_fit=first + own + hints)
+
+
+def _is_gpu_count(hint: str) -> bool:
+    """sizing.memory's own "fewest ZeRO-3 ranks" hints, which min_gpus_that_fit answers instead."""
+    return hint.startswith(("ZeRO-3 over at least", "recompute full and ZeRO-3 over at least"))
 
 
 def _refuse_given(options: dict, applies: str) -> None:

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import click
 
+from ..default_gpu import default_gpu_for
 from ..hardware import get_gpu
 from ..memory import OPTIMIZER_ALIASES, OPTIMIZERS
+from ..parallel.batches import DEFAULT_GLOBAL_BATCH
 from ..parallel.layout import FINETUNE_MODES, FSDP_MODES, LORA_TARGETS, PP_SCHEDULES, ParallelLayout
 from ..parallel.stepdata import DEFAULT_STACK, STACKS
 from ..validate import MAX_SEQ_LEN, SizingError, require_choice
 from ..vocabulary import (
     ATTENTION_IMPL_ALIASES,
     ATTENTION_IMPLS,
-    DEFAULT_GPU,
     DEFAULT_MFU,
     DEFAULT_OPTIMIZER,
     DEFAULT_PRECISION,
@@ -31,7 +32,6 @@ from .common import FORMATS, UserError, model_options, resolve_model
 from .options import MFU_TYPE, Choice, Count, Number, Quantity
 
 EXIT_DOES_NOT_FIT = 3
-DEFAULT_GLOBAL_BATCH = 1024  # sequences per step when searching (Llama 2: 1,024 x 4,096 = 4M tokens)
 _DIMS = ("dp", "tp", "pp", "cp", "ep")
 
 
@@ -105,7 +105,7 @@ def _layout_options(func):
     type=Choice("--attention-impl", ATTENTION_IMPLS, ATTENTION_IMPL_ALIASES),
     help="[default: flash]",
 )
-@_one("--gpu", help=f"GPU name (see `sizing gpus`).  [default: {DEFAULT_GPU}]")
+@_one("--gpu", help="GPU name (see `sizing gpus`).  [default: h100-sxm, or the preset's published run's GPU]")
 @_one(
     "--mfu",
     type=MFU_TYPE,
@@ -143,7 +143,7 @@ def parallel(preset, config_path, overrides, seq_len, **opts):
     T = seq_len or model.preset.context
     fmt = opts.pop("fmt") or "table"
     try:
-        gpu_key = get_gpu(opts.pop("gpu") or DEFAULT_GPU).key
+        gpu_key = get_gpu(opts.pop("gpu") or default_gpu_for(model.preset.name if model.preset else None)).key
         plan_options = _plan_options(opts, gpu_key)
         layout, search = _layout(opts)
         model.config.check_context(T, "--seq-len")
@@ -281,6 +281,7 @@ def _layout(opts: dict) -> tuple[ParallelLayout, bool]:
 
 
 def _search(model, T, base, opts, plan_options, fmt):
+    from ..parallel.min_gpus import min_gpus_that_fit
     from ..parallel.search import search_layout, would_fit
     from ..render.parallel import render_no_fit, render_plan
 
@@ -295,6 +296,9 @@ def _search(model, T, base, opts, plan_options, fmt):
     if gpus is None:
         click.echo(render_no_fit(model.name, result.gpus, plan_options["gpu"], [], fmt))
     else:
-        alternatives = would_fit(model.config, T, global_batch, gpus, recompute, base, **plan_options)
+        alternatives = would_fit(model.config, T, global_batch, gpus, recompute, base, more_gpus=False, **plan_options)
+        fewest = min_gpus_that_fit(model.config, T, global_batch, recompute=recompute, base=base, **plan_options)
+        if fewest is not None and fewest.layout.world > gpus:  # the count `sizing memory` quotes too
+            alternatives.append((f"{fewest.layout.world} GPUs", fewest))
         click.echo(render_no_fit(model.name, result.gpus, plan_options["gpu"], alternatives, fmt))
     raise SystemExit(EXIT_DOES_NOT_FIT)

@@ -5,13 +5,13 @@ from __future__ import annotations
 import click
 from click.core import ParameterSource
 
+from ..default_gpu import default_gpu_for
 from ..memory.quant import FORMATS as QUANT_FORMATS
 from ..render.serve import render_serve
 from ..serve import serve as serve_estimate
 from ..validate import MAX_SEQ_LEN, SizingError
 from ..vocabulary import (
     ATTENTION_CONVENTIONS,
-    DEFAULT_GPU,
     DEFAULT_MLA_IMPL,
     DEFAULT_SERVE_ATTENTION,
     DEFAULT_SERVE_BANDWIDTH_EFFICIENCY,
@@ -33,7 +33,7 @@ def _efficiency(option: str) -> Number:
 
 @click.command()
 @model_options
-@click.option("--gpu", default=DEFAULT_GPU, show_default=True, help="GPU name (see `sizing gpus`).")
+@click.option("--gpu", help="GPU name (see `sizing gpus`).  [default: h100-sxm, or the preset's published run's GPU]")
 @click.option("--batch", "-b", type=Count("--batch"), default=1, show_default=True, help="Sequences decoded together.")
 @click.option("--prompt", type=Count("--prompt", maximum=MAX_SEQ_LEN), help="Prompt tokens per sequence (required).")
 @click.option(
@@ -180,6 +180,7 @@ def serve(
     missing = [name for name, value in (("--prompt", prompt), ("--output", output)) if value is None]
     if missing:
         raise UserError(f"{' and '.join(missing)} needed, e.g. --prompt 4096 --output 256")
+    gpu = gpu or default_gpu_for(model.preset.name if model.preset else None)
     if quant is not None:
         source = click.get_current_context().get_parameter_source("weight_dtype")
         if source is not None and source.name != "DEFAULT":

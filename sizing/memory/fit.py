@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from .. import params as P
 from ..config import ModelConfig
+from ..default_gpu import default_gpu_for
 from ..hardware import GPU, get_gpu
 from ..units import format_gib
 from ..validate import require_choice, require_int
@@ -22,7 +23,6 @@ from ..vocabulary import (
     ATTENTION_IMPL_ALIASES,
     ATTENTION_IMPLS,
     DEFAULT_ATTENTION_IMPL,
-    DEFAULT_GPU,
     DEFAULT_OPTIMIZER,
     DEFAULT_PRECISION,
     DEFAULT_RECOMPUTE,
@@ -37,6 +37,7 @@ from .activations import (
 )
 from .inference_fit import inference_memory
 from .results import MemorySummary, TrainingMemory
+from .runtime import RuntimeReserve, default_runtime_reserve
 from .search import bigger_gpus, largest_fitting, min_ranks, resolve_model_arg
 from .states import (
     ZERO_STAGES,
@@ -97,12 +98,15 @@ def training_memory(
     dp: int = 1,
     recompute: str = DEFAULT_RECOMPUTE,
     attention_impl: str = DEFAULT_ATTENTION_IMPL,
-    gpu: str = DEFAULT_GPU,
+    gpu: str | None = None,
     name: str | None = None,
+    runtime_reserve: RuntimeReserve | None = None,
 ) -> TrainingMemory:
     """Training memory per GPU and the largest micro-batch that fits `gpu`. When micro-batch 1
     does not fit, `fits` is False, `max_micro_batch` None, and `would_fit` says what would
-    (ZeRO-3 over at least N GPUs, full recomputation, a larger GPU)."""
+    (ZeRO-3 over at least N GPUs, full recomputation, a larger GPU). runtime_reserve
+    (sizing.memory.runtime; None: the tensors alone) is taken off the GPU before they fit."""
+    gpu = gpu if gpu is not None else default_gpu_for(model if isinstance(model, str) else None)
     cfg, name, seq_len = resolve_model_arg(model, name, seq_len)
     get_precision(precision)
     get_optimizer(optimizer)
@@ -112,7 +116,7 @@ def training_memory(
     impl = require_choice("attention_impl", attention_impl, ATTENTION_IMPLS, ATTENTION_IMPL_ALIASES)
     require_choice("recompute", recompute, RECOMPUTE_MODES)
     gpu_entry = get_gpu(gpu)
-    capacity = gpu_entry.memory_bytes
+    capacity = gpu_entry.memory_bytes - (runtime_reserve.total_bytes if runtime_reserve is not None else 0)
     a = get_precision(precision).activation_bytes
 
     n_params, saved = P.total_params(cfg), _saved_bytes(cfg, seq_len, impl)
@@ -162,13 +166,14 @@ def training_memory(
         activations_outside_bytes=outside,
         transient_bytes=pg["transient_bytes"],
         per_gpu=pg,
-        gpu_memory_bytes=capacity,
+        gpu_memory_bytes=gpu_entry.memory_bytes,
         max_micro_batch=max_b,
         fits=fits,
         reason=reason,
         would_fit=tuple(would),
         terms=terms,
         korthikanti_per_layer_bytes=korthikanti_activations_bytes_per_layer(cfg, seq_len, micro_batch, recompute),
+        runtime_reserve=runtime_reserve,
     )
 
 
@@ -261,7 +266,9 @@ def summary_for_estimate(
 ) -> MemorySummary:
     """The memory block of `sizing estimate`: bf16-mixed AdamW training at micro-batch 1 (by
     default), no ZeRO, no recompute, flash attention; bf16 inference with a KV cache of
-    seq_len, batch 1."""
+    seq_len, batch 1. Both fit against the GPU less the runtime reserve of one process on one
+    GPU (the CUDA context, sizing.memory.runtime), as `sizing memory` does."""
+    reserve = default_runtime_reserve(0)
     return MemorySummary(
         training=training_memory(
             cfg,
@@ -275,6 +282,7 @@ def summary_for_estimate(
             DEFAULT_ATTENTION_IMPL,
             gpu_key,
             name=name,
+            runtime_reserve=reserve,
         ),
-        inference=inference_memory(cfg, seq_len, 1, "bf16", "bf16", gpu_key, name=name),
+        inference=inference_memory(cfg, seq_len, 1, "bf16", "bf16", gpu_key, name=name, runtime_reserve=reserve),
     )

@@ -10,11 +10,11 @@ from collections.abc import Callable
 
 from .. import params as P
 from ..config import ModelConfig
+from ..default_gpu import default_gpu_for
 from ..hardware import GPU, get_gpu
 from ..units import format_gib
 from ..validate import require_choice, require_int
 from ..vocabulary import (
-    DEFAULT_GPU,
     DTYPE_BITS,
     ceil_div,
 )
@@ -29,6 +29,7 @@ from .kv import (
 from .prefill import inference_prefill_peak_bytes, prefill_activation_peak_bytes
 from .quant import plain_dtype_note, quantized_weights
 from .results import InferenceMemory
+from .runtime import RuntimeReserve
 from .search import bigger_gpus, largest_fitting, resolve_model_arg
 
 PerGpu = Callable[..., dict]  # per_gpu(micro_batch, zero, dp, recompute) -> bytes by kind
@@ -40,18 +41,20 @@ def inference_memory(
     batch: int = 1,
     weight_dtype: str = "bf16",
     kv_dtype: str = "bf16",
-    gpu: str = DEFAULT_GPU,
+    gpu: str | None = None,
     name: str | None = None,
     prefill_chunk: int | None = None,
     activation_dtype: str = "bf16",
     quant: str | None = None,
     tp: int = 1,
+    runtime_reserve: RuntimeReserve | None = None,
 ) -> InferenceMemory:
     """Weights + KV cache + the prefill activation peak (prefill.py: one sequence's context per
     forward, or `prefill_chunk` tokens), the largest batch at this context and the largest
     context at this batch, on one of `tp` tensor-parallel GPUs: the weights split evenly, the KV
     heads as kv_heads_per_rank says (replicated when tp > h_kv; an MLA latent whole on each).
     `quant` names a deployed format (quant.py) whose bytes replace N x weight_dtype."""
+    gpu = gpu if gpu is not None else default_gpu_for(model if isinstance(model, str) else None)
     cfg, name, context = resolve_model_arg(model, name, context, what="context")
     require_choice("weight_dtype", weight_dtype, DTYPE_BITS)
     require_choice("kv_dtype", kv_dtype, DTYPE_BITS)
@@ -59,7 +62,7 @@ def inference_memory(
     require_int("batch", batch)
     kv_heads_per_rank(cfg, tp)  # tp divides h_kv or is a multiple of it; else a SizingError says which
     gpu_entry = get_gpu(gpu)
-    capacity = gpu_entry.memory_bytes
+    capacity = gpu_entry.memory_bytes - (runtime_reserve.total_bytes if runtime_reserve is not None else 0)
     w = ceil_div(
         quantized_weights(cfg, quant).bytes if quant is not None else inference_weights_bytes(cfg, weight_dtype), tp
     )
@@ -91,7 +94,7 @@ def inference_memory(
         (None, [])
         if fits
         else _inference_advice(
-            cfg, context, batch, weight_dtype, kv_dtype, gpu_entry, max_batch, max_context, peak, tp, weights=w
+            cfg, context, batch, weight_dtype, kv_dtype, gpu_entry, max_batch, max_context, peak, tp, w, capacity
         )
     )
     return InferenceMemory(
@@ -107,7 +110,7 @@ def inference_memory(
         kv_cache_bytes=kv,
         kv_cache_bytes_per_sequence=kv_cache(context, 1),
         cached_positions=cached_positions(cfg, context),
-        gpu_memory_bytes=capacity,
+        gpu_memory_bytes=gpu_entry.memory_bytes,
         max_batch=max_batch,
         max_context=max_context,
         context_unbounded=unbounded,
@@ -121,6 +124,7 @@ def inference_memory(
         quant=quant,
         weights_note=None if quant is not None else plain_dtype_note(weight_dtype),
         tp=tp,
+        runtime_reserve=runtime_reserve,
     )
 
 
@@ -136,10 +140,13 @@ def _inference_advice(
     peak: int = 0,
     tp: int = 1,
     weights: int | None = None,
+    capacity: int | None = None,
 ) -> tuple[str, list[str]]:
     """Why weights + KV cache + prefill peak do not fit on one of tp GPUs and what would:
-    (reason, would-fit suggestions)."""
-    gib, capacity = format_gib, gpu_entry.memory_bytes
+    (reason, would-fit suggestions). capacity: the GPU less the runtime reserve (default: the
+    whole GPU)."""
+    gib = format_gib
+    capacity = gpu_entry.memory_bytes if capacity is None else capacity
     w = ceil_div(inference_weights_bytes(cfg, weight_dtype), tp) if weights is None else weights
     kv = kv_cache_bytes_per_rank(cfg, context, batch, kv_dtype, tp)
     per_seq = kv_cache_bytes_per_rank(cfg, context, 1, kv_dtype, tp)

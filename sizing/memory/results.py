@@ -44,6 +44,7 @@ class TrainingMemory:
     would_fit: tuple[str, ...]
     terms: tuple[ActivationTerm, ...] = field(repr=False)
     korthikanti_per_layer_bytes: int = 0
+    runtime_reserve: Any = None  # sizing.memory.runtime.RuntimeReserve; None: tensors only
 
     @property
     def total_bytes(self) -> int:
@@ -61,8 +62,12 @@ class TrainingMemory:
         return self.per_gpu["total_bytes"]
 
     @property
+    def runtime_reserve_bytes(self) -> int:
+        return self.runtime_reserve.total_bytes if self.runtime_reserve is not None else 0
+
+    @property
     def headroom_bytes(self) -> int:
-        return self.gpu_memory_bytes - self.per_gpu_bytes
+        return self.gpu_memory_bytes - self.runtime_reserve_bytes - self.per_gpu_bytes
 
     @property
     def korthikanti_bytes(self) -> int:
@@ -99,6 +104,7 @@ class TrainingMemory:
             "per_gpu_bytes": self.per_gpu_bytes,
             "gpu": self.gpu,
             "gpu_memory_bytes": self.gpu_memory_bytes,
+            "runtime_reserve_bytes": self.runtime_reserve_bytes,
             "headroom_bytes": self.headroom_bytes,
             "fits": self.fits,
             "max_micro_batch": self.max_micro_batch,
@@ -141,6 +147,7 @@ class InferenceMemory:
     quant: str | None = None  # a deployed weight format (memory/quant.py) instead of N x weight_dtype
     weights_note: str | None = None  # what a bare int4/int8 weight dtype assumes
     tp: int = 1  # tensor-parallel GPUs: every byte above is one GPU's share
+    runtime_reserve: Any = None  # sizing.memory.runtime.RuntimeReserve; None: tensors only
 
     @property
     def total_bytes(self) -> int:
@@ -153,8 +160,12 @@ class InferenceMemory:
         return self.total_bytes + self.prefill_peak_bytes
 
     @property
+    def runtime_reserve_bytes(self) -> int:
+        return self.runtime_reserve.total_bytes if self.runtime_reserve is not None else 0
+
+    @property
     def headroom_bytes(self) -> int:
-        return self.gpu_memory_bytes - self.peak_bytes
+        return self.gpu_memory_bytes - self.runtime_reserve_bytes - self.peak_bytes
 
     def to_dict(self) -> dict[str, Any]:
         cfg = self.config
@@ -180,6 +191,7 @@ class InferenceMemory:
             "peak_bytes": self.peak_bytes,
             "gpu": self.gpu,
             "gpu_memory_bytes": self.gpu_memory_bytes,
+            "runtime_reserve_bytes": self.runtime_reserve_bytes,
             "headroom_bytes": self.headroom_bytes,
             "fits": self.fits,
             "max_batch": self.max_batch,

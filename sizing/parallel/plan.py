@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from .. import params as P
 from ..config import ModelConfig
 from ..hardware import GPU, get_gpu
+from ..memory.runtime import RuntimeReserve, layout_runtime_reserve
 from ..memory.states import get_optimizer, get_precision
 from ..model_arg import as_config
 from ..training import SECONDS_PER_HOUR
@@ -72,8 +73,14 @@ class ParallelPlan:
         return self.gpu.memory_bytes
 
     @property
+    def runtime_reserve(self) -> RuntimeReserve:
+        """CUDA context + NCCL buffers of one rank (sizing.memory.runtime), off the GPU before the fit."""
+        lay = self.layout
+        return layout_runtime_reserve(lay.dp, lay.tp, lay.pp, lay.cp, lay.ep)
+
+    @property
     def fits(self) -> bool:
-        return self.per_gpu_bytes <= self.gpu_memory_bytes
+        return self.per_gpu_bytes + self.runtime_reserve.total_bytes <= self.gpu_memory_bytes
 
     @property
     def comm_bytes_per_step(self) -> int:
@@ -106,7 +113,8 @@ class ParallelPlan:
             "most_loaded_stage": self.stage,
             "per_gpu": dict(self.terms),
             "per_gpu_bytes": self.per_gpu_bytes,
-            "headroom_bytes": self.gpu_memory_bytes - self.per_gpu_bytes,
+            "runtime_reserve_bytes": self.runtime_reserve.total_bytes,
+            "headroom_bytes": self.gpu_memory_bytes - self.runtime_reserve.total_bytes - self.per_gpu_bytes,
             "fits": self.fits,
             "collectives": [c.to_dict() for c in self.collectives],
             "comm_wire_bytes_per_step": self.comm_bytes_per_step,

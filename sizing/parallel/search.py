@@ -25,9 +25,11 @@ from itertools import product
 
 from ..config import ModelConfig
 from ..hardware import get_gpu
+from ..memory.runtime import layout_runtime_reserve
 from ..model_arg import as_config
 from ..validate import SizingError, require_int, show
 from ..vocabulary import RECOMPUTE_MODES
+from .batches import FINETUNE_GLOBAL_BATCH
 from .layout import GPUS_PER_NODE, ParallelLayout
 from .memory import Workload, most_loaded
 from .plan import ParallelPlan, parallel_plan
@@ -196,7 +198,8 @@ def _fitting_plans(cfg: ModelConfig, layout: ParallelLayout, seq_len: int, modes
     out = []
     for mode in ordered:
         _, terms = most_loaded(cfg, layout, Workload(seq_len, recompute=mode, attention_impl=impl, **work))
-        if terms["total_bytes"] > gpu.memory_bytes:
+        reserve = layout_runtime_reserve(layout.dp, layout.tp, layout.pp, layout.cp, layout.ep).total_bytes
+        if terms["total_bytes"] + reserve > gpu.memory_bytes:
             if mode == "full":
                 return []
             continue
@@ -225,14 +228,17 @@ def would_fit(
     more_gpus: bool = True,
     **plan_options,
 ) -> list[tuple[str, ParallelPlan | None]]:
-    """(what, the best plan with it) for each alternative that fits on `gpus` GPUs, and the
-    fewest GPUs that fit as asked (`more GPUs`)."""
+    """(what, the best plan with it) for each alternative that fits on `gpus` GPUs (LoRA and
+    QLoRA at FINETUNE_GLOBAL_BATCH), and the fewest GPUs that fit as asked (`more GPUs`)."""
     base = base or ParallelLayout()
     out = []
     for label, layout_changes, option_changes in ALTERNATIVES:
         options = {**plan_options, **option_changes}
+        # a fine-tuning hint at a fine-tuning batch (one the GPU count divides), never above the one asked for
+        finetune = "finetune" in layout_changes
+        batch = min(global_batch, max(FINETUNE_GLOBAL_BATCH, gpus)) if finetune else global_batch
         result = search_layout(
-            cfg, seq_len, global_batch, gpus, recompute=recompute, base=replace(base, **layout_changes), **options
+            cfg, seq_len, batch, gpus, recompute=recompute, base=replace(base, **layout_changes), **options
         )
         if result.best is not None:
             out.append((label, result.best))

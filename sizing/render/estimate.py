@@ -110,6 +110,14 @@ def training_rows(est: Estimate) -> list[list]:
         rows.insert(5, ["hardware FLOPs (with recompute)", f"{t.hardware_flops:.4e}"])
     if t.cost_usd is not None:
         rows.append([f"cost at ${t.run.price_per_gpu_hour:g}/GPU-hour", f"${t.cost_usd:,.0f}"])
+    e = est.energy
+    if e is not None:
+        power = "TDP" if e.watts_source != "given" else "given"
+        grid = "Llama 2 card" if e.carbon_source != "given" else "given"
+        rows.append(
+            ["energy (GPU-hours x W x PUE)", f"{e.kwh:,.0f} kWh ({e.watts:g} W per GPU, {power}; PUE {e.pue:g})"]
+        )
+        rows.append(["CO2 (energy x grid intensity)", f"{e.tco2eq:,.2f} tCO2eq ({e.kg_co2_per_kwh:g} kg/kWh, {grid})"])
     return rows
 
 

@@ -93,7 +93,8 @@ def training_rows(mem: TrainingMemory) -> list[list]:
         ],
         ["total", "", _gib(mem.total_bytes), _gib(mem.per_gpu_bytes)],
         [f"GPU {mem.gpu}", "", "", _gib(mem.gpu_memory_bytes)],
-        ["headroom", "GPU - total", "", _gib(mem.headroom_bytes)],
+        *_reserve_rows(mem, 4),
+        ["headroom", "GPU - " + ("reserve - " if mem.runtime_reserve else "") + "total", "", _gib(mem.headroom_bytes)],
         ["max micro-batch", "", "", str(mem.max_micro_batch) if mem.max_micro_batch else "none fits"],
         [
             "Korthikanti et al. 2022 activations",
@@ -113,12 +114,30 @@ def _optimizer_formula(mem: TrainingMemory) -> str:
     return master + f"{get_optimizer(mem.optimizer).states}·N·{prec.state_bytes}"
 
 
+def _reserve_rows(mem, width: int) -> list[list]:
+    """The runtime reserve's row (CUDA context, NCCL, allocator: sizing.memory.runtime), if any."""
+    r = mem.runtime_reserve
+    if r is None:
+        return []
+    what = "given (--runtime-reserve)" if r.given else "CUDA context + NCCL buffers (not tensors)"
+    return [["runtime reserve", what, *[""] * (width - 3), _gib(r.total_bytes)]]
+
+
+def reserve_line(mem) -> str | None:
+    """What the reserve is made of and what nvidia-smi will show, under the verdict."""
+    r = mem.runtime_reserve
+    if r is None:
+        return None
+    return f"{r.describe()}; nvidia-smi shows about the total + this + the allocator's cache"
+
+
 def training_verdict(mem: TrainingMemory) -> str:
     if not mem.fits:
         return _does_not_fit(mem.reason, mem.would_fit)
     return (
-        f"fits: micro-batch {mem.micro_batch} uses {_gib(mem.per_gpu_bytes)} of {_gib(mem.gpu_memory_bytes)}; "
-        f"largest micro-batch that fits: {mem.max_micro_batch}"
+        f"fits: micro-batch {mem.micro_batch} uses {_gib(mem.per_gpu_bytes)} of {_gib(mem.gpu_memory_bytes)}"
+        + (f" less the runtime reserve {_gib(mem.runtime_reserve_bytes)}" if mem.runtime_reserve else "")
+        + f"; largest micro-batch that fits: {mem.max_micro_batch}"
     )
 
 
@@ -132,6 +151,7 @@ def _training_text(mem: TrainingMemory, fmt: str, details: bool) -> str:
         heading(training_heading(mem), fmt),
         table(["quantity", "formula (bytes)", "whole model", "per GPU"], training_rows(mem), fmt),
         training_verdict(mem),
+        *filter(None, [reserve_line(mem)]),
     ]
     missing = activations_not_modelled(mem.config)
     if missing:
@@ -198,7 +218,8 @@ def inference_rows(mem: InferenceMemory) -> list[list]:
         ],
         ["peak (total + prefill)", "", _gib(mem.peak_bytes)],
         [f"GPU {mem.gpu}", "", _gib(mem.gpu_memory_bytes)],
-        ["headroom", "GPU - peak", _gib(mem.headroom_bytes)],
+        *_reserve_rows(mem, 3),
+        ["headroom", "GPU - " + ("reserve - " if mem.runtime_reserve else "") + "peak", _gib(mem.headroom_bytes)],
         [f"max batch at C={mem.context}", "", format_int(mem.max_batch) if mem.max_batch else "none fits"],
         [f"max context at batch {mem.batch}", "", max_ctx],
     ]
@@ -224,7 +245,8 @@ def inference_verdict(mem: InferenceMemory) -> str:
         return _does_not_fit(mem.reason, mem.would_fit) + note
     return (
         f"fits: {_gib(mem.peak_bytes)} of {_gib(mem.gpu_memory_bytes)} at the prefill peak "
-        "(not counted: CUDA context, fragmentation)" + note
+        + ("(less the runtime reserve)" if mem.runtime_reserve else "(not counted: CUDA context, fragmentation)")
+        + note
     )
 
 
@@ -234,6 +256,7 @@ def _inference_text(mem: InferenceMemory, fmt: str) -> str:
             heading(inference_heading(mem), fmt),
             table(["quantity", "formula (bytes)", "GiB"], inference_rows(mem), fmt),
             inference_verdict(mem),
+            *filter(None, [reserve_line(mem)]),
         ]
     )
 

@@ -43,6 +43,8 @@ def plan_sections(plan: ParallelPlan, fmt: str) -> list[str]:
     )
     rows = [[TERM_LABELS[k], format_gib(t[k]), format_int(t[k])] for k in GPU_TERMS if t[k]]
     rows.append(["total per GPU", format_gib(t["total_bytes"]), format_int(t["total_bytes"])])
+    reserve = plan.runtime_reserve.total_bytes  # CUDA context + NCCL (sizing.memory.runtime)
+    rows.append(["runtime reserve (CUDA context, NCCL; not tensors)", format_gib(reserve), format_int(reserve)])
     rows.append([f"{plan.gpu.key} memory", format_gib(plan.gpu_memory_bytes), format_int(plan.gpu_memory_bytes)])
     if t["cpu_total_bytes"]:
         rows.append(["offloaded to CPU memory", format_gib(t["cpu_total_bytes"]), format_int(t["cpu_total_bytes"])])
@@ -66,10 +68,11 @@ def plan_sections(plan: ParallelPlan, fmt: str) -> list[str]:
         step_rows.append(["days", f"{plan.gpu_hours / plan.layout.world / 24:,.1f}"])
     verdict = (
         f"fits: {format_gib(plan.per_gpu_bytes)} on the most-loaded GPU (pipeline stage {plan.stage}) of "
-        f"{format_gib(plan.gpu_memory_bytes)}"
+        f"{format_gib(plan.gpu_memory_bytes)} less the runtime reserve {format_gib(plan.runtime_reserve.total_bytes)}"
         if plan.fits
         else f"does not fit: {format_gib(plan.per_gpu_bytes)} on the most-loaded GPU (pipeline stage {plan.stage}), "
-        f"more than the {format_gib(plan.gpu_memory_bytes)} of {plan.gpu.key}"
+        f"more than the {format_gib(plan.gpu_memory_bytes)} of {plan.gpu.key} less the runtime reserve "
+        f"{format_gib(plan.runtime_reserve.total_bytes)}"
     )
     return [
         heading(title, fmt, 2),

@@ -40,7 +40,8 @@ def shape_rows(p: Plan) -> list[list]:
                 format_si(s.tokens),
                 f"{s.training_flops:.3e}",
                 f"{s.gpu_hours:,.0f}",
-                f"{s.days:,.1f}",
+                f"{s.days:,.1f}"
+                + ("" if s.within_budget else f" (over budget: {format_si(s.tokens_within_budget)} tokens fit)"),
                 ("yes: " if s.fits else "no: ") + s.fit_setting,
             ]
         )
@@ -70,7 +71,7 @@ def _shape_lines(p: Plan, fmt: str, like: str) -> list[str]:
                 "tokens",
                 "train FLOPs (exact)",
                 "GPU-hours",
-                "days",
+                f"days on {p.num_gpus} x {p.gpu}",
                 "fits for training (bf16-mixed AdamW, micro-batch 1)",
             ],
             shape_rows(p),

@@ -109,7 +109,9 @@ def serve_rows(est: ServeEstimate) -> list[list]:
         [
             f"compute-bound from batch (C = {est.mean_context})",
             ridge,
-            f"ridge {est.ridge_intensity:.4g} FLOPs/byte" + ("; the KV read grows as fast" if ridge == "never" else ""),
+            f"ridge {est.ridge_intensity:.4g} FLOPs/byte at the efficiencies "
+            f"(ideal {est.peak_flops_per_second / est.gpu.hbm_bytes_per_second:.4g})"
+            + ("; the KV read grows as fast" if ridge == "never" else ""),
         ],
         ["$ per M input tokens", _usd(est.usd_per_million_input_tokens), f"${s.price_per_gpu_hour:g}/GPU-h x TTFT"],
         ["$ per M output tokens", _usd(est.usd_per_million_output_tokens), f"${s.price_per_gpu_hour:g}/GPU-h x TPOT"],

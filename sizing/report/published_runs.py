@@ -71,10 +71,20 @@ def llama_rows(runs: list[dict] | None = None) -> list[dict]:
                 "implied MFU (6N)": fmt.pct(implied_mfu(six_nd, run["gpu_hours"], peak)),
                 f"GPU-hours at MFU {DEFAULT_MFU:g} (exact)": fmt.hours(predicted),
                 "difference": fmt.diff(predicted, run["gpu_hours"]),
+                **_energy_cells(run),
                 "source": run["source"],
             }
         )
     return rows
+
+
+def _energy_cells(run: dict) -> dict:
+    """Energy and CO2 of the published GPU-hours at the GPU's TDP, PUE 1 and the grid intensity
+    the Llama 2 card implies (sizing.energy): the card's own method, so its rows come back."""
+    from ..energy import run_energy
+
+    e = run_energy(run["gpu_hours"], run["gpu"])
+    return {"MWh (TDP, PUE 1)": f"{e.kwh / 1000:,.1f}", f"tCO2eq ({e.kg_co2_per_kwh:g} kg/kWh)": f"{e.tco2eq:,.2f}"}
 
 
 def published_flops_rows(runs: list[dict]) -> list[dict]:
@@ -313,7 +323,9 @@ def render_published_runs() -> str:
         "## LLaMA-1 and Llama-2: GPU-hours as the MFU each implies",
         f"Implied MFU = FLOPs / (published GPU-hours × 3600 s × {peak / 1e12:g} TFLOP/s, A100-80GB dense bf16). "
         f"The last columns turn our exact FLOPs back into GPU-hours at the reports' MFU of {DEFAULT_MFU:g}. "
-        "Llama-2-34B (unreleased, no exact parameter count) is left out.",
+        "Llama-2-34B (unreleased, no exact parameter count) is left out. MWh and tCO2eq are the published "
+        "GPU-hours at the GPU's TDP, PUE 1 and the grid intensity the Llama-2 card implies (docs/energy.md): "
+        "the card publishes 31.22, 62.44 and 291.42 tCO2eq for Llama-2-7B, 13B and 70B.",
         fmt.markdown_table(cite(llama_rows(), sources)),
         "## Llama-3 and Llama-3.1: H100 GPU-hours as the MFU each implies",
         f"The same on H100-80GB ({h100 / 1e12:g} TFLOP/s dense bf16), at the 8,192-token pre-training context; "

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 from ..hardware import get_gpu
 from ..serve import serve
+from ..vocabulary import DEFAULT_SERVE_BANDWIDTH_EFFICIENCY, DEFAULT_SERVE_COMPUTE_EFFICIENCY
 from .plots import Plot, _render
 from .serving_page import GPU, OUTPUT, PROMPT, SERVE_PRESETS
 
 ROOFLINE_BATCHES = (1, 8, 64, 256)
 SWEEP_BATCHES = tuple(2**k for k in range(0, 11))  # 1 .. 1024
 _IDEAL = {"compute_efficiency": 1.0, "bandwidth_efficiency": 1.0}
+# sizing serve's ridge is this one times compute / bandwidth efficiency: one ridge, two labels
+_EFF = f"{DEFAULT_SERVE_COMPUTE_EFFICIENCY:g} / {DEFAULT_SERVE_BANDWIDTH_EFFICIENCY:g}"
 
 
 def roofline_data() -> dict:
@@ -56,7 +59,13 @@ def _roofline_plot() -> Plot:
         peak, bw = data["peak"], data["bandwidth"]
         xs = [10 ** (k / 4) for k in range(-4, 21)]  # 0.1 .. 1e5
         ax.plot(xs, [min(peak, bw * x) for x in xs], color="black", linewidth=1.2, label="roofline")
-        ax.axvline(data["ridge"], color="grey", linestyle=":", linewidth=1, label=f"ridge {data['ridge']:.0f}")
+        ax.axvline(
+            data["ridge"],
+            color="grey",
+            linestyle=":",
+            linewidth=1,
+            label=f"ideal ridge {data['ridge']:.0f} (sizing serve: x {_EFF})",
+        )
         for i, (name, p) in enumerate(data["points"].items()):
             color = f"C{i}"
             ax.scatter(*p["prefill"], marker="s", s=30, color=color, label=f"{name} prefill")

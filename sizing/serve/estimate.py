@@ -16,6 +16,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from ..config import ModelConfig
+from ..default_gpu import default_gpu_for
 from ..hardware import GPU, get_gpu
 from ..memory.kv import dtype_bytes, kv_heads_per_rank
 from ..memory.prefill import prefill_activation_peak_bytes, prefill_tokens
@@ -23,7 +24,6 @@ from ..presets import get_preset
 from ..validate import MAX_PRICE, SizingError, require_choice, require_fraction, require_int, require_number, show
 from ..vocabulary import (
     ATTENTION_CONVENTIONS,
-    DEFAULT_GPU,
     DEFAULT_MLA_IMPL,
     DEFAULT_SERVE_ATTENTION,
     DEFAULT_SERVE_PRICE_PER_GPU_HOUR,
@@ -148,7 +148,7 @@ def serve(
     prompt: int,
     output: int,
     batch: int = 1,
-    gpu: str = DEFAULT_GPU,
+    gpu: str | None = None,
     tp: int = 1,
     gpus: int | None = None,
     weight_dtype: str = "bf16",
@@ -169,7 +169,9 @@ def serve(
     decoded in lockstep. `served_context` (a preset's serving_context by default) bounds the
     prompt; past `trained_context` (the pretraining context) a note says so. `mla`: "absorbed"
     or "naive" (latent attention only). Efficiencies left None are the GPU's calibrated pair
-    (calibration.default_efficiencies). A SizingError names the field for any bad input."""
+    (calibration.default_efficiencies). A SizingError names the field for any bad input. gpu:
+    H100 unless the preset's published run names another (sizing.default_gpu)."""
+    gpu = gpu if gpu is not None else default_gpu_for(model if isinstance(model, str) else None)
     cfg, name, trained_context, served_context = _resolve(model, name, trained_context, served_context)
     s = _settings(cfg, prompt, output, batch, tp, gpus, weight_dtype, kv_dtype, activation_dtype, attention)
     gpu_entry = get_gpu(gpu)

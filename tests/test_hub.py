@@ -1,0 +1,78 @@
+"""Hub ids as --config (sizing.hub): read from a Hugging Face cache the test builds itself, with
+HF_HUB_OFFLINE=1, so no network is used; missing ids fail with one line."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sizing.cli import main
+from sizing.config_file import read_config_file
+from sizing.hub import looks_like_hub_id
+
+FIX = Path(__file__).resolve().parent / "fixtures" / "hf_configs"
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+def _cache(root: Path, repo: str, config: Path, extra: dict | None = None) -> Path:
+    """The layout huggingface_hub keeps: models--owner--name/{refs/main, snapshots/<commit>/...}."""
+    folder = root / ("models--" + repo.replace("/", "--"))
+    (folder / "refs").mkdir(parents=True)
+    (folder / "refs" / "main").write_text(COMMIT)
+    snapshot = folder / "snapshots" / COMMIT
+    snapshot.mkdir(parents=True)
+    shutil.copy(config, snapshot / "config.json")
+    for name, text in (extra or {}).items():
+        (snapshot / name).write_text(text)
+    return root
+
+
+@pytest.fixture
+def offline_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return tmp_path / "hub"
+
+
+def test_a_hub_id_reads_config_json_from_the_cache(offline_cache):
+    _cache(offline_cache, "meta-llama/Llama-3.1-8B", FIX / "meta-llama__Llama-3.1-8B.json")
+    out = CliRunner().invoke(
+        main, ["estimate", "--config", "meta-llama/Llama-3.1-8B", "--format", "json", "--no-memory"]
+    )
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    # Llama 3.1 8B: 8,030,261,248 parameters (HF model card "8B"; tests/fixtures/hf_counts.json)
+    assert data["params"]["total"] == 8_030_261_248
+    assert data["flops"]["seq_len"] == 8192  # rope_scaling.original_max_position_embeddings
+
+
+def test_a_hub_id_never_runs_code_from_the_repository(offline_cache):
+    config = json.loads((FIX / "meta-llama__Llama-3.1-8B.json").read_text())
+    config["auto_map"] = {"AutoModelForCausalLM": "modeling_evil.Model"}
+    path = offline_cache.parent / "evil.json"
+    path.write_text(json.dumps(config))
+    _cache(offline_cache, "someone/evil", path, {"modeling_evil.py": "raise SystemExit('code ran')\n"})
+    assert read_config_file("someone/evil").config.n_layers == 32
+
+
+def test_a_missing_id_offline_is_one_clear_line(offline_cache):
+    out = CliRunner().invoke(main, ["estimate", "--config", "no-one/no-model"])
+    assert out.exit_code == 2
+    lines = out.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: hub id 'no-one/no-model'")
+    assert "not in the local cache" in lines[0] and "HF_HUB_OFFLINE is set" in lines[0]
+
+
+def test_what_counts_as_a_hub_id(tmp_path):
+    assert looks_like_hub_id("meta-llama/Llama-3.1-8B") and looks_like_hub_id("gpt2/x@main")
+    assert not looks_like_hub_id("no/such/config.json") and not looks_like_hub_id("dir/config.json")
+    assert not looks_like_hub_id(str(tmp_path))  # an existing path is the path
+
+
+def test_a_cached_id_needs_no_network_even_online(offline_cache, monkeypatch):
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens there: any request fails
+    _cache(offline_cache, "meta-llama/Llama-3.1-8B", FIX / "meta-llama__Llama-3.1-8B.json")
+    assert read_config_file("meta-llama/Llama-3.1-8B").served_context == 131072
