@@ -22,6 +22,7 @@ class LazyGroup(click.Group):
         "compare": ("compare", "compare"),
         "estimate": ("estimate", "estimate"),
         "gpus": ("listing", "gpus"),
+        "hybrid": ("hybrid", "hybrid"),
         "memory": ("memory", "memory"),
         "parallel": ("parallel", "parallel"),
         "plan": ("plan", "plan"),

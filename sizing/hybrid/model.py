@@ -132,11 +132,11 @@ def attention_pairs_flops_per_token(m: HybridModel, keys: int) -> int:
 
 
 def weight_flops_per_token(m: HybridModel) -> int:
-    """2 x the parameters a token multiplies (active, without the lookup table), the MLP and
-    attention projections; the state mixers' own FLOPs are added by prefill/decode below."""
+    """2 x the weights a token multiplies: the attention projections (not the q/k norms), the
+    dense MLPs, in MoE layers the router, k routed experts and the shared ones, and the lm_head
+    (tied or not). The state mixers' FLOPs are added by prefill/decode below."""
     cfg = m.base
-    attn = sum(attention_params(m).values()) - P.qk_norm_params(cfg, False) - P.qk_norm_params(cfg, True)
-    attn = attn if cfg.qk_norm in ("head", "width") else sum(attention_params(m).values())
+    attn = sum(v for k, v in attention_params(m).items() if not k.endswith("_norm"))
     mlp = m.count(mlp="dense") * P.mlp_params(cfg, cfg.d_ff)
     if cfg.is_moe:
         per_layer = P.router_params(cfg) + cfg.top_k * P.expert_params(cfg)
@@ -144,6 +144,12 @@ def weight_flops_per_token(m: HybridModel) -> int:
         mlp += m.count(mlp="moe") * per_layer
     lm_head = cfg.d_model * cfg.padded_vocab
     return MAC * (m.count(mixer="attention") * attn + mlp + lm_head)
+
+
+def training_flops(m: HybridModel, seq_len: int) -> int:
+    """Forward + backward of one sequence, 3 x the forward (backward = 2 x forward, as
+    sizing.flops counts it), no recompute."""
+    return 3 * prefill_flops(m, seq_len)
 
 
 def prefill_flops(m: HybridModel, seq_len: int) -> int:

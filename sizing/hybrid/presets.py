@@ -23,6 +23,7 @@ class HybridPreset:
     published_active: float | None
     rounding: float  # half a unit of the published figure's last digit, relative
     source: str
+    truncated: bool = False  # the figure is a name that truncates (9B: 9 <= N < 10 billion)
 
     def model(self) -> HybridModel:
         return hybrid_from_hf_config(dict(self.hf_config, _name_or_path=self.name))
@@ -120,8 +121,9 @@ HYBRID_PRESETS: tuple[HybridPreset, ...] = (
         ),
         9e9,
         None,
-        0.5 / 9,
-        "IBM, ibm-ai-platform/Bamba-9B card: 9B",
+        1 / 9,
+        "IBM, ibm-ai-platform/Bamba-9B: the name's 9B (truncated)",
+        truncated=True,
     ),
     HybridPreset(
         "qwen3-next-80b-a3b",
