@@ -7,6 +7,8 @@ this module does not know is refused naming the field.
 
 from __future__ import annotations
 
+import math
+
 from .config import ConfigError, ModelConfig
 from .hf import from_hf_config
 from .hf_fields import _get
@@ -45,7 +47,7 @@ def _gemma3(d: dict, text_d: int) -> VisionLanguage:
         image_size=_get(v, "image_size", default=896),
     )
     tokens = _get(d, "mm_tokens_per_image", default=256)
-    side = int(round(tokens**0.5))
+    side = math.isqrt(tokens)
     if side * side != tokens or tower.patches_per_side % side:
         raise ConfigError(f"mm_tokens_per_image ({tokens}) must be a square that divides the patch grid")
     return VisionLanguage(

@@ -32,6 +32,7 @@ class LazyGroup(click.Group):
         "serve": ("serve", "serve"),
         "sweep": ("sweep", "sweep"),
         "verify": ("verify", "verify"),
+        "vision": ("vision", "vision"),
     }
 
     def list_commands(self, ctx):
