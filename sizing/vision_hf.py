@@ -12,7 +12,7 @@ import math
 from .config import ConfigError, ModelConfig
 from .hf import from_hf_config
 from .hf_fields import _get
-from .validate import show
+from .validate import SizingError, show
 from .vision import VisionLanguage, VisionTower
 
 _TEXT_TYPES = {"gemma3": "gemma3_text", "llama4": "llama4_text", "llava": "llama", "qwen2_5_vl": "qwen2"}
@@ -155,3 +155,17 @@ def vlm_from_hf_config(d: dict) -> tuple[ModelConfig, VisionLanguage]:
         )
     text = _text(d)
     return text, _TOWERS[model_type](d, text.d_model)
+
+
+def text_only_label(path: str) -> str:
+    """The label a whole vision-language config.json carries where a command sizes its language
+    model alone (sizing estimate, memory, serve): "" for any other file."""
+    from .config_file import _read_json_object
+
+    try:
+        data = _read_json_object(path)
+    except SizingError:
+        return ""
+    if data.get("model_type") in _TOWERS and isinstance(data.get("vision_config"), dict):
+        return " [text model only: the vision tower and projector are not counted; `sizing vision --config` sizes them]"
+    return ""

@@ -146,3 +146,16 @@ def test_cli_json_and_errors(tmp_path):
     path.write_text(json.dumps({"model_type": "nemotron_h", "hybrid_override_pattern": "ME"}))
     bad = CliRunner().invoke(main, ["hybrid", "--config", str(path)])
     assert bad.exit_code == 2 and "hybrid_override_pattern" in bad.output and "Traceback" not in bad.output
+
+
+def test_every_hybrid_type_is_pointed_to_from_the_block_stack_converter():
+    from sizing.hf_modern import REFUSED_MODEL_TYPES, SIZED_BY_COMMAND
+    from sizing.hybrid.hf import HYBRID_CONVERTERS
+
+    hybrid = {t for t, c in SIZED_BY_COMMAND.items() if c.startswith("sizing hybrid")}
+    assert hybrid == set(HYBRID_CONVERTERS) and not hybrid & set(REFUSED_MODEL_TYPES)
+
+
+def test_block_stack_commands_name_the_hybrid_command():
+    out = CliRunner().invoke(main, ["memory", "--preset", "jamba-v0.1", "--inference", "--context", "262144"])
+    assert out.exit_code == 2 and "sizing hybrid --preset jamba-v0.1" in out.output and out.output.count("\n") == 1

@@ -131,3 +131,13 @@ def test_cli():
     assert s["params"]["total"] == 27_432_406_640 and s["text_only_params"] == 27_009_346_304
     bad = CliRunner().invoke(main, ["vision", "--preset", "gemma-3-4b", "--image-size", "12x"])
     assert bad.exit_code == 2 and bad.output.startswith("Error: --image-size") and bad.output.count("\n") == 1
+
+
+def test_text_only_sizing_of_a_whole_config_is_labelled():
+    path = FIXTURES / "hf_configs_modern" / "google__gemma-3-27b-pt.json"
+    out = CliRunner().invoke(main, ["estimate", "--config", str(path), "--seq-len", "4096", "--format", "json"])
+    assert out.exit_code == 0, out.output
+    assert "text model only" in out.output and "sizing vision --config" in out.output
+    plain = FIXTURES / "hf_configs_modern" / "Qwen__Qwen3-8B.json"
+    out = CliRunner().invoke(main, ["estimate", "--config", str(plain), "--seq-len", "4096", "--format", "json"])
+    assert "text model only" not in out.output
