@@ -84,7 +84,8 @@ class VisionTower:
         windowed = self.layers - full
         keys = full * N + windowed * min(N, self.window_patches or N)
         attention = MAC * 2 * self.hidden * N * keys  # QK^T and AV, every head's d_h summing to h
-        return MAC * kernel * self.hidden * N + self.layers * N * self.block_weight_flops_per_patch() + attention
+        embedded = N - (1 if self.class_token else 0)  # the class token is not a patch
+        return MAC * kernel * self.hidden * embedded + self.layers * N * self.block_weight_flops_per_patch() + attention
 
 
 @dataclass(frozen=True)

@@ -101,6 +101,11 @@ class Mamba2Mixer:
         """One recurrent step: update dt·B⊗x and read-out C·h, 2·H·P·N multiply-adds."""
         return self._projection_flops() + MAC * 2 * self.n_heads * self.head_dim * self.d_state
 
+    def state_update_flops_per_token(self) -> int:
+        """The decode step's rank-1 update dt·x⊗B (one multiply-add per state element), inside
+        decode_flops_per_token; a FLOP counter sees this outer product as elementwise."""
+        return MAC * self.n_heads * self.head_dim * self.d_state
+
     def state_elements(self) -> dict[str, int]:
         return {
             "conv": self.conv_channels * self.conv_kernel,
@@ -214,6 +219,10 @@ class GatedDeltaNet:
 
     def decode_flops_per_token(self) -> int:
         return self._projection_flops() + MAC * self.n_v_heads * 3 * self.d_k * self.d_v
+
+    def state_update_flops_per_token(self) -> int:
+        """The decode step's rank-1 update k⊗(β·(v - S·k)), inside decode_flops_per_token."""
+        return MAC * self.n_v_heads * self.d_k * self.d_v
 
     def state_elements(self) -> dict[str, int]:
         return {"conv": self.conv_channels * self.conv_kernel, "ssm": self.n_v_heads * self.d_k * self.d_v}
