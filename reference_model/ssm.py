@@ -33,8 +33,10 @@ def _conv_step(conv: nn.Conv1d, state: torch.Tensor, x: torch.Tensor) -> tuple[t
     return (out + conv.bias if conv.bias is not None else out), state
 
 
-def _gated_rms(y: torch.Tensor, z: torch.Tensor, weight: torch.Tensor, groups: int) -> torch.Tensor:
+def _gated_rms(y: torch.Tensor, z: torch.Tensor, weight: torch.Tensor | None, groups: int) -> torch.Tensor:
     y = y * F.silu(z)
+    if weight is None:  # Falcon-H1 without mamba_rms_norm: the gate only
+        return y
     shape = y.shape
     y = y.reshape(*shape[:-1], groups, -1)
     y = y * torch.rsqrt(y.pow(2).mean(-1, keepdim=True) + 1e-6)
@@ -51,7 +53,7 @@ class Mamba2Block(nn.Module):
         self.dt_bias = nn.Parameter(torch.zeros(H))
         self.A_log = nn.Parameter(torch.zeros(H))
         self.D = nn.Parameter(torch.ones(H))
-        self.norm = nn.Parameter(torch.ones(m.d_inner))
+        self.norm = nn.Parameter(torch.ones(m.d_inner)) if m.gated_norm else None
         self.out_proj = nn.Linear(m.d_inner, m.d_model, bias=m.proj_bias)
 
     def _split(self, zxbcdt):

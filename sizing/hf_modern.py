@@ -21,7 +21,7 @@ from .validate import show
 
 # Model types another command sizes (sizing/hybrid, sizing/vision_hf): the refusal names it.
 SIZED_BY_COMMAND: dict[str, str] = {
-    **dict.fromkeys(("mamba2", "jamba", "nemotron_h", "bamba", "qwen3_next"), "sizing hybrid --config"),
+    **dict.fromkeys(("mamba2", "jamba", "nemotron_h", "bamba", "falcon_h1", "qwen3_next"), "sizing hybrid --config"),
     **dict.fromkeys(("llava", "qwen2_5_vl"), "sizing vision --config"),
 }
 
@@ -33,7 +33,6 @@ REFUSED_MODEL_TYPES: dict[str, str] = {
     "rwkv": _RECURRENT,
     "xlstm": _RECURRENT,
     "recurrent_gemma": _RECURRENT + " (RG-LRU) interleaved with local attention",
-    "falcon_h1": "a hybrid: attention and Mamba-2 heads side by side in every layer",
     "zamba": "a hybrid: Mamba layers with a shared attention block",
     "zamba2": "a hybrid: Mamba-2 layers with shared attention blocks",
     "granitemoehybrid": "a hybrid: Mamba-2 layers interleaved with attention layers",

@@ -86,7 +86,7 @@ def test_four_and_five_spellings_agree():
     assert from_hf_config(four) == from_hf_config(five)
 
 
-@pytest.mark.parametrize("model_type", ["mamba", "falcon_h1", "zamba2", "rwkv"])
+@pytest.mark.parametrize("model_type", ["mamba", "zamba2", "rwkv"])
 def test_hybrids_are_refused_with_the_reason(model_type):
     with pytest.raises(ConfigError, match=rf"model_type '{model_type}' is not supported: .*(state-space|hybrid|recur)"):
         from_hf_config({"model_type": model_type, "hidden_size": 64})

@@ -115,6 +115,14 @@ def test_jamba_256k_kv_cache_matches_the_paper():
     assert hybrid_inference_memory(m, 1024).ssm_state_bytes == mem.ssm_state_bytes
 
 
+def test_falcon_h1_runs_attention_and_mamba_in_every_layer():
+    m = hybrid_preset("falcon-h1-7b").model()
+    assert m.count(mixer="attention") == m.count(mixer="mamba") == m.count() == 44
+    # no gated norm (mamba_rms_norm false): in_proj, conv1d, dt_bias, A_log, D, out_proj only
+    assert "mamba.norm" not in m.mixer.params()
+    assert kv_cache_bytes(m, 1000) == 1000 * 44 * 2 * 2 * 128 * 2
+
+
 def test_nemotron_pattern_counts():
     m = hybrid_preset("nemotron-h-8b").model()
     assert (m.count(mixer="mamba"), m.count(mixer="attention"), m.count(mlp="dense")) == (24, 4, 24)
@@ -128,6 +136,7 @@ def test_nemotron_pattern_counts():
         (dict(hybrid_preset("bamba-9b").hf_config, attn_layer_indices=[99]), "attn_layer_indices"),
         (dict(hybrid_preset("qwen3-next-80b-a3b").hf_config, layer_types=["x"]), "layer_types"),
         ({"model_type": "zamba2"}, "model_type"),
+        (dict(hybrid_preset("falcon-h1-7b").hf_config, mamba_d_ssm=1000), "mamba_d_ssm"),
     ],
 )
 def test_refused_with_the_field_named(config, field):

@@ -232,7 +232,45 @@ def _qwen3_next(d: dict) -> HybridModel:
     return HybridModel(_name(d), base, mixer, kinds, gated_attention=True)
 
 
+def _falcon_h1(d: dict) -> HybridModel:
+    """Attention and a Mamba-2 mixer side by side in every layer, then a SwiGLU MLP. The muP
+    multipliers are buffers, not parameters."""
+    L = _layers_count(d)
+    base = _base(
+        d,
+        n_heads=_get(d, "num_attention_heads", default=32),
+        n_kv_heads=_get(d, "num_key_value_heads", default=8),
+        head_dim=_get(d, "head_dim", default=None, kind="int?"),
+        d_ff=_get(d, "intermediate_size", default=14336),
+        mlp="swiglu",
+        qkv_bias=_get(d, "attention_bias", default=False, kind="bool"),
+        attn_out_bias=_get(d, "attention_bias", default=False, kind="bool"),
+        mlp_bias=_get(d, "mlp_bias", default=False, kind="bool"),
+    )
+    mixer = _mamba2_from(
+        d,
+        "mamba_n_heads",
+        "mamba_d_head",
+        "mamba_d_state",
+        "mamba_n_groups",
+        "mamba_d_conv",
+        conv_bias="mamba_conv_bias",
+        proj_bias="mamba_proj_bias",
+        chunk="mamba_chunk_size",
+    )
+    d_ssm = _get(d, "mamba_d_ssm", default=None, kind="int?")
+    d_ssm = d_ssm if d_ssm is not None else int(_get(d, "mamba_expand", default=2, kind="num") * base.d_model)
+    if d_ssm != mixer.n_heads * mixer.head_dim:
+        raise ConfigError(
+            f"mamba_d_ssm ({d_ssm}) must equal mamba_n_heads x mamba_d_head ({mixer.n_heads * mixer.head_dim})"
+        )
+    gated = _get(d, "mamba_rms_norm", default=False, kind="bool")
+    mixer = Mamba2Mixer(**{**mixer.__dict__, "gated_norm": gated})
+    return HybridModel(_name(d), base, mixer, (("both", "dense"),) * L)
+
+
 HYBRID_CONVERTERS = {
+    "falcon_h1": _falcon_h1,
     "mamba2": _mamba2,
     "jamba": _jamba,
     "nemotron_h": _nemotron_h,

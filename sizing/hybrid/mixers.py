@@ -59,6 +59,7 @@ class Mamba2Mixer:
     proj_bias: bool = False
     chunk: int = 256
     d_inner_proj: int | None = None  # HF Mamba2 sizes in/out_proj by expand·d; None: H·P
+    gated_norm: bool = True  # Falcon-H1 with mamba_rms_norm false has none
 
     kind = "mamba2"
 
@@ -75,15 +76,16 @@ class Mamba2Mixer:
         """in_proj d -> [z, x, B, C, dt] = d_inner + conv channels + H; dt_bias, A_log and D
         one per head; the gated RMSNorm one gain per d_inner; out_proj d_inner -> d."""
         H = self.n_heads
-        return {
+        out = {
             "mamba.in_proj": linear_params(self.d_model, self.d_inner + self.conv_channels + H, self.proj_bias),
             "mamba.conv1d": depthwise_conv_params(self.conv_channels, self.conv_kernel, self.conv_bias),
             "mamba.dt_bias": H,
             "mamba.A_log": H,
             "mamba.D": H,
-            "mamba.norm": self.d_inner,
+            "mamba.norm": self.d_inner if self.gated_norm else 0,
             "mamba.out_proj": linear_params(self.d_inner, self.d_model, self.proj_bias),
         }
+        return {k: v for k, v in out.items() if v}
 
     def _projection_flops(self) -> int:
         p = self.params()

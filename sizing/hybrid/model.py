@@ -22,7 +22,9 @@ from ..config import ModelConfig
 from ..validate import SizingError, require_int
 from .mixers import MAC, Mixer
 
-MIXER_KINDS = ("attention", "mamba", "none")  # "mamba" covers every state mixer (Mamba-1/2, DeltaNet)
+# "mamba" covers every state mixer (Mamba-1/2, DeltaNet); "both": attention and a state mixer side by
+# side in one layer (Falcon-H1), counted among the attention layers and among the state layers.
+MIXER_KINDS = ("attention", "mamba", "both", "none")
 MLP_LAYER_KINDS = ("dense", "moe", "none")
 
 
@@ -41,16 +43,21 @@ class HybridModel:
         for i, (mix, mlp) in enumerate(self.layers):
             if mix not in MIXER_KINDS or mlp not in MLP_LAYER_KINDS or (mix, mlp) == ("none", "none"):
                 raise SizingError(f"layer {i} ({mix!r}, {mlp!r}) is not a mixer kind {MIXER_KINDS} + MLP kind")
-        if self.mixer is None and any(mix == "mamba" for mix, _ in self.layers):
+        if self.mixer is None and any(mix in ("mamba", "both") for mix, _ in self.layers):
             raise SizingError("a layer of kind 'mamba' needs the mixer's sizes")
 
     def count(self, mixer: str | None = None, mlp: str | None = None) -> int:
-        return sum((mixer is None or m == mixer) and (mlp is None or f == mlp) for m, f in self.layers)
+        """Layers holding `mixer` (a "both" layer holds attention and a state mixer) and `mlp`."""
+        return sum(
+            (mixer is None or m == mixer or (m == "both" and mixer in ("attention", "mamba")))
+            and (mlp is None or f == mlp)
+            for m, f in self.layers
+        )
 
     @property
     def pattern(self) -> str:
-        """One letter per layer: A attention, M state mixer, - none; then d dense, e MoE, . none."""
-        mix = {"attention": "A", "mamba": "M", "none": "-"}
+        """One letter per layer: A attention, M state mixer, B both, - none; then d dense, e MoE, . none."""
+        mix = {"attention": "A", "mamba": "M", "both": "B", "none": "-"}
         ff = {"dense": "d", "moe": "e", "none": "."}
         return " ".join(mix[m] + ff[f] for m, f in self.layers)
 

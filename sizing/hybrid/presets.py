@@ -126,6 +126,32 @@ HYBRID_PRESETS: tuple[HybridPreset, ...] = (
         truncated=True,
     ),
     HybridPreset(
+        "falcon-h1-7b",
+        # tiiuae/Falcon-H1-7B-Base config.json (mamba_rms_norm false: no gated norm)
+        dict(
+            model_type="falcon_h1",
+            hidden_size=3072,
+            num_hidden_layers=44,
+            num_attention_heads=12,
+            num_key_value_heads=2,
+            head_dim=128,
+            intermediate_size=12288,
+            mamba_d_ssm=3072,
+            mamba_n_heads=24,
+            mamba_d_head=128,
+            mamba_d_state=256,
+            mamba_n_groups=1,
+            mamba_d_conv=4,
+            mamba_chunk_size=128,
+            vocab_size=130048,
+        ),
+        7e9,
+        None,
+        1 / 7,
+        "TII, tiiuae/Falcon-H1-7B-Base: the name's 7B (truncated)",
+        truncated=True,
+    ),
+    HybridPreset(
         "qwen3-next-80b-a3b",
         # Qwen/Qwen3-Next-80B-A3B-Instruct config.json (the MTP layer of the checkpoint is not
         # built by transformers' Qwen3NextForCausalLM and is not counted here)
