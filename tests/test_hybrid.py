@@ -168,3 +168,31 @@ def test_every_hybrid_type_is_pointed_to_from_the_block_stack_converter():
 def test_block_stack_commands_name_the_hybrid_command():
     out = CliRunner().invoke(main, ["memory", "--preset", "jamba-v0.1", "--inference", "--context", "262144"])
     assert out.exit_code == 2 and "sizing hybrid --preset jamba-v0.1" in out.output and out.output.count("\n") == 1
+
+
+def test_max_batch_and_context_follow_from_attention_layers_only():
+    from sizing.hybrid.memory import max_batch, max_context, per_sequence_bytes
+
+    m = hybrid_preset("jamba-v0.1").model()
+    weights = 2 * 51_570_323_328
+    state = 28 * 8192 * 4 * 2 + 28 * 8192 * 16 * 4  # conv bf16 + SSM fp32, one sequence
+    per_seq = 4 * GIB + state
+    assert per_sequence_bytes(m, 262144) == per_seq
+    capacity = 140 * GIB
+    assert max_batch(m, 262144, capacity) == (capacity - weights) // per_seq == 10  # 43.9 GiB free / 4.02 GiB
+    # the longest context at batch 1: KV 4·2·8·128·2 = 16,384 bytes per token after weights and state
+    assert max_context(m, 1, capacity) == (capacity - weights - state) // 16384
+    assert max_batch(m, 262144, weights) == 0 and max_context(m, 1, weights) == 0
+    mamba = hybrid_preset("mamba2-2.7b").model()
+    assert max_context(mamba, 1, 80 * GIB) is None  # no attention layer: no KV cache grows
+
+
+def test_cli_gpu_fit():
+    out = CliRunner().invoke(
+        main, ["hybrid", "--preset", "jamba-v0.1", "--context", "262144", "--gpu", "h200", "--format", "json"]
+    )
+    assert out.exit_code == 0, out.output
+    fit = json.loads(out.output)["fit"]
+    assert fit["max_batch_at_context"] > fit["all_attention_max_batch_at_context"] >= 0
+    bad = CliRunner().invoke(main, ["hybrid", "--preset", "jamba-v0.1", "--gpu", "nope"])
+    assert bad.exit_code == 2 and bad.output.startswith("Error:") and bad.output.count("\n") == 1

@@ -37,3 +37,16 @@ def test_a_wrong_scan_formula_is_caught(monkeypatch):
     monkeypatch.setattr(Mamba2Mixer, "scan_flops_per_token", lambda self: real(self) + 2)
     result = verify_mixer("nemotron-h-8b", hybrid_preset("nemotron-h-8b").model().mixer)
     assert not result.ok
+
+
+def test_verify_hybrid_flag_runs_the_checks(monkeypatch):
+    from click.testing import CliRunner
+
+    import reference_model.hybrid_verify as hv
+    from sizing.cli import main
+
+    tower = vlm_from_hf_config(vision_preset("llava-1.5-7b").hf_config)[1].tower
+    monkeypatch.setattr(hv, "verify_hybrid_presets", lambda: [verify_tower("llava-1.5-7b", tower)])
+    out = CliRunner().invoke(main, ["verify", "--hybrid", "--format", "json"])
+    assert out.exit_code == 0, out.output
+    assert '"check": "vision"' in out.output and '"ok": true' in out.output

@@ -35,6 +35,23 @@ def _load(preset: str | None, config_path: str | None):
     return hybrid_from_hf_config(data), None
 
 
+def _fit(m, gpu: str, context: int, batch: int, weight_dtype: str, kv_dtype: str, ssm_dtype: str) -> dict:
+    from ..hardware import get_gpu
+    from ..hybrid.memory import all_attention_kv_bytes, max_batch, max_context
+    from ..hybrid.model import total_params
+    from ..memory.kv import dtype_bytes
+
+    capacity = get_gpu(gpu).memory_bytes
+    free = capacity - dtype_bytes(total_params(m), weight_dtype)
+    return {
+        "gpu": gpu,
+        "gpu_memory_bytes": capacity,
+        "max_batch_at_context": max_batch(m, context, capacity, weight_dtype, kv_dtype, ssm_dtype),
+        "max_context_at_batch": max_context(m, batch, capacity, weight_dtype, kv_dtype, ssm_dtype),
+        "all_attention_max_batch_at_context": max(0, free // all_attention_kv_bytes(m, context, 1, kv_dtype)),
+    }
+
+
 def hybrid_summary(m, context: int, batch: int, weight_dtype: str, kv_dtype: str, ssm_dtype: str) -> dict:
     from ..hybrid import model as M
     from ..hybrid.memory import hybrid_inference_memory
@@ -85,6 +102,17 @@ def _render(s: dict, preset) -> str:
     lines.append(table(["component", "params"], rows))
     if preset is not None:
         lines.append(f"published: {preset.published_total:.3g} ({preset.source})")
+    if "fit" in s:
+        f = s["fit"]
+        longest = (
+            "unbounded (no attention layer)" if f["max_context_at_batch"] is None else f"{f['max_context_at_batch']:,}"
+        )
+        lines.append(
+            f"\none {f['gpu']} ({f['gpu_memory_bytes'] / GIB:.1f} GiB): "
+            f"batch of {s['context']:,}-token sequences that fits "
+            f"{f['max_batch_at_context']} (all-attention shape: {f['all_attention_max_batch_at_context']}); "
+            f"longest context at batch {s['batch']}: {longest}"
+        )
     mb = s["memory_bytes"]
     gib = lambda b: f"{b / GIB:.2f}"  # noqa: E731
     lines.append(f"\ninference memory, context {s['context']:,}, batch {s['batch']} (GiB):")
@@ -124,14 +152,15 @@ def _render(s: dict, preset) -> str:
     show_default=True,
     help="Recurrent-state dtype (fp32 as HF's caches and vLLM keep it).",
 )
+@click.option("--gpu", default=None, help="Also the largest batch and context that fit on one GPU (see `sizing gpus`).")
 @click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
-def hybrid(preset, config_path, context, batch, weight_dtype, kv_dtype, ssm_dtype, fmt):
+def hybrid(preset, config_path, context, batch, weight_dtype, kv_dtype, ssm_dtype, gpu, fmt):
     """A hybrid SSM / linear-attention model: parameters, layer pattern, FLOPs, and memory
     against context beside an all-attention model of the same shape.
 
     \b
     Examples:
-      sizing hybrid --preset jamba-v0.1 --context 256K
+      sizing hybrid --preset jamba-v0.1 --context 262144 --gpu h100
       sizing hybrid --config nemotron-h-8b/config.json --context 128K --batch 8 --format json
     """
     from ..validate import MAX_SEQ_LEN
@@ -139,6 +168,8 @@ def hybrid(preset, config_path, context, batch, weight_dtype, kv_dtype, ssm_dtyp
     m, p = _load(preset, config_path)
     ctx = quantity(context, "--context", MAX_SEQ_LEN)
     s = hybrid_summary(m, ctx, batch, weight_dtype, kv_dtype, ssm_dtype)
+    if gpu is not None:
+        s["fit"] = _fit(m, gpu, ctx, batch, weight_dtype, kv_dtype, ssm_dtype)
     if fmt == "json":
         import json
 

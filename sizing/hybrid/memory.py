@@ -70,3 +70,54 @@ def hybrid_inference_memory(
         ssm_state_bytes=state["ssm"],
         all_attention_kv_bytes=all_attention_kv_bytes(m, context, batch, kv_dtype),
     )
+
+
+def per_sequence_bytes(
+    m: HybridModel, context: int, kv_dtype: str = "bf16", weight_dtype: str = "bf16", ssm_dtype: str = "fp32"
+) -> int:
+    """One sequence's KV cache at `context` plus its state."""
+    state = state_bytes(m, 1, conv_dtype=weight_dtype, ssm_dtype=ssm_dtype)
+    return kv_cache_bytes(m, context, 1, kv_dtype) + state["conv"] + state["ssm"]
+
+
+def max_batch(
+    m: HybridModel,
+    context: int,
+    capacity_bytes: int,
+    weight_dtype: str = "bf16",
+    kv_dtype: str = "bf16",
+    ssm_dtype: str = "fp32",
+) -> int:
+    """Sequences of `context` tokens that fit beside the weights in `capacity_bytes` (0: none).
+    Per-sequence bytes are exact integers, so the batch is a floor division."""
+    free = capacity_bytes - dtype_bytes(total_params(m), weight_dtype)
+    return max(0, free // per_sequence_bytes(m, context, kv_dtype, weight_dtype, ssm_dtype))
+
+
+def max_context(
+    m: HybridModel,
+    batch: int,
+    capacity_bytes: int,
+    weight_dtype: str = "bf16",
+    kv_dtype: str = "bf16",
+    ssm_dtype: str = "fp32",
+) -> int | None:
+    """The longest context a batch of `batch` fits at (0: not even one token); None: unbounded by
+    memory (no attention layer: the state does not grow)."""
+    B = require_int("batch", batch, 1)
+    free = capacity_bytes - dtype_bytes(total_params(m), weight_dtype)
+    state = state_bytes(m, B, conv_dtype=weight_dtype, ssm_dtype=ssm_dtype)
+    free -= state["conv"] + state["ssm"]
+    per_token = dtype_bytes(B * kv_elements_per_position(m), kv_dtype)
+    if free < 0:
+        return 0
+    if per_token == 0:
+        return None
+    lo, hi = 0, free // max(1, per_token) + 1  # kv bytes are monotone in the context: bisect exactly
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if kv_cache_bytes(m, mid, B, kv_dtype) <= free:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
