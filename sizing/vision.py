@@ -18,9 +18,9 @@ its window), the patch embedding (2·c·p·p·h per patch) and the projector on 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
-from .validate import SizingError, require_int
+from .validate import SizingError, require_bool, require_int
 
 MAC = 2
 
@@ -44,6 +44,20 @@ class VisionTower:
     gated_mlp: bool = False
     window_patches: int | None = None  # patches per attention window in windowed blocks
     full_attention_layers: int | None = None  # blocks with full attention when windowed
+
+    def __post_init__(self) -> None:
+        """Sizes positive ints (full_attention_layers may be 0), switches bools, before any formula."""
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.type.startswith("bool"):
+                require_bool(f"vision_config {f.name}", value)
+            elif value is not None:
+                require_int(f"vision_config {f.name}", value, 0 if f.name == "full_attention_layers" else 1)
+        if self.hidden % self.heads or (self.full_attention_layers or 0) > self.layers:
+            raise SizingError(
+                f"vision_config hidden ({self.hidden}) must divide into heads ({self.heads}) and the full-attention "
+                f"blocks ({self.full_attention_layers}) be at most the layers ({self.layers})"
+            )
 
     @property
     def patches_per_side(self) -> int:

@@ -136,6 +136,8 @@ def test_nemotron_pattern_counts():
         (dict(hybrid_preset("bamba-9b").hf_config, attn_layer_indices=[99]), "attn_layer_indices"),
         (dict(hybrid_preset("qwen3-next-80b-a3b").hf_config, layer_types=["x"]), "layer_types"),
         ({"model_type": "zamba2"}, "model_type"),
+        (dict(hybrid_preset("jamba-v0.1").hf_config, num_hidden_layers=10**12), "num_hidden_layers"),
+        (dict(hybrid_preset("jamba-v0.1").hf_config, num_hidden_layers=True), "num_hidden_layers"),
         (dict(hybrid_preset("falcon-h1-7b").hf_config, mamba_d_ssm=1000), "mamba_d_ssm"),
     ],
 )

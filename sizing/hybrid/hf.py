@@ -27,8 +27,14 @@ def _name(d: dict) -> str:
     return str(d.get("_name_or_path") or d.get("model_type"))
 
 
+MAX_LAYERS = 100_000  # the layer pattern is listed per layer: a bound keeps a hostile config cheap
+
+
 def _layers_count(d: dict) -> int:
-    return _get(d, "num_hidden_layers", "n_layer", kind="int")
+    layers = _get(d, "num_hidden_layers", "n_layer", kind="int")
+    if not 1 <= layers <= MAX_LAYERS:
+        raise ConfigError(f"num_hidden_layers ({layers}) must be between 1 and {MAX_LAYERS:,}")
+    return layers
 
 
 def _vocab(d: dict) -> int:

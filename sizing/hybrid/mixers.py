@@ -30,9 +30,22 @@ elements (HF keeps the whole kernel window; vLLM keeps kernel - 1), and the recu
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+
+from ..validate import SizingError, require_bool, require_int
 
 MAC = 2  # FLOPs per multiply-add
+
+
+def _check_fields(spec) -> None:
+    """Every size a positive int and every switch a bool, before a formula sees them (a config's
+    field names are the spec's, prefixed by the mixer kind)."""
+    for f in fields(spec):
+        value = getattr(spec, f.name)
+        if f.type.startswith("bool"):
+            require_bool(f"{spec.kind} {f.name}", value)
+        elif value is not None:
+            require_int(f"{spec.kind} {f.name}", value, 1)
 
 
 def linear_params(d_in: int, d_out: int, bias: bool) -> int:
@@ -62,6 +75,11 @@ class Mamba2Mixer:
     gated_norm: bool = True  # Falcon-H1 with mamba_rms_norm false has none
 
     kind = "mamba2"
+
+    def __post_init__(self) -> None:
+        _check_fields(self)
+        if self.n_heads % self.n_groups:
+            raise SizingError(f"mamba2 n_heads ({self.n_heads}) must be divisible by n_groups ({self.n_groups})")
 
     @property
     def d_inner(self) -> int:
@@ -131,6 +149,9 @@ class Mamba1Mixer:
 
     kind = "mamba1"
 
+    def __post_init__(self) -> None:
+        _check_fields(self)
+
     @property
     def conv_channels(self) -> int:
         return self.d_inner
@@ -181,6 +202,13 @@ class GatedDeltaNet:
     chunk: int = 64
 
     kind = "deltanet"
+
+    def __post_init__(self) -> None:
+        _check_fields(self)
+        if self.n_v_heads % self.n_k_heads:
+            raise SizingError(
+                f"deltanet n_v_heads ({self.n_v_heads}) must be divisible by n_k_heads ({self.n_k_heads})"
+            )
 
     @property
     def key_dim(self) -> int:
