@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sizing.cli import main
 from sizing.config import ConfigError
@@ -198,3 +200,63 @@ def test_cli_gpu_fit():
     assert fit["max_batch_at_context"] > fit["all_attention_max_batch_at_context"] >= 0
     bad = CliRunner().invoke(main, ["hybrid", "--preset", "jamba-v0.1", "--gpu", "nope"])
     assert bad.exit_code == 2 and bad.output.startswith("Error:") and bad.output.count("\n") == 1
+
+
+def test_presets_listing_names_the_other_commands():
+    out = CliRunner().invoke(main, ["presets"]).output
+    assert "`sizing hybrid`): mamba2-2.7b, jamba-v0.1" in out and "`sizing vision`): llava-1.5-7b" in out
+    listed = json.loads(CliRunner().invoke(main, ["presets", "--format", "json"]).output)
+    assert "jamba-v0.1" not in {p["name"] for p in listed}  # the JSON lists block-stack presets only
+
+
+@given(
+    groups=st.integers(1, 4),
+    heads_per_group=st.integers(1, 3),
+    head_dim=st.integers(1, 16),
+    state=st.integers(1, 16),
+    kernel=st.integers(1, 5),
+    bias=st.booleans(),
+    pattern=st.text(alphabet="M*-", min_size=1, max_size=12),
+)
+@settings(max_examples=40, deadline=None)
+def test_nemotron_properties(groups, heads_per_group, head_dim, state, kernel, bias, pattern):
+    cfg = dict(
+        hybrid_preset("nemotron-h-8b").hf_config,
+        hidden_size=32,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+        intermediate_size=48,
+        num_hidden_layers=len(pattern),
+        hybrid_override_pattern=pattern,
+        mamba_num_heads=groups * heads_per_group,
+        mamba_head_dim=head_dim,
+        ssm_state_size=state,
+        n_groups=groups,
+        conv_kernel=kernel,
+        mamba_proj_bias=bias,
+        vocab_size=64,
+    )
+    m = hybrid_from_hf_config(cfg)
+    comps = M.param_components(m)
+    assert sum(comps.values()) == M.total_params(m)
+    n_m, n_a = pattern.count("M"), pattern.count("*")
+    H = groups * heads_per_group
+    conv = H * head_dim + 2 * groups * state
+    assert comps.get("mamba.conv1d", 0) == n_m * conv * (kernel + 1)
+    assert state_bytes(m, 3) == {"conv": 3 * n_m * conv * kernel * 2, "ssm": 3 * n_m * H * head_dim * state * 4}
+    # KV grows with the context in the attention layers only; the state does not
+    assert kv_cache_bytes(m, 10) == 10 * n_a * 2 * 2 * 8 * 2
+
+
+def test_nemotron_flops_by_hand():
+    m = hybrid_preset("nemotron-h-8b").model()
+    d, V, f = 4096, 131072, 21504
+    attn = d * 4096 + 2 * d * 1024 + 4096 * d  # q, k, v (8 kv heads x 128), o
+    weights = 2 * (4 * attn + 24 * 2 * d * f + d * V)  # 4 attention layers, 24 relu² MLPs, lm_head
+    assert M.weight_flops_per_token(m) == weights
+    C = 8192
+    scores = 2 * 4 * 32 * C * (128 + 128)  # QK^T and AV of one query over C keys, 4 layers
+    assert M.decode_flops_per_token(m, C) == weights + 24 * m.mixer.decode_flops_per_token() + scores
+    assert M.prefill_flops(m, C) == C * (weights + 24 * m.mixer.prefill_flops_per_token()) + C * scores
+    assert M.training_flops(m, C) == 3 * M.prefill_flops(m, C)
