@@ -11,6 +11,8 @@ from ..units import GIB, format_int
 from .common import FORMATS, UserError, quantity
 from .options import Choice, Count
 
+NOT_MODELLED = "training activation memory of the state mixers (inference memory and FLOPs are modelled)"
+
 
 def _load(preset: str | None, config_path: str | None):
     from ..hybrid.presets import HYBRID_PRESETS, hybrid_preset
@@ -74,6 +76,7 @@ def hybrid_summary(m, context: int, batch: int, weight_dtype: str, kv_dtype: str
         "prefill_flops_per_token": M.prefill_flops(m, context) // context,
         "decode_flops_per_token": M.decode_flops_per_token(m, context),
         "attention_convention": "full",
+        "not_modelled": [NOT_MODELLED],
         "context": context,
         "batch": batch,
         "dtypes": {"weights": weight_dtype, "kv": kv_dtype, "conv_state": weight_dtype, "ssm_state": ssm_dtype},
@@ -128,6 +131,7 @@ def _render(s: dict, preset) -> str:
         f"\nFLOPs per token: prefill {s['prefill_flops_per_token']:.4g} (attention full, chunked scan), "
         f"decode {s['decode_flops_per_token']:.4g} (recurrent step)"
     )
+    lines.append(f"not modelled: {NOT_MODELLED}")
     return "\n".join(lines)
 
 
