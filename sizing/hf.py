@@ -33,7 +33,7 @@ from .hf_fields import (
     _who,
     _width,
 )
-from .hf_modern import MODERN_CONVERTERS, REFUSED_MODEL_TYPES
+from .hf_modern import MODERN_CONVERTERS, REFUSED_MODEL_TYPES, SIZED_BY_COMMAND
 from .validate import show
 
 
@@ -260,6 +260,11 @@ def from_hf_config(d: dict) -> ModelConfig:
     if not isinstance(d, dict):
         raise ConfigError(f"a Hugging Face config must be a JSON object, got {type(d).__name__}")
     model_type = d.get("model_type")
+    if isinstance(model_type, str) and model_type in SIZED_BY_COMMAND:
+        raise ConfigError(
+            f"model_type {show(model_type)} is not a stack of attention + MLP blocks: "
+            f"`{SIZED_BY_COMMAND[model_type]}` sizes it"
+        )
     if isinstance(model_type, str) and model_type in REFUSED_MODEL_TYPES:
         raise ConfigError(
             f"model_type {show(model_type)} is not supported: {REFUSED_MODEL_TYPES[model_type]}, and the "

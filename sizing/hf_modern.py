@@ -19,24 +19,24 @@ from .config import ConfigError
 from .hf_fields import _checked, _common, _get, _mlp, _qwen2_window, _rope, _rope_decoder, _unsupported, _who
 from .validate import show
 
+# Model types another command sizes (sizing/hybrid, sizing/vision_hf): the refusal names it.
+SIZED_BY_COMMAND: dict[str, str] = {
+    **dict.fromkeys(("mamba2", "jamba", "nemotron_h", "bamba", "falcon_h1", "qwen3_next"), "sizing hybrid --config"),
+    **dict.fromkeys(("llava", "qwen2_5_vl"), "sizing vision --config"),
+}
+
 # Not transformers (attention + MLP) stacks: refused with this reason.
 _RECURRENT = "its layers are state-space or linear-recurrence mixers"
 REFUSED_MODEL_TYPES: dict[str, str] = {
     "mamba": _RECURRENT,
-    "mamba2": _RECURRENT,
     "falcon_mamba": _RECURRENT,
     "rwkv": _RECURRENT,
     "xlstm": _RECURRENT,
     "recurrent_gemma": _RECURRENT + " (RG-LRU) interleaved with local attention",
-    "jamba": "a hybrid: Mamba layers interleaved with attention layers",
-    "falcon_h1": "a hybrid: attention and Mamba-2 heads side by side in every layer",
     "zamba": "a hybrid: Mamba layers with a shared attention block",
     "zamba2": "a hybrid: Mamba-2 layers with shared attention blocks",
-    "bamba": "a hybrid: Mamba-2 layers interleaved with attention layers",
-    "nemotron_h": "a hybrid: Mamba-2 layers interleaved with attention layers",
     "granitemoehybrid": "a hybrid: Mamba-2 layers interleaved with attention layers",
     "lfm2": "a hybrid: short convolutions interleaved with attention layers",
-    "qwen3_next": "a hybrid: Gated DeltaNet linear-attention layers interleaved with attention layers",
     "minimax": "a hybrid: lightning (linear) attention layers interleaved with softmax attention",
 }
 

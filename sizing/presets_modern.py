@@ -193,7 +193,7 @@ def modern_presets(Preset, Published) -> list:
             published_params_rounded=671e9,
             hf_id="deepseek-ai/DeepSeek-V3",
             notes="Pre-trained at 4K context, extended to 128K (YaRN). The 14B multi-token-prediction module "
-            "(685B in the checkpoint) is not part of the 671B, nor of what transformers builds.",
+            "(685B in the checkpoint) is not part of the 671B, nor of what transformers builds; sizing.mtp sizes it.",
             published=Published("671B", "37B", active_counts=no_emb),
             served_context=131072,
             served_context_source="arXiv:2412.19437 section 4.3: extended to 32K, then 128K, with YaRN; HF "

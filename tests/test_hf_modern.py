@@ -86,9 +86,24 @@ def test_four_and_five_spellings_agree():
     assert from_hf_config(four) == from_hf_config(five)
 
 
-@pytest.mark.parametrize("model_type", ["mamba", "jamba", "falcon_h1", "zamba2", "qwen3_next", "rwkv"])
+@pytest.mark.parametrize("model_type", ["mamba", "zamba2", "rwkv"])
 def test_hybrids_are_refused_with_the_reason(model_type):
     with pytest.raises(ConfigError, match=rf"model_type '{model_type}' is not supported: .*(state-space|hybrid|recur)"):
+        from_hf_config({"model_type": model_type, "hidden_size": 64})
+
+
+@pytest.mark.parametrize(
+    ("model_type", "command"),
+    [
+        ("jamba", "hybrid"),
+        ("qwen3_next", "hybrid"),
+        ("mamba2", "hybrid"),
+        ("llava", "vision"),
+        ("qwen2_5_vl", "vision"),
+    ],
+)
+def test_models_another_command_sizes_are_refused_naming_it(model_type, command):
+    with pytest.raises(ConfigError, match=rf"model_type '{model_type}' is not a stack .*`sizing {command} --config`"):
         from_hf_config({"model_type": model_type, "hidden_size": 64})
 
 

@@ -23,6 +23,7 @@ class LazyGroup(click.Group):
         "compare": ("compare", "compare"),
         "estimate": ("estimate", "estimate"),
         "gpus": ("listing", "gpus"),
+        "hybrid": ("hybrid", "hybrid"),
         "memory": ("memory", "memory"),
         "parallel": ("parallel", "parallel"),
         "plan": ("plan", "plan"),
@@ -35,6 +36,7 @@ class LazyGroup(click.Group):
         "sweep": ("sweep", "sweep"),
         "ui": ("ui", "ui"),
         "verify": ("verify", "verify"),
+        "vision": ("vision", "vision"),
     }
 
     def list_commands(self, ctx):

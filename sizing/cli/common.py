@@ -93,15 +93,31 @@ def resolve_model(
         else:
             # imported here: only a --config run pays for the Hugging Face mapping
             from ..config_file import load_config_file
+            from ..vision_hf import text_only_label
 
             cfg = load_config_file(config_path)
-            name = config_path
+            name = config_path + text_only_label(config_path)
         if overrides:
             cfg = cfg.with_overrides(_parse_overrides(overrides))
             name += " (" + ", ".join(overrides) + ")"
     except SizingError as exc:  # unknown preset, bad config file, bad --set value
-        raise UserError(str(exc)) from None
+        raise UserError(_other_command(preset) or str(exc)) from None
     return ModelChoice(name, cfg, chosen)
+
+
+def _other_command(preset: str | None) -> str | None:
+    """The command that sizes a hybrid or vision-language preset, named in one line."""
+    if not preset:
+        return None
+    from ..hybrid.presets import HYBRID_PRESETS
+    from ..vision_presets import VISION_PRESETS
+
+    for command, presets in (("hybrid", HYBRID_PRESETS), ("vision", VISION_PRESETS)):
+        if preset in {p.name for p in presets}:
+            return (
+                f"--preset {preset} is not a stack of attention + MLP blocks: use `sizing {command} --preset {preset}`"
+            )
+    return None
 
 
 def _parse_overrides(overrides: tuple[str, ...]) -> dict[str, str]:

@@ -60,6 +60,14 @@ def presets(fmt):
             for p in PRESETS.values()
         ],
     )
+    if fmt in ("table", "markdown"):
+        from ..hybrid.presets import HYBRID_PRESETS
+        from ..vision_presets import VISION_PRESETS
+
+        click.echo(
+            f"\nhybrid SSM / linear-attention presets (`sizing hybrid`): {', '.join(p.name for p in HYBRID_PRESETS)}"
+        )
+        click.echo(f"vision-language presets (`sizing vision`): {', '.join(p.name for p in VISION_PRESETS)}")
 
 
 @click.command()

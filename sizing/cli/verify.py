@@ -91,9 +91,19 @@ def _check_flag_options(func):
     "per-rank parameter, gradient, AdamW and activation bytes and every collective of a step vs "
     "sizing.parallel, on the probe's own toy layouts (no model needed).",
 )
+@click.option(
+    "--hybrid",
+    "check_hybrid",
+    is_flag=True,
+    help="Hybrid mixers (Mamba-2, gated DeltaNet) and vision towers of the `sizing hybrid` / `sizing vision` "
+    "presets vs their plain-PyTorch builds: params, FLOPs, state bytes, chunked scan = recurrence "
+    "(no model needed; --all includes it).",
+)
 @click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
 @click.pass_context
-def verify(ctx, presets, all_presets, config_path, overrides, seq_len, counter, fmt, check_parallel, **flags):
+def verify(
+    ctx, presets, all_presets, config_path, overrides, seq_len, counter, fmt, check_parallel, check_hybrid, **flags
+):
     """Check the formulas against the PyTorch reference model (needs torch).
 
     Prints component | formula | counted | difference for each model and exits 1 on any
@@ -105,6 +115,8 @@ def verify(ctx, presets, all_presets, config_path, overrides, seq_len, counter, 
       sizing verify --all --format markdown
       sizing verify --params --config config.json --set n_layers=4
     """
+    if check_hybrid and not (presets or all_presets or config_path or any(flags.values()) or check_parallel):
+        return _verify_hybrid(fmt)
     if check_parallel and not (presets or all_presets or config_path or any(flags.values())):
         return _verify_parallel(fmt)
     models = _models(presets, all_presets, config_path, overrides)
@@ -140,6 +152,23 @@ def verify(ctx, presets, all_presets, config_path, overrides, seq_len, counter, 
         from reference_model.parallel_verify import verify_parallel
 
         results.append(verify_parallel())
+    if check_hybrid or all_presets:
+        from reference_model.hybrid_verify import verify_hybrid_presets
+
+        results.extend(verify_hybrid_presets())
+    click.echo(_render(results, fmt), nl=False)
+    if not all(r.ok for r in results):
+        raise SystemExit(1)
+
+
+def _verify_hybrid(fmt):
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        raise UserError(INSTALL_HINT) from None
+    from reference_model.hybrid_verify import verify_hybrid_presets
+
+    results = verify_hybrid_presets()
     click.echo(_render(results, fmt), nl=False)
     if not all(r.ok for r in results):
         raise SystemExit(1)

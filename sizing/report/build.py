@@ -108,6 +108,8 @@ def build_reports(
     from .compute_optimal import PAGE as COMPUTE_OPTIMAL_PAGE
     from .compute_optimal import iso_flop_plot, render_compute_optimal
     from .conventions_page import render_conventions
+    from .hybrid_memory import PAGE as HYBRID_PAGE
+    from .hybrid_memory import hybrid_memory_plot, render_hybrid_memory
     from .index import render_index
     from .parallel_layouts import render_parallel_layouts
     from .plots import render_plots
@@ -131,6 +133,8 @@ def build_reports(
     serve_plots = render_serve_plots()
     files.update({plot.path: plot.png for plot in serve_plots})
     files["serving.md"] = render_serving(serve_plots, existing_dir)
+    hybrid_plot = hybrid_memory_plot()
+    files[hybrid_plot.path], files[HYBRID_PAGE] = hybrid_plot.png, render_hybrid_memory(hybrid_plot)
     files["parallel-layouts.md"], parallel_plot = render_parallel_layouts()
     files[parallel_plot.path] = parallel_plot.png
     if with_verification:

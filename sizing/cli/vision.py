@@ -1,0 +1,111 @@
+"""`sizing vision`: a vision-language model sized whole (language model + vision tower +
+projector), image tokens per image, and the prefill FLOPs of a prompt with images."""
+
+from __future__ import annotations
+
+import click
+
+from ..units import format_int
+from .common import FORMATS, UserError
+from .options import Choice, Count
+
+
+def _load(preset: str | None, config_path: str | None):
+    from ..vision_hf import vlm_from_hf_config
+    from ..vision_presets import VISION_PRESETS, vision_preset
+
+    names = [p.name for p in VISION_PRESETS]
+    if (preset is None) == (config_path is None):
+        raise UserError(f"give one of --preset ({', '.join(names)}) or --config (a whole HF config.json)")
+    if preset is not None:
+        try:
+            p = vision_preset(preset)
+        except KeyError:
+            raise UserError(
+                f"--preset ({preset!r}) is not a vision-language preset; valid: {', '.join(names)}"
+            ) from None
+        return (*vlm_from_hf_config(p.hf_config), preset, p)
+    import json
+
+    try:
+        with open(config_path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError) as exc:
+        raise UserError(f"--config ({config_path!r}) could not be read as JSON: {exc}") from None
+    return (*vlm_from_hf_config(data), config_path, None)
+
+
+def vision_summary(text, vision, name, prompt_tokens, images, height, width, attention) -> dict:
+    from ..vision_prefill import prefill_with_images, vlm_active_params, vlm_params
+
+    return {
+        "name": name,
+        "family": vision.family,
+        "params": vlm_params(text, vision),
+        "components": vision.params(),
+        "active_params": vlm_active_params(text, vision),
+        "text_only_params": vlm_params(text, vision)["language_model"],
+        "image_size": [height, width],
+        "images": images,
+        "prompt_tokens": prompt_tokens,
+        "flops_per_image": vision.image_flops(height, width),
+        **prefill_with_images(text, vision, prompt_tokens, images, height, width, attention),
+    }
+
+
+@click.command()
+@click.option("--preset", default=None, help="A vision-language preset.")
+@click.option("--config", "config_path", default=None, help="A whole (multimodal) Hugging Face config.json.")
+@click.option("--images", type=Count("--images", 0), default=1, show_default=True)
+@click.option("--image-size", default="896x896", show_default=True, help="HEIGHTxWIDTH in pixels.")
+@click.option("--prompt-tokens", type=Count("--prompt-tokens", 0), default=512, show_default=True)
+@click.option(
+    "--attention",
+    type=Choice("--attention", ("full", "causal")),
+    default="causal",
+    show_default=True,
+    help="Convention for the language model's attention FLOPs.",
+)
+@click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
+def vision(preset, config_path, images, image_size, prompt_tokens, attention, fmt):
+    """A vision-language model whole: language model + vision tower + projector, the tokens an
+    image adds, the encoder FLOPs per image and the prefill FLOPs of a prompt with images.
+    The text-only parameter count (what `sizing estimate` sizes) is shown beside it, labelled.
+
+    \b
+    Examples:
+      sizing vision --preset qwen2.5-vl-7b --images 2 --image-size 1080x1920
+      sizing vision --config gemma-3-4b/config.json --images 1
+    """
+    from ..vision import parse_image_size
+
+    text, tower, name, p = _load(preset, config_path)
+    height, width = parse_image_size(image_size)
+    s = vision_summary(text, tower, name, prompt_tokens, images, height, width, attention)
+    if fmt == "json":
+        import json
+
+        click.echo(json.dumps(s, indent=2, allow_nan=False))
+        return
+    from ..render.tables import table
+
+    rows = [[k, format_int(v)] for k, v in s["components"].items()]
+    rows += [
+        ["vision tower", format_int(s["params"]["vision_tower"])],
+        ["projector", format_int(s["params"]["projector"])],
+    ]
+    rows += [["language model (text-only sizing)", format_int(s["params"]["language_model"])]]
+    rows += [["total", format_int(s["params"]["total"])], ["active", format_int(s["active_params"])]]
+    click.echo(f"{name} ({s['family']}): language model + vision tower + projector")
+    click.echo(table(["component", "params"], rows))
+    if p is not None:
+        click.echo(f"published: {p.published_total:.4g} ({p.source})")
+    click.echo(
+        f"\n{images} image(s) of {height}x{width}: {s['image_tokens_per_image']} tokens each, "
+        f"{s['flops_per_image']:.4g} encoder FLOPs each (bidirectional attention in the tower)"
+    )
+    click.echo(
+        f"prefill of {prompt_tokens} text + {images * s['image_tokens_per_image']} image tokens: "
+        f"{s['prefill_flops']:.4g} FLOPs (language model {s['text_forward_flops']:.4g}, attention {attention}; "
+        f"images {s['image_encoder_flops']:.4g})"
+    )

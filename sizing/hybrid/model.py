@@ -1,0 +1,174 @@
+"""A hybrid model: one token mixer per layer (attention, or a state-space / linear-attention
+mixer) and one MLP per layer (dense, MoE, or none), read from the HF config's own pattern
+fields (sizing.hybrid.hf).
+
+The attention, MLP, MoE, embedding and norm parts reuse sizing.params through `base`, a
+ModelConfig holding the model's attention and MLP sizes (its n_layers is the hybrid's depth;
+its own layer pattern is unused). Per layer:
+
+    mixer norm + mixer + (MLP norm + MLP, when the layer has one)
+
+A layer whose mixer is "none" is an MLP-only block (Nemotron-H's "-" layers): one norm + MLP.
+Components are summed over the layers that hold them; the total is their sum.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from .. import params as P
+from ..config import ModelConfig
+from ..validate import SizingError, require_int
+from .mixers import MAC, Mixer
+
+# "mamba" covers every state mixer (Mamba-1/2, DeltaNet); "both": attention and a state mixer side by
+# side in one layer (Falcon-H1), counted among the attention layers and among the state layers.
+MIXER_KINDS = ("attention", "mamba", "both", "none")
+MLP_LAYER_KINDS = ("dense", "moe", "none")
+
+
+@dataclass(frozen=True)
+class HybridModel:
+    name: str
+    base: ModelConfig
+    mixer: Mixer | None  # the state mixer of the non-attention layers
+    layers: tuple[tuple[str, str], ...]  # (mixer kind, MLP kind) per layer
+    gated_attention: bool = False  # Qwen3-Next: q_proj also emits a per-channel output gate
+    layer_norms: int = 2  # norms per layer with an MLP (mixer norm + MLP norm); MLP-less: 1
+
+    def __post_init__(self) -> None:
+        if len(self.layers) != self.base.n_layers:
+            raise SizingError(f"layers ({len(self.layers)}) must list n_layers ({self.base.n_layers}) entries")
+        for i, (mix, mlp) in enumerate(self.layers):
+            if mix not in MIXER_KINDS or mlp not in MLP_LAYER_KINDS or (mix, mlp) == ("none", "none"):
+                raise SizingError(f"layer {i} ({mix!r}, {mlp!r}) is not a mixer kind {MIXER_KINDS} + MLP kind")
+        if self.mixer is None and any(mix in ("mamba", "both") for mix, _ in self.layers):
+            raise SizingError("a layer of kind 'mamba' needs the mixer's sizes")
+
+    def count(self, mixer: str | None = None, mlp: str | None = None) -> int:
+        """Layers holding `mixer` (a "both" layer holds attention and a state mixer) and `mlp`."""
+        return sum(
+            (mixer is None or m == mixer or (m == "both" and mixer in ("attention", "mamba")))
+            and (mlp is None or f == mlp)
+            for m, f in self.layers
+        )
+
+    @property
+    def pattern(self) -> str:
+        """One letter per layer: A attention, M state mixer, B both, - none; then d dense, e MoE, . none."""
+        mix = {"attention": "A", "mamba": "M", "both": "B", "none": "-"}
+        ff = {"dense": "d", "moe": "e", "none": "."}
+        return " ".join(mix[m] + ff[f] for m, f in self.layers)
+
+
+def attention_params(m: HybridModel) -> dict[str, int]:
+    """One attention layer, per tensor group (sizing.params); Qwen3-Next's q_proj is doubled."""
+    cfg = m.base
+    q = P.q_proj_params(cfg) * (2 if m.gated_attention else 1)
+    out = {"attn.q": q, "attn.k": P.k_proj_params(cfg), "attn.v": P.v_proj_params(cfg), "attn.o": P.o_proj_params(cfg)}
+    if cfg.qk_norm in ("head", "width"):
+        out["attn.q_norm"] = P.qk_norm_params(cfg, False)
+        out["attn.k_norm"] = P.qk_norm_params(cfg, True)
+    return out
+
+
+def moe_params(m: HybridModel) -> dict[str, int]:
+    cfg = m.base
+    out = {"moe.router": P.router_params(cfg), "moe.experts": cfg.n_experts * P.expert_params(cfg)}
+    if cfg.n_shared_experts:
+        out["moe.shared"] = P.shared_expert_params(cfg)
+    if cfg.shared_expert_gate:
+        out["moe.shared_gate"] = P.shared_expert_gate_params(cfg)
+    return out
+
+
+def param_components(m: HybridModel) -> dict[str, int]:
+    """{component: parameters over the whole model}: per-layer parts times their layer counts."""
+    cfg = m.base
+    out: Counter[str] = Counter()
+    out["tok_emb"] = P.token_embedding_params(cfg)
+    n_attn, n_state = m.count(mixer="attention"), m.count(mixer="mamba")
+    for key, size in attention_params(m).items():
+        out[key] += n_attn * size
+    if m.mixer is not None:
+        for key, size in m.mixer.params().items():
+            out[key] += n_state * size
+    n_mlp = m.count() - m.count(mlp="none")
+    norms = m.layer_norms * n_mlp + (m.count() - n_mlp)
+    out["layer_norms"] = norms * P.norm_params(cfg)
+    out["mlp"] = m.count(mlp="dense") * P.mlp_params(cfg, cfg.d_ff)
+    if cfg.is_moe:
+        for key, size in moe_params(m).items():
+            out[key] += m.count(mlp="moe") * size
+    out["norm_f"] = P.final_norm_params(cfg)
+    out["lm_head"] = P.lm_head_params(cfg)
+    return {k: v for k, v in out.items() if v}
+
+
+def total_params(m: HybridModel) -> int:
+    return sum(param_components(m).values())
+
+
+def active_params(m: HybridModel) -> int:
+    """Everything but the (E - k) routed experts a token skips in each MoE layer."""
+    cfg = m.base
+    if not cfg.is_moe:
+        return total_params(m)
+    return total_params(m) - m.count(mlp="moe") * (cfg.n_experts - cfg.top_k) * P.expert_params(cfg)
+
+
+# ---- per-sequence inference memory: the KV cache of the attention layers, the state of the rest
+def kv_elements_per_position(m: HybridModel) -> int:
+    """K and V of every attention layer for one position: L_attn·2·h_kv·d_h."""
+    return m.count(mixer="attention") * 2 * m.base.kv_width
+
+
+def state_elements(m: HybridModel) -> dict[str, int]:
+    """{"conv": ..., "ssm": ...} over every state layer of one sequence, independent of context."""
+    if m.mixer is None:
+        return {"conv": 0, "ssm": 0}
+    n = m.count(mixer="mamba")
+    return {k: n * v for k, v in m.mixer.state_elements().items()}
+
+
+def attention_pairs_flops_per_token(m: HybridModel, keys: int) -> int:
+    """QK^T and AV of one query over `keys` keys, in the attention layers."""
+    cfg = m.base
+    return MAC * m.count(mixer="attention") * cfg.n_heads * keys * (cfg.qk_head_width + cfg.v_head_width)
+
+
+def weight_flops_per_token(m: HybridModel) -> int:
+    """2 x the weights a token multiplies: the attention projections (not the q/k norms), the
+    dense MLPs, in MoE layers the router, k routed experts and the shared ones, and the lm_head
+    (tied or not). The state mixers' FLOPs are added by prefill/decode below."""
+    cfg = m.base
+    attn = sum(v for k, v in attention_params(m).items() if not k.endswith("_norm"))
+    mlp = m.count(mlp="dense") * P.mlp_params(cfg, cfg.d_ff)
+    if cfg.is_moe:
+        per_layer = P.router_params(cfg) + cfg.top_k * P.expert_params(cfg)
+        per_layer += P.shared_expert_params(cfg) + P.shared_expert_gate_params(cfg)
+        mlp += m.count(mlp="moe") * per_layer
+    lm_head = cfg.d_model * cfg.padded_vocab
+    return MAC * (m.count(mixer="attention") * attn + mlp + lm_head)
+
+
+def training_flops(m: HybridModel, seq_len: int) -> int:
+    """Forward + backward of one sequence, 3 x the forward (backward = 2 x forward, as
+    sizing.flops counts it), no recompute."""
+    return 3 * prefill_flops(m, seq_len)
+
+
+def prefill_flops(m: HybridModel, seq_len: int) -> int:
+    """Forward FLOPs of one sequence of T tokens, attention `full` (T keys per query, the
+    convention sizing.flops labels `full`); the state mixers run their chunked scan."""
+    T = require_int("seq_len", seq_len, 1)
+    state = m.count(mixer="mamba") * (m.mixer.prefill_flops_per_token() if m.mixer else 0)
+    return T * (weight_flops_per_token(m) + state) + T * attention_pairs_flops_per_token(m, T)
+
+
+def decode_flops_per_token(m: HybridModel, context: int) -> int:
+    """One generated token with `context` positions cached (the new one included)."""
+    C = require_int("context", context, 1)
+    state = m.count(mixer="mamba") * (m.mixer.decode_flops_per_token() if m.mixer else 0)
+    return weight_flops_per_token(m) + state + attention_pairs_flops_per_token(m, C)
