@@ -177,8 +177,10 @@ def _fastest_fitting(cfg: ModelConfig, layouts: list, seq_len: int, modes, plan_
             seconds = predict_step(cfg, layout, seq_len, gpu.key, "none" if same else mode, options).step_seconds
             timed.append((seconds, same, i, mode))
     for _, _, i, mode in sorted(timed):
-        _, terms = most_loaded(cfg, layouts[i], Workload(seq_len, recompute=mode, attention_impl=impl, **work))
-        if terms["total_bytes"] <= gpu.memory_bytes:
+        lay = layouts[i]
+        _, terms = most_loaded(cfg, lay, Workload(seq_len, recompute=mode, attention_impl=impl, **work))
+        reserve = layout_runtime_reserve(lay.dp, lay.tp, lay.pp, lay.cp, lay.ep).total_bytes  # as plan.fits
+        if terms["total_bytes"] + reserve <= gpu.memory_bytes:
             return parallel_plan(cfg, layouts[i], seq_len, recompute=mode, **plan_options)
     return None
 
