@@ -139,7 +139,8 @@ def search_layout(
     modes = RECOMPUTE_MODES if recompute is None else (recompute,)
     counts = (gpus,) if gpus is not None else tuple(_powers_of_two(max_gpus))
     tried = 0
-    fast = plan_options.get("mfu") is None and has_constants(get_gpu(plan_options.get("gpu", "h100")).key)
+    constant = plan_options.get("mfu") is not None or plan_options.get("compute_efficiency") is not None
+    fast = not constant and has_constants(get_gpu(plan_options.get("gpu", "h100")).key)
     for world in counts:
         if fast:
             layouts = candidate_layouts(cfg, seq_len, world, global_batch, impl, base)

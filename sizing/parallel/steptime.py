@@ -160,7 +160,7 @@ def _moe_layers(cfg: ModelConfig, start: int, n: int) -> int:
 def predict_step(
     cfg: ModelConfig, layout: ParallelLayout, seq_len: int, gpu: str, recompute: str = "none", opts=StepOptions()
 ) -> PredictedStep:
-    return _predict(cfg, layout, seq_len, get_gpu(gpu).key, recompute, opts)
+    return _predict(cfg, layout, seq_len, _gpu(gpu).key, recompute, opts)
 
 
 def _block_layout(layout: ParallelLayout) -> ParallelLayout:

@@ -27,7 +27,13 @@ def published_plan(run: PublishedLayout) -> tuple[ParallelPlan, float, float]:
     cfg = get_preset(run.preset).config
     modelled = replace(cfg, n_layers=run.layers_modelled) if run.layers_modelled else cfg
     plan = parallel_plan(
-        modelled, run.layout, run.seq_len, gpu=run.gpu, recompute=run.recompute, mfu=COMPUTE_EFFICIENCY, name=run.name
+        modelled,
+        run.layout,
+        run.seq_len,
+        gpu=run.gpu,
+        recompute=run.recompute,
+        compute_efficiency=COMPUTE_EFFICIENCY,
+        name=run.name,
     )
     flops = flop_breakdown(cfg, run.seq_len, "full", run.recompute)
     per_gpu = run.layout.global_batch() / run.layout.world
