@@ -119,7 +119,10 @@ def _layout_options(func):
     f"communication and bubble (used, at {DEFAULT_MFU}, for GPUs without step-time constants).",
 )
 @_one(
-    "--stack", type=Choice("--stack", STACKS), help=f"Training software: overlap, fusion, flash kernel, recompute policy (docs/step-time.md).  [default: {DEFAULT_STACK}]"
+    "--stack",
+    type=Choice("--stack", STACKS),
+    help="Training software: overlap, fusion, flash kernel, recompute policy (docs/step-time.md).  "
+    f"[default: {DEFAULT_STACK}]",
 )
 @click.option(
     "--overlap", "overlap", metavar="DIM=SHARE", multiple=True, help="Comm hidden under compute, e.g. dp=0.5."
