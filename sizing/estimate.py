@@ -62,6 +62,8 @@ class Estimate:
     memory: Any = None  # sizing.memory's MemorySummary; None when memory=False
     seq_len_source: str = "given"  # where T came from: given, the preset's context, a config file field
     energy: Any = None  # sizing.energy's Energy of the training run; None without one or a GPU power
+    mfu_layout: Any = None  # sizing.parallel.estimate_mfu's LayoutMfu when the MFU came from a layout search
+    mfu_source: str | None = None  # where the MFU came from when not from a layout ("--mfu", a fallback)
 
     @property
     def decode_per_token(self) -> int:
@@ -129,6 +131,8 @@ class Estimate:
                 "dtype": t.dtype,
                 "peak_flops_per_second": t.peak_flops_per_second,
                 "mfu": t.run.mfu,
+                "mfu_source": self.mfu_source or "constant",
+                "mfu_layout": self.mfu_layout.to_dict() if self.mfu_layout is not None else None,
                 "gpu_hours": t.gpu_hours,
                 "gpu_hours_6n": t.gpu_hours_6n,
                 "num_gpus": t.run.num_gpus,

@@ -96,7 +96,7 @@ def test_bandwidth_overrides_and_overlap():
 
 def test_step_time_is_compute_plus_exposed_plus_bubble():
     lay = ParallelLayout(dp=2, tp=8, pp=4, sequence_parallel=True, micro_batches=16)
-    plan = parallel_plan(LLAMA7, lay, 4096, gpu="h100", mfu=0.5, tokens=10**12)
+    plan = parallel_plan(LLAMA7, lay, 4096, gpu="h100", compute_efficiency=0.5, tokens=10**12)
     st = plan.step
     assert bubble_fraction(lay) == pytest.approx(3 / 19)
     assert st.bubble_seconds == pytest.approx(st.compute_seconds * 3 / 16)

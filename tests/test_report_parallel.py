@@ -24,14 +24,26 @@ def test_published_layouts_are_the_papers():
 
 @pytest.mark.parametrize("run", PUBLISHED_LAYOUTS, ids=lambda r: r.name)
 def test_each_published_layout_fits_and_lands_near_its_reported_utilisation(run):
-    """Every run fits its GPU in our model, and the predicted utilisation (MFU, or HFU where the
-    source counts recomputed FLOPs) is within 10 points of the reported one: the compute
-    efficiency is an assumption (0.6), not fitted, so this is a sanity bound, not a match."""
+    """Every run fits its GPU in our model, and the per-operation model's utilisation (MFU, or HFU
+    where the source counts recomputed FLOPs) is within 5 points of the reported one, except
+    BLOOM: Megatron-DeepSpeed's known gap (docs/step-time.md, "MT-NLG and BLOOM still miss"),
+    predicted 10-20 points above its 50%, asserted so a change that closes or widens it is seen."""
     plan, mfu, hfu = published_plan(run)
     assert plan.fits
     predicted = hfu if run.counts_recompute else mfu
     low, high = run.reported_share
-    assert low - 0.10 <= predicted <= high + 0.10, (predicted, run.reported_share)
+    if run.stack == "megatron-deepspeed":
+        assert high + 0.10 < predicted < high + 0.20, predicted
+    else:
+        assert low - 0.05 <= predicted <= high + 0.05, (predicted, run.reported_share)
+
+
+def test_uneven_stages_are_exact():
+    runs = {run.name: run for run in PUBLISHED_LAYOUTS}
+    llama, _, _ = published_plan(runs["Llama 3.1 405B"])
+    assert llama.predicted.stage_layers == (7,) + (8,) * 14 + (7,)  # 126 layers
+    bloom, _, _ = published_plan(runs["BLOOM-176B"])
+    assert bloom.predicted.stage_layers == (5,) + (6,) * 10 + (5,)  # 70 layers
 
 
 def test_the_readme_question_table():

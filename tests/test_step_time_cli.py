@@ -50,10 +50,17 @@ def test_16k_gpu_search_time_in_process():
     assert time.perf_counter() - start < 3.0
 
 
-def test_constant_mfu_mode_is_named():
-    data = _json(LLAMA405 + META + ["--recompute", "full", "--mfu", "0.5"])
-    assert data["step_model"] == "constant efficiency 0.5"
+def test_constant_modes_are_named_and_mfu_has_one_meaning():
+    data = _json(LLAMA405 + META + ["--recompute", "full", "--compute-efficiency", "0.5"])
+    assert data["step_model"] == "constant compute efficiency 0.5"
     assert data["step"]["mfu_of_compute"] == 0.5
+    # full recompute: 4 passes of hardware FLOPs against 3 of model FLOPs, plus exposed comms and bubble
+    assert data["mfu"] < 0.5 * 3 / 4
+    whole = _json(LLAMA405 + META + ["--recompute", "full", "--mfu", "0.4"])
+    assert whole["step_model"] == "constant whole-run MFU 0.4"
+    assert abs(whole["mfu"] - 0.4) < 1e-12  # the step's MFU is the constant given
+    both = CliRunner().invoke(main, LLAMA405 + META + ["--mfu", "0.4", "--compute-efficiency", "0.5"])
+    assert both.exit_code == 2 and "not both" in both.output and "Traceback" not in both.output
 
 
 def test_fp8_on_h100_and_refused_without_an_fp8_peak():

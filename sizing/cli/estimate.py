@@ -57,12 +57,11 @@ from .options import MFU_TYPE, PRICE_TYPE, Choice, Count, Number, Quantity
 @click.option(
     "--mfu",
     type=MFU_TYPE,
-    default=DEFAULT_MFU,
-    show_default=True,
-    help="Model FLOPs utilisation, in (0, 1].",
+    help=f"Model FLOPs utilisation of the whole run, in (0, 1]. [default: with --gpus and --gpu, the "
+    f"predicted MFU of the fastest layout on those GPUs; else {DEFAULT_MFU}]",
 )
 @click.option(
-    "--gpus", "num_gpus", type=Count("--gpus"), default=1, show_default=True, help="GPUs, for wall-clock days."
+    "--gpus", "num_gpus", type=Count("--gpus"), help="GPUs, for wall-clock days (and the layout search).  [default: 1]"
 )
 @click.option(
     "--price",
@@ -139,6 +138,7 @@ def estimate(
         raise UserError(str(exc)) from None
     # A preset with --set overrides keeps its context, published tokens and source as defaults.
     target = dataclasses.replace(model.preset, config=model.config) if model.preset else model.config
+    mfu, layout_mfu, mfu_source = run_mfu(model.config, seq_len, attention, gpu, gpu_entry, dtype, mfu, num_gpus)
     est = run_estimate(
         target,
         seq_len=seq_len,
@@ -148,7 +148,7 @@ def estimate(
         gpu=gpu_entry.key,
         dtype=dtype,
         mfu=mfu,
-        num_gpus=num_gpus,
+        num_gpus=num_gpus or 1,
         price_per_gpu_hour=price,
         name=model.name,
         memory=with_memory,
@@ -158,7 +158,23 @@ def estimate(
     )
     from ..render.estimate import render_estimate
 
-    click.echo(render_estimate(dataclasses.replace(est, seq_len_source=seq_len_source), fmt), nl=False)
+    est = dataclasses.replace(est, seq_len_source=seq_len_source, mfu_layout=layout_mfu, mfu_source=mfu_source)
+    click.echo(render_estimate(est, fmt), nl=False)
+
+
+def run_mfu(cfg, seq_len, attention, gpu, gpu_entry, dtype, mfu, num_gpus):
+    """(MFU, the searched layout's LayoutMfu or None, where the MFU came from or None for a
+    constant). With --gpus and --gpu and no --mfu: the fastest layout's predicted MFU
+    (sizing.parallel.estimate_mfu, imported only then), else the constant with a note."""
+    if mfu is not None or num_gpus is None or gpu is None or dtype not in (None, "bf16", "fp16"):
+        return mfu or DEFAULT_MFU, None, None
+    from ..parallel.estimate_mfu import best_layout_mfu
+
+    found = best_layout_mfu(cfg, seq_len, num_gpus, gpu_entry.key, attention or "full")
+    if found is None:
+        why = f"no layout on {num_gpus} x {gpu_entry.key} fits or has step-time constants"
+        return DEFAULT_MFU, None, f"constant {DEFAULT_MFU:g}: {why}"
+    return found.mfu, found, f"predicted for {found.layout}, recompute {found.recompute}"
 
 
 def default_seq_len(model, config_path: str | None, seq_len: int | None) -> tuple[int, str]:

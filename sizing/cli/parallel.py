@@ -29,7 +29,7 @@ from ..vocabulary import (
     RECOMPUTE_MODES,
 )
 from .common import FORMATS, UserError, model_options, resolve_model
-from .options import MFU_TYPE, Choice, Count, Number, Quantity
+from .options import MFU_TYPE, MIN_MFU, Choice, Count, Number, Quantity
 
 EXIT_DOES_NOT_FIT = 3
 _DIMS = ("dp", "tp", "pp", "cp", "ep")
@@ -109,11 +109,20 @@ def _layout_options(func):
 @_one(
     "--mfu",
     type=MFU_TYPE,
-    help="Constant-efficiency mode: compute at this share of peak instead of the per-operation model "
-    f"(used anyway, at {DEFAULT_MFU}, for GPUs without step-time constants).",
+    help="Whole-run constant instead of the per-operation model: step = model FLOPs / (peak x MFU), "
+    "communication and bubble included in it.",
 )
 @_one(
-    "--stack", type=Choice("--stack", STACKS), help=f"Training software (overlap, dropout).  [default: {DEFAULT_STACK}]"
+    "--compute-efficiency",
+    type=Number("--compute-efficiency", MIN_MFU, 1, exclusive_minimum=False),
+    help="Constant-efficiency mode: hardware FLOPs (recompute included) at this share of peak, plus exposed "
+    f"communication and bubble (used, at {DEFAULT_MFU}, for GPUs without step-time constants).",
+)
+@_one(
+    "--stack",
+    type=Choice("--stack", STACKS),
+    help="Training software: overlap, fusion, flash kernel, recompute policy (docs/step-time.md).  "
+    f"[default: {DEFAULT_STACK}]",
 )
 @click.option(
     "--overlap", "overlap", metavar="DIM=SHARE", multiple=True, help="Comm hidden under compute, e.g. dp=0.5."
@@ -177,6 +186,7 @@ def _plan_options(opts: dict, gpu_key: str) -> dict:
         "optimizer": opts.pop("optimizer") or DEFAULT_OPTIMIZER,
         "attention_impl": opts.pop("attention_impl") or "flash",
         "mfu": opts.pop("mfu"),
+        "compute_efficiency": opts.pop("compute_efficiency"),
         "overlap": overlap,
         "nvlink_gbs": opts.pop("nvlink_gbs"),
         "network_gbs": opts.pop("network_gbs"),

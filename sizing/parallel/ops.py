@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from ..config import ModelConfig
 from ..flops import attended_pairs
+from . import eager
 from .gemm import gemm_seconds, linear_train_seconds
 from .layout import ParallelLayout
 from .links import Link
@@ -52,6 +53,14 @@ class Hardware:
     tp_link: Link
     cp_link: Link
     ep_link: Link
+    flash_forward: float = 0.0  # share of peak of the stack's flash kernel (0: the GPU's best)
+    flash_backward: float = 0.0
+    eager: bool = False  # elementwise ops unfused (sizing.parallel.eager)
+
+    def flash_shares(self) -> tuple[float, float]:
+        if self.flash_forward:
+            return self.flash_forward, self.flash_backward
+        return self.consts.flash_forward, self.consts.flash_backward
 
 
 @dataclass
@@ -103,7 +112,10 @@ def mlp(cfg: ModelConfig, hw: Hardware, fwd: Times, bwd: Times, t: int, tp: int)
     f = cfg.d_ff // tp
     _linear(hw, fwd, bwd, t, f * (cfg.mlp_matrices - 1), cfg.d_model)  # up (+ gate), fused
     _linear(hw, fwd, bwd, t, cfg.d_model, f)  # down
-    _memory(hw, fwd, bwd, t * f * (cfg.mlp_matrices) * ACT_BYTES)  # activation: read 1-2 f, write f
+    if hw.eager:
+        _memory(hw, fwd, bwd, eager.activation_bytes(cfg, t, f))
+    else:
+        _memory(hw, fwd, bwd, t * f * (cfg.mlp_matrices) * ACT_BYTES)  # activation: read 1-2 f, write f
 
 
 def experts(cfg: ModelConfig, layout: ParallelLayout, hw: Hardware, fwd: Times, bwd: Times, t: int, cf: float):
@@ -136,8 +148,9 @@ def attention_core(
     if kernel == "flash":
         pairs = attended_pairs(seq_len, "causal", cfg.sliding_window) / layout.cp
         flops = 2 * b * heads * pairs * (qk + vw)
-        f = flops / (hw.peak * hw.consts.flash_forward)
-        bw = 2 * flops / (hw.peak * hw.consts.flash_backward)
+        share_f, share_b = hw.flash_shares()
+        f = flops / (hw.peak * share_f)
+        bw = 2 * flops / (hw.peak * share_b)
         fwd.add("attention", f)
         bwd.add("attention", bw)
         return f, bw
@@ -221,16 +234,30 @@ def block_times(
         experts(cfg, layout, hw, fwd, bwd, t, capacity_factor)
     else:
         mlp(cfg, hw, fwd, bwd, t, tp)
-    _memory(hw, fwd, bwd, elementwise_bytes(cfg, layout, t, dropout))
+    if hw.eager:
+        _memory(hw, fwd, bwd, eager.elementwise_bytes(cfg, layout, t))
+    else:
+        _memory(hw, fwd, bwd, elementwise_bytes(cfg, layout, t, dropout))
     tp_comm(cfg, layout, hw, fwd, bwd, t)
     cp_ring(cfg, layout, hw, fwd, bwd, t, hide)
     return fwd, bwd
 
 
-def recompute_times(fwd: Times, mode: str, kernel: str) -> Times:
+OP_SAC_MM_RECOMPUTED = 0.5  # torchtitan's op-level policy saves every other mm's output
+
+
+def recompute_times(fwd: Times, mode: str, kernel: str, selective: str = "attention") -> Times:
     """What backward runs again first: full, the whole forward (collectives included);
-    selective, the attention core (free under flash, whose backward recomputes it anyway)."""
+    selective, the attention core (free under flash, whose backward recomputes it anyway).
+    A stack whose selective checkpointing is op-level (torchtitan's `selective_ac_option: op`,
+    torchtitan/distributed/activation_checkpoint.py: `_save_list` keeps mm, attention and
+    reduce-scatter outputs but recomputes every second mm) reruns half the forward GEMMs and all
+    of its elementwise ops; the attention and the collectives are saved."""
     out = Times()
+    if mode == "selective" and selective == "op":
+        out.add("gemm", OP_SAC_MM_RECOMPUTED * fwd.by_kind.get("gemm", 0.0))
+        out.add("memory", fwd.by_kind.get("memory", 0.0))
+        return out
     if mode == "full":
         for kind, s in fwd.by_kind.items():
             out.add(kind, s)

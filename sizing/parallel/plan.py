@@ -2,10 +2,12 @@
 term by term, the step's collectives and the step time. The public entry point of
 sizing.parallel (`parallel_plan`), and its plain result (`ParallelPlan.to_dict`).
 
-Step time has two modes. By default (mfu None) the per-operation model of
-sizing.parallel.steptime predicts it for GPUs with step-time constants; `mfu=X` (the CLI's
-`--mfu`) is the constant-efficiency mode: hardware FLOPs / (peak x X) plus exposed
-communication and bubble (sizing.parallel.step), also used for GPUs without constants."""
+Step time has three modes. By default the per-operation model of sizing.parallel.steptime
+predicts it for GPUs with step-time constants. `compute_efficiency=X` (the CLI's
+`--compute-efficiency`) is the constant-efficiency mode: hardware FLOPs (recompute included) /
+(peak x X) plus exposed communication and bubble (sizing.parallel.step), also used, at
+DEFAULT_MFU, for GPUs without constants. `mfu=X` (`--mfu`) is the whole-run constant, the one
+meaning MFU has everywhere: step = model FLOPs / (peak x X), communication and bubble inside X."""
 
 from __future__ import annotations
 
@@ -49,11 +51,16 @@ class ParallelPlan:
     collectives: tuple[Collective, ...]
     step: StepTime
     tokens: int | None = None
-    predicted: PredictedStep | None = None  # the per-operation model (None: constant-MFU mode)
+    predicted: PredictedStep | None = None  # the per-operation model (None: a constant mode)
+    whole_run_mfu: float | None = None  # mfu=X: the step is model FLOPs / (peak x X)
 
     @property
     def step_model(self) -> str:
-        return "per-operation" if self.predicted is not None else f"constant efficiency {self.step.mfu:g}"
+        if self.predicted is not None:
+            return "per-operation"
+        if self.whole_run_mfu is not None:
+            return f"constant whole-run MFU {self.whole_run_mfu:g}"
+        return f"constant compute efficiency {self.step.mfu:g}"
 
     @property
     def step_seconds(self) -> float:
@@ -139,6 +146,7 @@ def parallel_plan(
     attention_impl: str = "flash",
     attention: str = DEFAULT_ATTENTION,
     mfu: float | None = None,
+    compute_efficiency: float | None = None,
     overlap: dict[str, float] | None = None,
     nvlink_gbs: float | None = None,
     network_gbs: float | None = None,
@@ -159,8 +167,11 @@ def parallel_plan(
     require_choice("recompute", recompute, RECOMPUTE_MODES)
     impl = require_choice("attention_impl", attention_impl, ATTENTION_IMPLS, ATTENTION_IMPL_ALIASES)
     require_choice("attention", attention, ATTENTION_CONVENTIONS)
-    if mfu is not None:
-        require_mfu("mfu", mfu)
+    if mfu is not None and compute_efficiency is not None:
+        raise SizingError("give mfu (the whole run's) or compute_efficiency (of the compute alone), not both")
+    for what, value in (("mfu", mfu), ("compute_efficiency", compute_efficiency)):
+        if value is not None:
+            require_mfu(what, value)
     for what, gbs in (("nvlink_gbs", nvlink_gbs), ("network_gbs", network_gbs)):
         if gbs is not None:
             require_number(what, gbs, 0, 1e6, exclusive_minimum=True)
@@ -176,12 +187,25 @@ def parallel_plan(
     stage, terms = most_loaded(cfg, layout, work)
     collectives = step_collectives(cfg, layout, work, gpu_entry, nvlink_gbs, network_gbs, fused)
     dtype = "fp32" if precision == "fp32" and "fp32" in gpu_entry.peak_tflops else None
-    constant = DEFAULT_MFU if mfu is None else mfu
+    constant = compute_efficiency or DEFAULT_MFU
     st = step_time(cfg, layout, seq_len, collectives, gpu_entry, constant, recompute, attention, dtype, overlap)
+    if mfu is not None:
+        st = whole_run_step(st, mfu)
     predicted = None
-    if mfu is None and has_constants(gpu_entry.key) and precision != "fp32":
+    if mfu is None and compute_efficiency is None and has_constants(gpu_entry.key) and precision != "fp32":
         options = step_options or StepOptions(nvlink_gbs=nvlink_gbs, network_gbs=network_gbs)
         if impl != "flash":  # eager / math attention: batched GEMMs and a softmax over the T x T scores
             options = replace(options, attention_kernel="unfused")
         predicted = predict_step(cfg, layout, seq_len, gpu_entry.key, recompute, options)
-    return ParallelPlan(name, cfg, layout, work, gpu_entry, stage, terms, tuple(collectives), st, tokens, predicted)
+    return ParallelPlan(
+        name, cfg, layout, work, gpu_entry, stage, terms, tuple(collectives), st, tokens, predicted, mfu
+    )
+
+
+def whole_run_step(st: StepTime, mfu: float) -> StepTime:
+    """The step at a whole-run MFU: model FLOPs / (peak x mfu); communication and bubble are
+    inside the constant (none exposed on top), so the step's MFU is `mfu` exactly."""
+    compute = st.model_flops_per_gpu / (st.peak_flops_per_second * mfu)
+    efficiency = st.hardware_flops_per_gpu / (st.peak_flops_per_second * compute)
+    exposed = {dim: 0.0 for dim in st.exposed_seconds}
+    return replace(st, mfu=efficiency, compute_seconds=compute, exposed_seconds=exposed, bubble_seconds=0.0)

@@ -1,10 +1,10 @@
 """Published parallel layouts of large training runs, with their reported utilisation and source,
 for reports/parallel-layouts.md. Data only.
 
-Where a run's pipeline stages are uneven (Llama 3 and BLOOM take a layer off the first and last
-stages, which hold the embedding and the lm_head), the layout is modelled with `n_layers`
-rounded up to a multiple of pp (`layers_modelled`): the middle stages are then exact, the
-first and last carry one block more than the run did. FLOPs are those of the real model.
+Each run is timed by the per-operation step model (sizing.parallel.steptime) with the software
+stack and attention kernel its source used, and its real layer count: uneven pipeline stages
+(Llama 3's 126 layers on 16 stages, BLOOM's 70 on 12) are split exactly, one layer fewer on the
+first and last stage (sizing.parallel.schedule.stage_split).
 """
 
 from __future__ import annotations
@@ -12,10 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .layout import ParallelLayout
-
-# The matmul efficiency assumed for the compute part of every step (bf16 dense GEMMs of these
-# widths on A100/H100 reach 60-75% of peak): an assumption stated here, not fitted to the runs.
-COMPUTE_EFFICIENCY = 0.6
 
 
 @dataclass(frozen=True)
@@ -32,7 +28,9 @@ class PublishedLayout:
     counts_recompute: bool  # whether the reported figure counts recomputed FLOPs (hardware FLOPs)
     source: str
     notes: str = ""
-    layers_modelled: int | None = None  # n_layers used for the stage split (None: the preset's)
+    stack: str = "megatron-core"  # sizing/data/step_time.json "stacks"
+    attention_kernel: str = "flash"  # flash, or unfused (2021-22: batched GEMMs + fused softmax)
+    dropout: bool | None = None  # None: the stack's
 
 
 PUBLISHED_LAYOUTS: tuple[PublishedLayout, ...] = (
@@ -53,8 +51,8 @@ PUBLISHED_LAYOUTS: tuple[PublishedLayout, ...] = (
         "T 8,192, batch per DP 16, 16M tokens per step)",
         "FSDP shards optimizer states and gradients, no resharding after forward (ZeRO-2 here); interleaved "
         "schedule with v not stated (v = 8, one layer per chunk, assumed); 126 layers, one fewer on the first and "
-        "last stage (modelled as 16 x 8).",
-        layers_modelled=128,
+        "last stage (7 + 14 x 8 + 7).",
+        stack="fsdp",
     ),
     PublishedLayout(
         "Megatron-LM GPT-3 175B",
@@ -70,6 +68,8 @@ PUBLISHED_LAYOUTS: tuple[PublishedLayout, ...] = (
         "Narayanan et al. 2021, arXiv:2104.04473, Table 1 (175B: TP 8, PP 16, 1,536 A100 80GB, batch 1,536)",
         "The paper counts recomputed FLOPs (hardware FLOPs, compare with our HFU); interleaved schedule, v = 2 "
         "assumed; data parallelism without ZeRO.",
+        stack="megatron-2021",
+        attention_kernel="unfused",
     ),
     PublishedLayout(
         "BLOOM-176B",
@@ -84,9 +84,11 @@ PUBLISHED_LAYOUTS: tuple[PublishedLayout, ...] = (
         True,
         "BLOOM paper, arXiv:2211.05100, section 3.4 (384 A100 80GB, DP 8, TP 4, PP 12, ZeRO-1, global batch "
         "2,048, micro-batch 2); 156 TFLOP/s: genci.fr",
-        "70 layers + 2 embedding 'layers' over 12 stages (modelled as 12 x 6 layers); Megatron-DeepSpeed's "
-        "TFLOP/s count recomputation.",
-        layers_modelled=72,
+        "70 layers over 12 stages (5 + 10 x 6 + 5); Megatron-DeepSpeed's TFLOP/s count recomputation; "
+        "trained without dropout.",
+        stack="megatron-deepspeed",
+        attention_kernel="unfused",
+        dropout=False,
     ),
     PublishedLayout(
         "OPT-175B",
@@ -100,6 +102,9 @@ PUBLISHED_LAYOUTS: tuple[PublishedLayout, ...] = (
         (0.47, 0.47),
         False,
         "OPT paper, arXiv:2205.01068, section 2.4 (992 A100 80GB, FSDP with Megatron-LM TP 8, ~2M-token batch)",
-        "992 sequences of 2,048 per step modelled (8 per data-parallel rank) for OPT's 2M-token batch.",
+        "992 sequences of 2,048 per step modelled (8 per data-parallel rank) for OPT's 2M-token batch; "
+        "attention as 2022's Megatron kernels (batched GEMMs + fused softmax).",
+        stack="fsdp",
+        attention_kernel="unfused",
     ),
 )

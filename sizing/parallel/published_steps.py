@@ -7,7 +7,11 @@ A row's published step time comes from what its source reports:
   al. 2021's formula, 96 B s l h^2 (1 + s/(6h) + V/(16 l h)), which counts the recomputed
   forward (4 passes, not 3), / (TFLOP/s x GPUs). BLOOM's Megatron-DeepSpeed figure uses the same
   formula;
-* `mfu` under the `model` convention (Llama 3): compared as MFU, model FLOPs over the bf16 peak.
+* `mfu` under the `model` convention (Llama 3): compared as MFU, model FLOPs over the bf16 peak;
+* `tokens_per_second_per_gpu` (torchtitan's logged throughput): tokens per step / (rate x GPUs).
+
+Rows of a group in FURTHER_GROUPS (other stacks, other GPUs) are the team's separate
+generalisation check (within +-25%, median <= 12%); the rest are the rows the model is built on.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from .steptime import PredictedStep, StepOptions, predict_step
 
 DATA_FILE = Path(__file__).resolve().parent.parent / "data" / "published_steps.json"
 SECONDS_PER_DAY = 86400
+FURTHER_GROUPS = ("torchtitan",)
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,9 @@ class PublishedRun:
             return self.published["step_seconds"]
         if self.convention == "narayanan-hfu":
             return self.narayanan_flops() / (self.published["tflops_per_gpu"] * 1e12 * self.layout.world)
+        if "tokens_per_second_per_gpu" in self.published:  # logged throughput: tokens per step / rate
+            tokens = self.layout.global_batch() * self.seq_len
+            return tokens / (self.published["tokens_per_second_per_gpu"] * self.layout.world)
         return None
 
     def predict(self) -> PredictedStep:
@@ -100,6 +108,9 @@ def _run(row: dict) -> PublishedRun:
         attention_kernel=row["attention_kernel"],
         dropout=row.get("dropout"),
         stage_layers=stage_layers,
+        precision=row.get("precision", "bf16"),
+        hbm_tbs=row.get("hbm_tbs"),
+        power_limit_w=row.get("power_limit_w"),
     )
     return PublishedRun(
         row["name"],
@@ -135,6 +146,7 @@ def error_rows() -> list[dict]:
             "gpu": run.gpu,
             "layout": run.layout.label(),
             "recompute": run.recompute,
+            "stack": run.options.stack,
             "predicted_step_seconds": pred.step_seconds,
             "predicted_mfu": pred.mfu,
             "predicted_hfu": pred.hfu,
@@ -155,5 +167,8 @@ def error_rows() -> list[dict]:
     return out
 
 
-def median_abs_error(rows: list[dict]) -> float:
-    return statistics.median(abs(r["error"]) for r in rows if "error" in r)
+def median_abs_error(rows: list[dict], further: bool = False) -> float:
+    """Median |error| over the timed rows the model is built on, or (further=True) over the
+    separate generalisation rows (FURTHER_GROUPS)."""
+    timed = [r for r in rows if "error" in r and (r["group"] in FURTHER_GROUPS) == further]
+    return statistics.median(abs(r["error"]) for r in timed)

@@ -139,7 +139,8 @@ def search_layout(
     modes = RECOMPUTE_MODES if recompute is None else (recompute,)
     counts = (gpus,) if gpus is not None else tuple(_powers_of_two(max_gpus))
     tried = 0
-    fast = plan_options.get("mfu") is None and has_constants(get_gpu(plan_options.get("gpu", "h100")).key)
+    constant = plan_options.get("mfu") is not None or plan_options.get("compute_efficiency") is not None
+    fast = not constant and has_constants(get_gpu(plan_options.get("gpu", "h100")).key)
     for world in counts:
         if fast:
             layouts = candidate_layouts(cfg, seq_len, world, global_batch, impl, base)
@@ -177,8 +178,10 @@ def _fastest_fitting(cfg: ModelConfig, layouts: list, seq_len: int, modes, plan_
             seconds = predict_step(cfg, layout, seq_len, gpu.key, "none" if same else mode, options).step_seconds
             timed.append((seconds, same, i, mode))
     for _, _, i, mode in sorted(timed):
-        _, terms = most_loaded(cfg, layouts[i], Workload(seq_len, recompute=mode, attention_impl=impl, **work))
-        if terms["total_bytes"] <= gpu.memory_bytes:
+        lay = layouts[i]
+        _, terms = most_loaded(cfg, lay, Workload(seq_len, recompute=mode, attention_impl=impl, **work))
+        reserve = layout_runtime_reserve(lay.dp, lay.tp, lay.pp, lay.cp, lay.ep).total_bytes  # as plan.fits
+        if terms["total_bytes"] + reserve <= gpu.memory_bytes:
             return parallel_plan(cfg, layouts[i], seq_len, recompute=mode, **plan_options)
     return None
 

@@ -33,6 +33,16 @@ class GpuConstants:
     network_fraction: float
     nvlink_latency_s: float
     network_latency_s: float
+    flash2_forward: float = 0.0  # FlashAttention-2, what torch's SDPA runs (the best kernel on Ampere)
+    flash2_backward: float = 0.0
+    tdp_w: float = 0.0  # board power the GEMM share was measured at (0: no cap modelled)
+
+    def clock_fraction(self, power_limit_w: float | None) -> float:
+        """Compute clock under a power cap relative to the uncapped one: (cap / tdp)^(1/3), from
+        dynamic power ~ V^2 f with V ~ f (sizing/data/step_time.json, power_cap_source)."""
+        if not power_limit_w or not self.tdp_w or power_limit_w >= self.tdp_w:
+            return 1.0
+        return (power_limit_w / self.tdp_w) ** (1 / 3)
 
     def gemm_share(self, dtype: str) -> float:
         if dtype not in self.gemm_fraction:
@@ -44,13 +54,19 @@ class GpuConstants:
 
 @dataclass(frozen=True)
 class Stack:
-    """What a training software stack does that changes time (overlap, reduction dtype, dropout)."""
+    """What a training software stack does that changes time: overlap, reduction dtype, dropout,
+    which kernels it fuses, which flash kernel it calls, what selective recompute means to it."""
 
     key: str
     dp_overlap: bool
     grad_bytes: int
     dropout: bool
     grad_accumulation_bytes: int  # per parameter per micro-batch (0: fused into the wgrad GEMM)
+    elementwise: str = "fused"  # fused (one kernel per op) or eager (ATen composite paths, counted)
+    flash: str = "best"  # best: the GPU's fastest flash kernel; flash2: FlashAttention-2 (torch SDPA)
+    selective: str = "attention"  # attention (Korthikanti) or op (torchtitan: every other mm saved)
+    kernel_launch_s: float = 0.0  # host cost per kernel launch (eager); 0 where launches are hidden
+    tied_grad_allreduce: bool = False  # DeepSpeed's pipeline engine: tied embedding grads after the flush
 
 
 @cache
@@ -81,6 +97,9 @@ def gpu_constants(gpu_key: str) -> GpuConstants:
         e["network_fraction"],
         e["nvlink_latency_us"] * 1e-6,
         e["network_latency_us"] * 1e-6,
+        e["attention"]["flash2_forward"],
+        e["attention"]["flash2_backward"],
+        e["tdp_w"],
     )
 
 
@@ -89,7 +108,14 @@ def has_constants(gpu_key: str) -> bool:
     return data["aliases"].get(gpu_key, gpu_key) in data["gpus"]
 
 
-STACKS: tuple[str, ...] = ("megatron-2021", "megatron-deepspeed", "megatron-core", "fsdp")
+STACKS: tuple[str, ...] = (
+    "megatron-2021",
+    "megatron-deepspeed",
+    "megatron-core",
+    "fsdp",
+    "torchtitan-eager",
+    "torchtitan-compile",
+)
 DEFAULT_STACK = "megatron-core"
 
 
@@ -99,4 +125,15 @@ def stack(key: str) -> Stack:
     if key not in data:
         raise SizingError(f"stack ({key!r}) must be one of: {', '.join(data)}")
     e = data[key]
-    return Stack(key, e["dp_overlap"], e["grad_bytes"], e["dropout"], e["grad_accumulation_bytes"])
+    return Stack(
+        key,
+        e["dp_overlap"],
+        e["grad_bytes"],
+        e["dropout"],
+        e["grad_accumulation_bytes"],
+        e["elementwise"],
+        e["flash"],
+        e["selective"],
+        e["kernel_launch_us"] * 1e-6,
+        e["tied_grad_allreduce"],
+    )

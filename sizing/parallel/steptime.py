@@ -23,6 +23,7 @@ from ..config import ModelConfig
 from ..flops import flop_breakdown
 from ..hardware import get_gpu
 from ..validate import SizingError
+from . import eager
 from .gemm import linear_train_seconds
 from .layout import ParallelLayout
 from .links import group_link
@@ -47,6 +48,8 @@ class StepOptions:
     stage_layers: tuple[int, ...] | None = None
     nvlink_gbs: float | None = None
     network_gbs: float | None = None
+    hbm_tbs: float | None = None  # None: sizing/hardware.py's (a run's own HBM where its source states one)
+    power_limit_w: float | None = None  # a stated power cap: compute clocks scale (stepdata.clock_fraction)
     bucket_params: int = DEFAULT_BUCKET_PARAMS
 
 
@@ -128,19 +131,25 @@ def _hardware(gpu_key: str, layout: ParallelLayout, opts: StepOptions) -> Hardwa
     if gemm_dtype not in gpu.peak_tflops:
         raise SizingError(f"precision fp8 needs an fp8 peak; gpu {gpu.key} has: {', '.join(gpu.peak_tflops)}")
     node = layout.gpus_per_node
+    st = stack(opts.stack)
+    flash = (consts.flash2_forward, consts.flash2_backward) if st.flash == "flash2" else (0.0, 0.0)
+    hbm = opts.hbm_tbs * 1e12 if opts.hbm_tbs else gpu.hbm_bytes_per_second
 
     def link(size, stride):
         return group_link(gpu, consts, size, stride, node, opts.nvlink_gbs, opts.network_gbs)
 
+    clock = consts.clock_fraction(opts.power_limit_w)
     return Hardware(
         consts,
-        gpu.peak_flops_per_second(act_dtype),
-        gpu.peak_flops_per_second(gemm_dtype),
+        gpu.peak_flops_per_second(act_dtype) * clock,
+        gpu.peak_flops_per_second(gemm_dtype) * clock,
         gemm_dtype,
-        gpu.hbm_bytes_per_second * consts.hbm_fraction,
+        hbm * consts.hbm_fraction,
         link(layout.tp, 1),
         link(layout.cp, layout.tp),
         link(layout.ep, layout.tp),
+        *flash,
+        st.elementwise == "eager",
     )
 
 
@@ -151,7 +160,7 @@ def _moe_layers(cfg: ModelConfig, start: int, n: int) -> int:
 def predict_step(
     cfg: ModelConfig, layout: ParallelLayout, seq_len: int, gpu: str, recompute: str = "none", opts=StepOptions()
 ) -> PredictedStep:
-    return _predict(cfg, layout, seq_len, get_gpu(gpu).key, recompute, opts)
+    return _predict(cfg, layout, seq_len, _gpu(gpu).key, recompute, opts)
 
 
 def _block_layout(layout: ParallelLayout) -> ParallelLayout:
@@ -176,7 +185,11 @@ def _per_block(cfg, mini: ParallelLayout, seq_len, gpu_key, recompute, opts, moe
     for part in (f, b):
         for k, sec in part.by_kind.items():
             out.add(k, sec)
-    out.add("recompute", recompute_times(f, recompute, opts.attention_kernel).total())
+    out.add("recompute", recompute_times(f, recompute, opts.attention_kernel, st.selective).total())
+    # eager launches run ahead of the GPU asynchronously; they cost time only where the block's
+    # kernels (forward, and about twice as many backward) take less than their launches
+    launches = 3 * eager.kernels_per_block(cfg) * st.kernel_launch_s
+    out.add("memory", max(0.0, launches - out.total()))
     return out.by_kind
 
 
@@ -260,6 +273,18 @@ def sp_norm_grad_seconds(cfg, layout, gpu_key, opts, st, layers: int) -> float:
     return link.seconds("all_reduce", n_bytes, layout.tp)
 
 
+def tied_grad_seconds(cfg, layout, gpu_key, opts, st) -> float:
+    """DeepSpeed's pipeline engine all-reduces the tied embedding / lm_head gradient (vocab x d / tp
+    per rank) between the first and the last stage after the flush, before the dp reduction
+    (deepspeed/runtime/pipe/engine.py, _exec_reduce_tied_grads): exposed."""
+    if not (st.tied_grad_allreduce and cfg.tied_embeddings and layout.pp > 1):
+        return 0.0
+    n_bytes = cfg.padded_vocab * cfg.d_model / layout.tp * st.grad_bytes
+    stride = layout.tp * layout.cp * layout.dp * (layout.pp - 1)
+    link = _link(gpu_key, 2, stride, layout.gpus_per_node, opts.nvlink_gbs, opts.network_gbs)
+    return link.seconds("all_reduce", n_bytes, 2)
+
+
 def dp_exposed_seconds(layout, gpu_key, hw, opts, st, params, stage_seconds, overlap) -> float:
     """The data-parallel traffic left on the critical path.
 
@@ -304,7 +329,7 @@ def _assemble(cfg, layout, seq_len, gpu_key, recompute, opts, st, hw, split, sta
     seconds["bubble"] = pipe - m * max(stages)
     overlap = st.dp_overlap if opts.dp_overlap is None else opts.dp_overlap
     dp = dp_exposed_seconds(layout, gpu_key, hw, opts, st, params, max(stages), overlap)
-    seconds["dp"] = dp
+    seconds["dp"] = dp + tied_grad_seconds(cfg, layout, gpu_key, opts, st)
     seconds["tp"] += sp_norm_grad_seconds(cfg, layout, gpu_key, opts, st, max(split))
     shards = max(1, layout.shard_degree)
     seconds["optimizer"] = params / shards * ADAM_BYTES_PER_PARAM / hw.hbm_bytes_per_second

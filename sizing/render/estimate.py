@@ -94,12 +94,22 @@ def flop_rows(est: Estimate) -> list[list]:
     return rows
 
 
+def _mfu_text(est: Estimate) -> str:
+    """The MFU and, when it was not given, where it came from (a searched layout, or the fallback)."""
+    mfu, lay = est.training.run.mfu, est.mfu_layout
+    if lay is not None:
+        return f"{mfu:.3f} (predicted for {lay.layout}, recompute {lay.recompute}, global batch {lay.global_batch})"
+    if est.mfu_source and est.mfu_source.startswith("constant"):
+        return f"{mfu:g} ({est.mfu_source})"
+    return f"{mfu:g}"
+
+
 def training_rows(est: Estimate) -> list[list]:
     t = est.training
     rows = [
         ["tokens", format_si(t.run.tokens)],
         ["GPU", f"{t.gpu.name} ({t.gpu.key}), {t.dtype} dense peak {t.peak_flops_per_second / 1e12:g} TFLOP/s"],
-        ["MFU", f"{t.run.mfu:g}"],
+        ["MFU", _mfu_text(est)],
         ["training FLOPs (exact, fwd+bwd)", f"{t.flops:.4e}"],
         ["training FLOPs (6N approximation)", f"{t.flops_6n:.4e}"],
         ["GPU-hours (exact)", f"{t.gpu_hours:,.0f}"],

@@ -123,6 +123,8 @@ def _predicted_rows(plan: ParallelPlan) -> list[list[str]]:
 def _constant_rows(plan: ParallelPlan) -> list[list[str]]:
     st = plan.step
     label = f"compute (hardware FLOPs at a constant efficiency {st.mfu:g} of peak)"
+    if plan.whole_run_mfu is not None:
+        label = f"step (model FLOPs at a whole-run MFU {plan.whole_run_mfu:g}; comms and bubble inside it)"
     step_rows = [[label, _seconds(st.compute_seconds)]]
     for dim, sec in st.comm_seconds.items():
         if sec:

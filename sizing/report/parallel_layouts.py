@@ -5,13 +5,11 @@ most-loaded rank, step time, MFU), and a plot of per-GPU memory across layouts, 
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from ..flops import flop_breakdown
 from ..parallel.layout import ParallelLayout
 from ..parallel.plan import ParallelPlan, parallel_plan
-from ..parallel.published import COMPUTE_EFFICIENCY, PUBLISHED_LAYOUTS, PublishedLayout
+from ..parallel.published import PUBLISHED_LAYOUTS, PublishedLayout
 from ..parallel.search import would_fit
+from ..parallel.steptime import StepOptions
 from ..presets import get_preset
 from ..units import GIB
 from . import cells as fmt
@@ -23,23 +21,24 @@ QUESTION = ("llama2-70b", "h100-sxm", 8, 4096, 1024)  # model, GPU, GPUs, T, glo
 
 
 def published_plan(run: PublishedLayout) -> tuple[ParallelPlan, float, float]:
-    """(plan, predicted MFU, predicted HFU) with the real model's FLOPs over the modelled step."""
+    """(plan, predicted MFU, predicted HFU) by the per-operation step model, with the run's stack,
+    attention kernel and exact (uneven) stages."""
     cfg = get_preset(run.preset).config
-    modelled = replace(cfg, n_layers=run.layers_modelled) if run.layers_modelled else cfg
+    options = StepOptions(stack=run.stack, attention_kernel=run.attention_kernel, dropout=run.dropout)
     plan = parallel_plan(
-        modelled, run.layout, run.seq_len, gpu=run.gpu, recompute=run.recompute, mfu=COMPUTE_EFFICIENCY, name=run.name
+        cfg, run.layout, run.seq_len, gpu=run.gpu, recompute=run.recompute, name=run.name, step_options=options
     )
-    flops = flop_breakdown(cfg, run.seq_len, "full", run.recompute)
-    per_gpu = run.layout.global_batch() / run.layout.world
-    denominator = plan.step.step_seconds * plan.step.peak_flops_per_second
-    return plan, flops.model_training * per_gpu / denominator, flops.training * per_gpu / denominator
+    return plan, plan.predicted.mfu, plan.predicted.hfu
+
+
+EXPOSED_COMM = ("tp", "cp", "ep", "pp", "dp")
 
 
 def published_rows() -> list[dict]:
     rows = []
     for run in PUBLISHED_LAYOUTS:
         plan, mfu, hfu = published_plan(run)
-        st = plan.step
+        seconds = plan.predicted.seconds
         lay = run.layout
         rows.append(
             {
@@ -51,9 +50,10 @@ def published_rows() -> list[dict]:
                 "recompute": run.recompute,
                 "GiB/GPU (stage)": f"{fmt.gib(plan.per_gpu_bytes)} ({plan.stage})",
                 "fits": "yes" if plan.fits else "no",
-                "step s": f"{st.step_seconds:.2f}",
-                "exposed comm s": f"{sum(st.exposed_seconds.values()):.2f}",
-                "bubble s": f"{st.bubble_seconds:.2f}",
+                "stack": run.stack,
+                "step s": f"{plan.step_seconds:.2f}",
+                "exposed comm s": f"{sum(seconds[k] for k in EXPOSED_COMM):.2f}",
+                "bubble s": f"{seconds['bubble']:.2f}",
                 "predicted MFU": fmt.pct(mfu),
                 "predicted HFU": fmt.pct(hfu),
                 "reported": run.reported + (" (counts recomputation: compare HFU)" if run.counts_recompute else ""),
@@ -142,11 +142,11 @@ def render_parallel_layouts() -> tuple[str, Plot]:
         fmt.GENERATED_NOTE,
         "# Parallel layouts: published runs and what sizing.parallel predicts",
         "Per-GPU memory is the most-loaded rank's (its pipeline stage in brackets), term by term in "
-        "`sizing parallel`; the step is compute at an assumed matmul efficiency of "
-        f"{COMPUTE_EFFICIENCY:g} of the bf16 peak + communication not hidden under compute (overlap: dp and cp "
-        "hidden, tp, pp and ep exposed) + the pipeline bubble (p - 1)/(m v) of the compute. Predicted MFU = "
-        "model FLOPs (forward + backward) / (step x peak); HFU adds the recomputed forward. The efficiency is "
-        "an assumption, not fitted: the comparison shows what the layout costs beyond the kernels.",
+        "`sizing parallel`; the step is the per-operation model's (docs/step-time.md) with the run's software "
+        "stack and attention kernel and its exact pipeline stages (uneven where the run's were): GEMMs, "
+        "attention and memory-bound kernels, the communication left exposed and the pipeline bubble. Predicted "
+        "MFU = model FLOPs (forward + backward, causal attention) / (step x bf16 peak); HFU adds the recomputed "
+        "forward. No constant is fitted to these runs.",
         fmt.markdown_table(published_rows()),
         "Sources and modelling choices:\n\n" + "\n".join(sources),
         f"## Will {model} train on {gpus} x {gpu}?",

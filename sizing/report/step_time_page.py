@@ -4,7 +4,7 @@ against the published one, the error, the FLOP convention and the source, and th
 
 from __future__ import annotations
 
-from ..parallel.published_steps import error_rows, median_abs_error
+from ..parallel.published_steps import FURTHER_GROUPS, error_rows, median_abs_error
 from ..parallel.stepdata import gpu_constants
 from . import cells as fmt
 
@@ -13,6 +13,7 @@ CONVENTIONS = {
     "narayanan-hfu": "TFLOP/s by 96Bslh²(1+s/6h+V/16lh): counts the recompute forward",
     "time": "iteration time as published",
     "model": "MFU with model FLOPs (no recompute)",
+    "tokens": "tokens/s per GPU as logged",
 }
 
 
@@ -22,6 +23,7 @@ def _row(r: dict) -> dict:
         "GPU": r["gpu"],
         "layout": r["layout"],
         "recompute": r["recompute"],
+        "stack": r["stack"],
         "published": "",
         "predicted": "",
         "error": "",
@@ -63,11 +65,15 @@ def _constants_rows() -> list[dict]:
 
 def render_step_time() -> str:
     rows = error_rows()
-    timed = [r for r in rows if "error" in r]
+    timed = [r for r in rows if "error" in r and r["group"] not in FURTHER_GROUPS]
+    further = [r for r in rows if "error" in r and r["group"] in FURTHER_GROUPS]
     within = sum(abs(r["error"]) <= 0.15 for r in timed)
     summary = (
         f"{len(timed)} runs with a published step time: median absolute error {fmt.pct(median_abs_error(rows))}, "
-        f"{within} of {len(timed)} within ±15%. One set of constants per GPU type (below), none fitted to a row."
+        f"{within} of {len(timed)} within ±15%. Further runs on other stacks ({', '.join(FURTHER_GROUPS)}): "
+        f"{len(further)}, median absolute error {fmt.pct(median_abs_error(rows, further=True))}, "
+        f"{sum(abs(r['error']) <= 0.25 for r in further)} within ±25%. "
+        "One set of constants per GPU type (below), none fitted to a row."
     )
     return fmt.document(
         fmt.GENERATED_NOTE,
