@@ -11,175 +11,26 @@ from click.core import ParameterSource
 
 from ..default_gpu import default_gpu_for
 from ..hardware import get_gpu
-from ..memory import OPTIMIZER_ALIASES, OPTIMIZERS, ZERO_STAGES, inference_memory, training_memory
-from ..memory.engine import ENGINES
-from ..memory.quant import FORMATS as QUANT_FORMATS
-from ..parallel.layout import FINETUNE_MODES
+from ..memory import inference_memory, training_memory
 from ..render.memory import render_memory
 from ..units import GIB
-from ..validate import MAX_SEQ_LEN, SizingError
-from ..vocabulary import (
-    ATTENTION_IMPL_ALIASES,
-    ATTENTION_IMPLS,
-    DEFAULT_ATTENTION_IMPL,
-    DEFAULT_OPTIMIZER,
-    DEFAULT_PRECISION,
-    DEFAULT_RECOMPUTE,
-    DTYPE_BITS,
-    PRECISION_ALIASES,
-    PRECISION_POLICIES,
-    RECOMPUTE_MODES,
-)
+from ..validate import SizingError
 from .common import FORMATS, UserError, model_options, resolve_model
-from .options import Choice, Count, Number
+from .memory_options import engine_options, gpu_and_finetune_options, inference_options, tp_option, training_options
+from .options import Choice
 
 EXIT_DOES_NOT_FIT = 3
 
 
-_SEQ_LEN = Count("--seq-len", maximum=MAX_SEQ_LEN)
-_CONTEXT = Count("--context", maximum=MAX_SEQ_LEN)
-_PRECISION = Choice("--precision", PRECISION_POLICIES, PRECISION_ALIASES)  # mixed = bf16-mixed
-_OPTIMIZER = Choice("--optimizer", OPTIMIZERS, OPTIMIZER_ALIASES)  # adam = adamw
-_ATTENTION_IMPL = Choice("--attention-impl", ATTENTION_IMPLS, ATTENTION_IMPL_ALIASES)  # sdpa = flash
-
-
 @click.command()
 @model_options
-@click.option("--seq-len", "-T", type=_SEQ_LEN, help="Tokens per sequence (default: the preset's context).")
-@click.option("--micro-batch", "-b", type=Count("--micro-batch"), help="Sequences per GPU per step.  [default: 1]")
-@click.option(
-    "--precision",
-    type=_PRECISION,
-    default=DEFAULT_PRECISION,
-    show_default=True,
-    help="fp32; bf16-mixed / fp16-mixed (16-bit weights and grads, fp32 master + states: 16 B/param "
-    "with AdamW); bf16 (pure, no master copy).",
-)
-@click.option(
-    "--optimizer",
-    type=_OPTIMIZER,
-    default=DEFAULT_OPTIMIZER,
-    show_default=True,
-    help="adamw (m, v); sgd (momentum); adam8bit (bitsandbytes block-wise 8-bit m, v).",
-)
-@click.option(
-    "--zero",
-    type=Choice("--zero", ZERO_STAGES),
-    default=0,
-    show_default=True,
-    help="ZeRO stage over --dp: 1 shards optimizer states, 2 + gradients, 3 + weights (FSDP FULL_SHARD).",
-)
-@click.option(
-    "--dp", type=Count("--dp"), default=1, show_default=True, help="Data-parallel degree (ZeRO shards over it)."
-)
-@click.option(
-    "--recompute",
-    type=Choice("--recompute", RECOMPUTE_MODES),
-    default=DEFAULT_RECOMPUTE,
-    show_default=True,
-    help="Activation recomputation: selective (attention core) or full (each block keeps its input).",
-)
-@click.option(
-    "--attention-impl",
-    "attention_impl",
-    type=_ATTENTION_IMPL,
-    default=DEFAULT_ATTENTION_IMPL,
-    show_default=True,
-    help="math materialises the T x T scores and probabilities; flash (= sdpa) is a fused kernel.",
-)
-@click.option("--gpu", help="GPU name (see `sizing gpus`).  [default: h100-sxm, or the preset's published run's GPU]")
-@click.option(
-    "--finetune",
-    type=Choice("--finetune", FINETUNE_MODES),
-    help="Training: full (every weight trains), lora or qlora (frozen bf16 / NF4 base, adapters train).  "
-    "[default: full]",
-)
-@click.option("--lora-rank", type=Count("--lora-rank"), help="LoRA / QLoRA rank r.  [default: 16]")
-@click.option(
-    "--lora-targets", metavar="q,k,v,o,up,gate,down", help="Projections with adapters.  [default: all linears]"
-)
-@click.option(
-    "--runtime-reserve",
-    "reserve_gib",
-    type=Number("--runtime-reserve", 0, 1024, exclusive_minimum=False, what="GiB in [0, 1024]"),
-    metavar="GiB",
-    help="Memory the process holds beyond its tensors (CUDA context, NCCL, allocator), taken off the GPU "
-    "before the fit.  [default: 0.5 GiB CUDA context + 0.25 GiB NCCL with --dp > 1; docs/memory.md]",
-)
-@click.option("--inference", is_flag=True, help="Inference memory (weights + KV cache) instead of training.")
-@click.option(
-    "--context",
-    "-C",
-    type=_CONTEXT,
-    help="Inference: tokens in the KV cache per sequence (default: --seq-len or the preset's context).",
-)
-@click.option("--batch", type=Count("--batch"), help="Inference: sequences decoded together.  [default: 1]")
-@click.option(
-    "--weight-dtype", type=Choice("--weight-dtype", DTYPE_BITS), help="Inference: weight dtype.  [default: bf16]"
-)
-@click.option("--kv-dtype", type=Choice("--kv-dtype", DTYPE_BITS), help="Inference: KV cache dtype.  [default: bf16]")
-@click.option(
-    "--prefill-chunk",
-    type=Count("--prefill-chunk", maximum=MAX_SEQ_LEN),
-    help="Inference: tokens per prefill forward (chunked prefill; up to batch x context for a batch "
-    "prefilled at once).  [default: one sequence's context]",
-)
-@click.option(
-    "--quant",
-    type=Choice("--quant", QUANT_FORMATS),
-    help="Inference: a deployed weight format (GPTQ/AWQ, MXFP4, NVFP4, fp8, GGUF) with its real bits per "
-    "weight and 16-bit tensors, instead of --weight-dtype.",
-)
-@click.option("--engine", type=Choice("--engine", ENGINES), help="Inference: the engine's own split (vllm, sglang).")
-@click.option(
-    "--gpu-memory-utilization",
-    "--mem-fraction-static",
-    "utilization",
-    type=Number("--gpu-memory-utilization", 0, 1, what="a number in (0, 1]"),
-    help="With --engine: the GPU share the engine takes.  [default: vllm 0.9, sglang 0.88]",
-)
-@click.option(
-    "--max-num-batched-tokens",
-    type=Count("--max-num-batched-tokens", maximum=MAX_SEQ_LEN),
-    help="With --engine vllm: tokens of the profiling forward.  [default: 8192]",
-)
-# ---- i25: inference under tensor parallelism
-@click.option(
-    "--tp",
-    type=Count("--tp"),
-    help="Inference: tensor-parallel GPUs; memory per GPU (weights / tp, its KV heads).  [default: 1]",
-)
+@training_options
+@gpu_and_finetune_options
+@inference_options
+@engine_options
+@tp_option
 @click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
-def memory(
-    preset,
-    config_path,
-    overrides,
-    seq_len,
-    micro_batch,
-    precision,
-    optimizer,
-    zero,
-    dp,
-    recompute,
-    attention_impl,
-    gpu,
-    finetune,
-    lora_rank,
-    lora_targets,
-    reserve_gib,
-    inference,
-    context,
-    batch,
-    weight_dtype,
-    kv_dtype,
-    prefill_chunk,
-    quant,
-    engine,
-    utilization,
-    max_num_batched_tokens,
-    tp,
-    fmt,
-):
+def memory(preset, config_path, overrides, inference, fmt, **options):
     """Training memory per GPU (or inference memory) and the largest batch that fits.
 
     Training: weights + gradients + optimizer states (sharded by ZeRO over --dp) +
@@ -199,14 +50,65 @@ def memory(
       sizing memory --preset llama3-8b --gpu rtx4090 --finetune qlora --lora-rank 16
     """
     model = resolve_model(preset, config_path, overrides)
+    default_len = _default_len(model, config_path, inference, options["seq_len"], options["context"])
+    gpu_key = _gpu_key(model, options["gpu"])
+    _check_mode_options(inference, **options)
+    reserve = _runtime_reserve(options["reserve_gib"], 1 if options["dp"] > 1 and not inference else 0)
+    if _answered_as_finetune(model, default_len, fmt, gpu_key, reserve, **options):
+        return
+    try:  # the API checks what the option types cannot (e.g. a config's own limits): one line, exit 2
+        answer = _inference if inference else _training
+        result = answer(model, default_len, gpu_key, reserve, fmt, **options)
+    except SizingError as exc:
+        raise UserError(str(exc)) from None
+    if result is None:  # --engine: its split is printed
+        return
+    click.echo(render_memory(result, fmt, details=True).rstrip("\n"))
+    if not result.fits:
+        raise SystemExit(EXIT_DOES_NOT_FIT)
+
+
+def _default_len(model, config_path: str | None, inference: bool, seq_len, context) -> int | None:
+    """--seq-len, else the preset's or the config file's context; one of them is needed unless
+    --inference gives --context."""
     default_len = seq_len or (model.preset.context if model.preset else _file_context(config_path, inference))
     if default_len is None and (context is None or not inference):
         needed = "--context" if inference else "--seq-len"
         raise UserError(f"{needed} is needed for a model that is not a preset (e.g. {needed} 4096)")
+    return default_len
+
+
+def _gpu_key(model, gpu: str | None) -> str:
+    """--gpu, else the preset's published run's GPU (sizing.default_gpu), as its table key."""
     try:
-        gpu_key = get_gpu(gpu or default_gpu_for(model.preset.name if model.preset else None)).key
+        return get_gpu(gpu or default_gpu_for(model.preset.name if model.preset else None)).key
     except SizingError as exc:
         raise UserError(str(exc)) from None
+
+
+def _check_mode_options(
+    inference: bool,
+    *,
+    seq_len,
+    micro_batch,
+    zero: int,
+    dp: int,
+    finetune,
+    lora_rank,
+    lora_targets,
+    context,
+    batch,
+    weight_dtype,
+    kv_dtype,
+    prefill_chunk,
+    quant,
+    engine,
+    utilization,
+    max_num_batched_tokens,
+    tp,
+    **_,
+) -> None:
+    """The options of the other mode (training or inference) are errors, one line naming them."""
     _check_deployed_options(inference, weight_dtype, quant, engine, utilization, max_num_batched_tokens, tp)
     if inference:
         _refuse_training_options(seq_len if context is not None else None, micro_batch, zero, dp)
@@ -214,57 +116,99 @@ def memory(
     else:
         _refuse_inference_options(context, batch, weight_dtype, kv_dtype, prefill_chunk, zero, dp)
         _refuse_given({"--tp": tp}, "to inference: add --inference (training layouts: `sizing parallel --tp`)")
-    reserve = _runtime_reserve(reserve_gib, 1 if dp > 1 and not inference else 0)
-    if finetune is not None or lora_rank is not None or lora_targets is not None:
-        from .memory_finetune import finetune_memory
 
-        adapters = dict(finetune=finetune, lora_rank=lora_rank, lora_targets=lora_targets)
-        work = dict(precision=precision, optimizer=optimizer, recompute=recompute, attention_impl=attention_impl)
-        layout = dict(micro_batch=micro_batch or 1, zero=zero, dp=dp, gpu=gpu_key, reserve=reserve)
-        if finetune_memory(model, default_len, fmt, **adapters, **work, **layout):
-            return
-    try:  # the API checks what the option types cannot (e.g. a config's own limits): one line, exit 2
-        if inference:
-            model.config.check_context(context or default_len, "--context" if context else "--seq-len")
-            result = inference_memory(
-                model.config,
-                context or default_len,
-                batch or 1,
-                weight_dtype or "bf16",
-                kv_dtype or "bf16",
-                gpu_key,
-                name=model.name,
-                prefill_chunk=prefill_chunk,
-                quant=quant,
-                tp=tp or 1,
-                runtime_reserve=reserve,
-            )
-            if engine is not None:
-                _echo_engine(result, engine, utilization, max_num_batched_tokens, tp, fmt)
-                return
-        else:
-            model.config.check_context(default_len, "--seq-len")
-            result = training_memory(
-                model.config,
-                default_len,
-                micro_batch or 1,
-                precision,
-                optimizer,
-                zero,
-                dp,
-                recompute,
-                attention_impl,
-                gpu_key,
-                name=model.name,
-                runtime_reserve=reserve,
-            )
-            if not result.fits:
-                result = _with_parallel_advice(result, model.config, dp, micro_batch or 1, gpu_key)
-    except SizingError as exc:
-        raise UserError(str(exc)) from None
-    click.echo(render_memory(result, fmt, details=True).rstrip("\n"))
+
+def _answered_as_finetune(
+    model, default_len: int, fmt: str, gpu_key: str, reserve, *, finetune, lora_rank, lora_targets, **options
+) -> bool:
+    """--finetune lora or qlora (or their options): that plan is printed (memory_finetune.py)
+    and True; --finetune full or none: False, the ordinary answer follows."""
+    if finetune is None and lora_rank is None and lora_targets is None:
+        return False
+    from .memory_finetune import finetune_memory
+
+    adapters = dict(finetune=finetune, lora_rank=lora_rank, lora_targets=lora_targets)
+    work = {k: options[k] for k in ("precision", "optimizer", "recompute", "attention_impl")}
+    layout = dict(micro_batch=options["micro_batch"] or 1, zero=options["zero"], dp=options["dp"])
+    return finetune_memory(model, default_len, fmt, **adapters, **work, **layout, gpu=gpu_key, reserve=reserve)
+
+
+def _training(
+    model,
+    default_len: int,
+    gpu_key: str,
+    reserve,
+    fmt: str,
+    *,
+    micro_batch,
+    precision: str,
+    optimizer: str,
+    zero: int,
+    dp: int,
+    recompute: str,
+    attention_impl: str,
+    **_,
+):
+    """Training memory per GPU; when it does not fit, the parallel layouts that would."""
+    model.config.check_context(default_len, "--seq-len")
+    result = training_memory(
+        model.config,
+        default_len,
+        micro_batch or 1,
+        precision,
+        optimizer,
+        zero,
+        dp,
+        recompute,
+        attention_impl,
+        gpu_key,
+        name=model.name,
+        runtime_reserve=reserve,
+    )
     if not result.fits:
-        raise SystemExit(EXIT_DOES_NOT_FIT)
+        result = _with_parallel_advice(result, model.config, dp, micro_batch or 1, gpu_key)
+    return result
+
+
+def _inference(
+    model,
+    default_len: int | None,
+    gpu_key: str,
+    reserve,
+    fmt: str,
+    *,
+    context,
+    batch,
+    weight_dtype,
+    kv_dtype,
+    prefill_chunk,
+    quant,
+    tp,
+    engine,
+    utilization,
+    max_num_batched_tokens,
+    **_,
+):
+    """Inference memory (weights + KV cache + prefill peak); with --engine its split is printed
+    instead and None returned."""
+    model.config.check_context(context or default_len, "--context" if context else "--seq-len")
+    result = inference_memory(
+        model.config,
+        context or default_len,
+        batch or 1,
+        weight_dtype or "bf16",
+        kv_dtype or "bf16",
+        gpu_key,
+        name=model.name,
+        prefill_chunk=prefill_chunk,
+        quant=quant,
+        tp=tp or 1,
+        runtime_reserve=reserve,
+    )
+    if engine is None:
+        return result
+    _echo_engine(result, engine, utilization, max_num_batched_tokens, tp, fmt)
+    return None
 
 
 def _check_deployed_options(inference, weight_dtype, quant, engine, utilization, max_num_batched_tokens, tp) -> None:

@@ -103,26 +103,7 @@ CPU_LIMIT_BYTES = 4 * GIB  # --device cpu is for tiny test runs: refuse what the
     "measured figures from --results) to PATH and exit; needs no torch.",
 )
 @click.option("--results", metavar="DIR", help=f"With --plan-report: folder of <run>.json / <run>.md from {SCRIPT}.")
-def profile(
-    preset,
-    config_path,
-    overrides,
-    seq_len,
-    micro_batch,
-    steps,
-    warmup,
-    dtype,
-    attention_impl,
-    use_compile,
-    recompute,
-    device,
-    peak_tflops,
-    planned,
-    out,
-    fmt,
-    plan_report,
-    results,
-):
+def profile(preset, config_path, overrides, device, peak_tflops, planned, out, fmt, plan_report, results, **run):
     """Time training steps of the reference model; step time, TFLOP/s, MFU and peak memory
     beside the predictions (needs torch; a CUDA GPU unless --device cpu).
 
@@ -136,33 +117,41 @@ def profile(
       sizing profile --preset gpt2 --set n_layers=2 --seq-len 64 --steps 2 --device cpu
       sizing profile --plan-report reports/gpu-profile.md [--results gpu_out]
     """
-    if plan_report is not None:
-        if preset or config_path or overrides or planned:
-            raise UserError("--plan-report writes the page of planned runs; give it without a model or --planned")
-        _write_plan_report(plan_report, results)
+    if plan_report is not None or results is not None:
+        _plan_report_only(plan_report, results, bool(preset or config_path or overrides or planned))
         return
-    if results is not None:
-        raise UserError("--results goes with --plan-report")
-
     plan = planned_run(planned) if planned else None
     if plan is not None:
         if preset or config_path:
             raise UserError("--planned sets the model; give --set to change it, not --preset or --config")
         preset, overrides = plan.preset, plan.overrides + tuple(overrides)
     model = resolve_model(preset, config_path, overrides)
-    given = {
-        "seq_len": seq_len,
-        "micro_batch": micro_batch,
-        "steps": steps,
-        "warmup": warmup,
-        "dtype": dtype,
-        "attention_impl": attention_impl,
-        "compile": use_compile,
-        "recompute": recompute,
-    }
+    given = {("compile" if key == "use_compile" else key): value for key, value in run.items()}
     settings = _checked_settings(model, plan, given, device, peak_tflops)
     if device == "cpu":
         _refuse_big_cpu_run(model.config, settings)
+    command = shlex.join(
+        ["sizing", "profile"]
+        + model_args(preset, config_path, overrides)
+        + settings_args(settings)
+        + ["--device", device]
+        + (["--peak-tflops", f"{peak_tflops:g}"] if peak_tflops else [])
+    )
+    _profile(model, settings, device, command, out, fmt)
+
+
+def _plan_report_only(plan_report: str | None, results: str | None, model_given: bool) -> None:
+    """--plan-report writes the page of planned runs and nothing else; --results goes with it."""
+    if plan_report is None:
+        raise UserError("--results goes with --plan-report")
+    if model_given:
+        raise UserError("--plan-report writes the page of planned runs; give it without a model or --planned")
+    _write_plan_report(plan_report, results)
+
+
+def _profile(model, settings: ProfileSettings, device: str, command: str, out: str | None, fmt: str) -> None:
+    """Time the run (reference_model/profile.py; torch imported here, never at module level) and
+    print it, writing its markdown section to `out` when asked."""
     try:
         import torch
     except ImportError:
@@ -171,13 +160,6 @@ def profile(
         raise UserError(NO_CUDA)
     from reference_model.profile import profile_training  # imports torch
 
-    command = shlex.join(
-        ["sizing", "profile"]
-        + model_args(preset, config_path, overrides)
-        + settings_args(settings)
-        + ["--device", device]
-        + (["--peak-tflops", f"{peak_tflops:g}"] if peak_tflops else [])
-    )
     try:
         result = profile_training(model.config, settings, name=model.name, preset=model.preset, command=command)
     except ProfileError as exc:

@@ -6,157 +6,23 @@ import click
 from click.core import ParameterSource
 
 from ..default_gpu import default_gpu_for
-from ..memory.quant import FORMATS as QUANT_FORMATS
 from ..render.serve import render_serve
 from ..serve import serve as serve_estimate
-from ..validate import MAX_SEQ_LEN, SizingError
-from ..vocabulary import (
-    ATTENTION_CONVENTIONS,
-    DEFAULT_MLA_IMPL,
-    DEFAULT_SERVE_ATTENTION,
-    DEFAULT_SERVE_BANDWIDTH_EFFICIENCY,
-    DEFAULT_SERVE_COMPUTE_EFFICIENCY,
-    DEFAULT_SERVE_PRICE_PER_GPU_HOUR,
-    MLA_IMPLS,
-    SERVE_ACTIVATION_DTYPES,
-    STORAGE_DTYPES,
-)
+from ..validate import SizingError
 from .common import FORMATS, UserError, model_options, resolve_model
-from .options import PRICE_TYPE, Choice, Count, Number
-
-DEFAULT_TOKEN_BUDGET, DEFAULT_BLOCK_SIZE = 8192, 16  # = sizing.serve.batching's (kept light: no import)
-
-
-def _efficiency(option: str) -> Number:
-    return Number(option, 0, 1, what="a number in (0, 1]")
+from .options import Choice
+from .serve_options import capacity_options, deployment_options, dtype_options, rate_options, workload_options
 
 
 @click.command()
 @model_options
-@click.option("--gpu", help="GPU name (see `sizing gpus`).  [default: h100-sxm, or the preset's published run's GPU]")
-@click.option("--batch", "-b", type=Count("--batch"), default=1, show_default=True, help="Sequences decoded together.")
-@click.option("--prompt", type=Count("--prompt", maximum=MAX_SEQ_LEN), help="Prompt tokens per sequence (required).")
-@click.option(
-    "--output",
-    type=Count("--output", minimum=2, maximum=MAX_SEQ_LEN),
-    help="Output tokens per sequence, the first from the prefill (required, at least 2).",
-)
-@click.option("--tp", type=Count("--tp"), default=1, show_default=True, help="Tensor-parallel GPUs per replica.")
-@click.option(
-    "--gpus", type=Count("--gpus"), help="GPUs in all, a multiple of --tp (replicas = gpus / tp).  [default: tp]"
-)
-@click.option("--weight-dtype", type=Choice("--weight-dtype", STORAGE_DTYPES), default="bf16", show_default=True)
-@click.option("--kv-dtype", type=Choice("--kv-dtype", STORAGE_DTYPES), default="bf16", show_default=True)
-@click.option(
-    "--activation-dtype",
-    type=Choice("--activation-dtype", SERVE_ACTIVATION_DTYPES),
-    default="bf16",
-    show_default=True,
-    help="The dtype the matmuls run in: its peak rate is used.",
-)
-@click.option(
-    "--attention",
-    type=Choice("--attention", ATTENTION_CONVENTIONS),
-    default=DEFAULT_SERVE_ATTENTION,
-    show_default=True,
-    help="Prefill FLOPs: causal (serving kernels skip masked tiles) or full (T keys per query).",
-)
-@click.option(
-    "--compute-efficiency",
-    type=_efficiency("--compute-efficiency"),
-    help="Share of the dense peak reached (1: the roofline bound).  [default: the GPU's calibrated value "
-    f"(docs/serving.md), else {DEFAULT_SERVE_COMPUTE_EFFICIENCY}]",
-)
-@click.option(
-    "--bandwidth-efficiency",
-    type=_efficiency("--bandwidth-efficiency"),
-    help="Share of HBM and NVLink bandwidth reached (1: the roofline bound).  [default: the GPU's calibrated "
-    f"value (docs/serving.md), else {DEFAULT_SERVE_BANDWIDTH_EFFICIENCY}]",
-)
-@click.option(
-    "--price",
-    type=PRICE_TYPE,
-    default=DEFAULT_SERVE_PRICE_PER_GPU_HOUR,
-    show_default=True,
-    help="USD per GPU-hour, for $ per million tokens.",
-)
-@click.option(
-    "--prefill-chunk",
-    type=Count("--prefill-chunk", maximum=MAX_SEQ_LEN),
-    help="Tokens per prefill forward (chunked prefill).  [default: the whole batch's prompts at once]",
-)
-@click.option(
-    "--quant",
-    type=Choice("--quant", QUANT_FORMATS),
-    help="Weights in a deployed format (GPTQ/AWQ, MXFP4, NVFP4, fp8, GGUF; see `sizing memory --quant`) "
-    "instead of --weight-dtype.",
-)
-@click.option(
-    "--prefix-cached",
-    "prefix",
-    type=Count("--prefix-cached", minimum=1, maximum=MAX_SEQ_LEN),
-    help="Prompt tokens every request shares and the engine caches (prefix caching): their prefill is "
-    "skipped and their KV blocks stored once.",
-)
-# ---- i25: MLA implementation
-@click.option(
-    "--mla",
-    type=Choice("--mla", MLA_IMPLS),
-    default=DEFAULT_MLA_IMPL,
-    show_default=True,
-    help="Latent attention (DeepSeek): absorbed (attention over the cached latent) or naive (per-head K/V).",
-)
-# ---- i25: capacity planning (continuous batching)
-@click.option(
-    "--rate",
-    type=Number("--rate", 0, 1e9, what="a number of requests per second > 0"),
-    help="Requests/s to serve: answers replicas x (tp, pp), GPUs and $/M tokens, searching tp and dtypes.",
-)
-@click.option("--slo-ttft", metavar="DURATION", help="With --rate: time-to-first-token bound, e.g. 2s.")
-@click.option("--slo-tpot", metavar="DURATION", help="With --rate: time-per-output-token bound, e.g. 50ms.")
-@click.option(
-    "--token-budget",
-    type=Count("--token-budget", minimum=2),
-    default=DEFAULT_TOKEN_BUDGET,
-    show_default=True,
-    help="With --rate: tokens per scheduler iteration (vLLM max_num_batched_tokens).",
-)
-@click.option(
-    "--block-size",
-    type=Count("--block-size"),
-    default=DEFAULT_BLOCK_SIZE,
-    show_default=True,
-    help="With --rate: tokens per paged KV block.",
-)
+@workload_options
+@dtype_options
+@rate_options
+@deployment_options
+@capacity_options
 @click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
-def serve(
-    preset,
-    config_path,
-    overrides,
-    gpu,
-    batch,
-    prompt,
-    output,
-    tp,
-    gpus,
-    weight_dtype,
-    kv_dtype,
-    activation_dtype,
-    attention,
-    compute_efficiency,
-    bandwidth_efficiency,
-    price,
-    prefill_chunk,
-    quant,
-    prefix,
-    mla,
-    rate,
-    slo_ttft,
-    slo_tpot,
-    token_budget,
-    block_size,
-    fmt,
-):
+def serve(preset, config_path, overrides, fmt, **options):
     """Serving on the roofline: time to first token, time per output token, tokens/s, $/M tokens.
 
     Prefill FLOPs (causal by default) over the batch's prompts; each decode step reads the
@@ -177,20 +43,52 @@ def serve(
     tokens), searching tp, the weight and KV dtypes and the batch.
     """
     model = resolve_model(preset, config_path, overrides)
-    missing = [name for name, value in (("--prompt", prompt), ("--output", output)) if value is None]
+    missing = [f"--{name}" for name in ("prompt", "output") if options[name] is None]
     if missing:
         raise UserError(f"{' and '.join(missing)} needed, e.g. --prompt 4096 --output 256")
-    gpu = gpu or default_gpu_for(model.preset.name if model.preset else None)
-    if quant is not None:
-        source = click.get_current_context().get_parameter_source("weight_dtype")
-        if source is not None and source.name != "DEFAULT":
-            raise UserError(f"--quant {quant} names the weight format; leave out --weight-dtype {weight_dtype}")
-        weight_dtype = quant
-    if rate is not None:
-        effs = (compute_efficiency, bandwidth_efficiency)
-        _capacity(model, rate, prompt, output, gpu, slo_ttft, slo_tpot, price, token_budget, block_size, mla, effs, fmt)
+    options["gpu"] = options["gpu"] or default_gpu_for(model.preset.name if model.preset else None)
+    options["weight_dtype"] = _weight_format(options["quant"], options["weight_dtype"])
+    if options["rate"] is not None:
+        _capacity(model, fmt, **options)
         return
-    _refuse_without_rate(slo_ttft, slo_tpot)
+    _refuse_without_rate(options["slo_ttft"], options["slo_tpot"])
+    _estimate(model, fmt, **options)
+
+
+def _weight_format(quant: str | None, weight_dtype: str) -> str:
+    """--quant names the weight format in place of --weight-dtype; both typed is an error."""
+    if quant is None:
+        return weight_dtype
+    source = click.get_current_context().get_parameter_source("weight_dtype")
+    if source is not None and source.name != "DEFAULT":
+        raise UserError(f"--quant {quant} names the weight format; leave out --weight-dtype {weight_dtype}")
+    return quant
+
+
+def _estimate(
+    model,
+    fmt: str,
+    *,
+    prompt: int,
+    output: int,
+    batch: int,
+    gpu: str,
+    tp: int,
+    gpus,
+    weight_dtype: str,
+    kv_dtype: str,
+    activation_dtype: str,
+    attention: str,
+    compute_efficiency,
+    bandwidth_efficiency,
+    price: float,
+    prefill_chunk,
+    prefix,
+    mla: str,
+    **_,
+) -> None:
+    """One static batch on the roofline (sizing.serve), with prefix caching when asked; exit 3
+    when it does not fit."""
     try:
         result = serve_estimate(
             model.config,
@@ -220,6 +118,11 @@ def serve(
             cached = prefix_cache(result, prefix)
     except SizingError as exc:
         raise UserError(str(exc)) from None
+    _echo(result, cached, fmt)
+
+
+def _echo(result, cached, fmt: str) -> None:
+    """The estimate, with the prefix cache's figures when asked; exit 3 when it does not fit."""
     text = render_serve(result, fmt).rstrip("\n")
     if cached is not None:
         from ..render.prefix import with_prefix_cache
@@ -251,7 +154,24 @@ def _refuse_without_rate(slo_ttft, slo_tpot) -> None:
         raise UserError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to capacity planning: add --rate")
 
 
-def _capacity(model, rate, prompt, output, gpu, slo_ttft, slo_tpot, price, token_budget, block_size, mla, effs, fmt):
+def _capacity(
+    model,
+    fmt: str,
+    *,
+    rate: float,
+    prompt: int,
+    output: int,
+    gpu: str,
+    slo_ttft,
+    slo_tpot,
+    price: float,
+    token_budget: int,
+    block_size: int,
+    mla: str,
+    compute_efficiency,
+    bandwidth_efficiency,
+    **_,
+) -> None:
     """--rate: the capacity plan. The layout options are what it searches, so they are refused."""
     from ..render.capacity import render_capacity
     from ..serve.capacity import parse_seconds, plan_capacity
@@ -264,6 +184,7 @@ def _capacity(model, rate, prompt, output, gpu, slo_ttft, slo_tpot, price, token
     ]
     if searched:
         raise UserError(f"{', '.join(searched)} cannot be given with --rate: the capacity plan searches them")
+    effs = (compute_efficiency, bandwidth_efficiency)
     try:
         ttft = None if slo_ttft is None else parse_seconds(slo_ttft, "--slo-ttft")
         tpot = None if slo_tpot is None else parse_seconds(slo_tpot, "--slo-tpot")

@@ -137,14 +137,9 @@ def engine_memory(
     """The engine's split of one GPU (module docstring); `weights_bytes` is the whole model's
     (any format), divided over tp here. `gpu_memory_bytes`: the total the engine logs
     (torch.cuda.mem_get_info), for a GPU the table lacks or reports differently."""
-    require_choice("engine", engine, ENGINES)
-    require_choice("kv_dtype", kv_dtype, DTYPE_BITS)
-    utilization = DEFAULT_UTILIZATION[engine] if utilization is None else utilization
-    require_fraction("gpu_memory_utilization", utilization)
-    for name, value in (("max_model_len", max_model_len), ("max_num_batched_tokens", max_num_batched_tokens)):
-        require_int(name, value)
-    require_int("max_num_seqs", max_num_seqs)
-    block_size = DEFAULT_BLOCK_SIZE[engine] if block_size is None else require_int("block_size", block_size)
+    utilization, block_size = _checked_settings(
+        engine, kv_dtype, utilization, block_size, max_model_len, max_num_batched_tokens, max_num_seqs
+    )
     require_int("non_torch_bytes", non_torch_bytes, minimum=0)
     require_int("cuda_graph_bytes", cuda_graph_bytes, minimum=0)
     if cfg.n_heads % require_int("tp", tp):
@@ -158,18 +153,8 @@ def engine_memory(
         EngineTerm("weights", weights, f"weights / tp {tp}", "the model's weight bytes in its format"),
         EngineTerm("non-torch memory", non_torch_bytes, "CUDA context, NCCL, cuBLAS workspaces", _ASSUMED),
     ]
-    if engine == "vllm":
-        a = dtype_bytes(1, activation_dtype)
-        tokens = max_num_batched_tokens
-        peak = prefill_activation_peak_bytes(cfg, tokens, min(max_num_seqs, tokens), a)
-        terms.append(
-            EngineTerm(
-                "profiled activation peak",
-                peak,
-                f"one forward of max_num_batched_tokens {tokens} (and the sampler's {min(max_num_seqs, tokens)} rows)",
-                "vLLM profile_run; peak = max(attention, MLP, logits) (sizing/memory/prefill.py)",
-            )
-        )
+    if engine == "vllm":  # SGLang keeps activations outside its static fraction: nothing profiled
+        terms.append(_profiled_peak_term(cfg, activation_dtype, max_num_batched_tokens, max_num_seqs))
     kv_budget = budget - sum(t.bytes for t in terms[1:])
     per_token = kv_bytes_per_token(cfg, kv_dtype, tp)
     num_blocks = max(0, kv_budget) // (block_size * per_token)
@@ -186,6 +171,43 @@ def engine_memory(
         cuda_graph_bytes,
         total - budget,
         max_num_seqs,
+    )
+
+
+def _checked_settings(
+    engine: str,
+    kv_dtype: str,
+    utilization: float | None,
+    block_size: int | None,
+    max_model_len: int,
+    max_num_batched_tokens: int,
+    max_num_seqs: int,
+) -> tuple[float, int]:
+    """The engine's settings checked, with its own defaults filled in: (utilization, block_size)."""
+    require_choice("engine", engine, ENGINES)
+    require_choice("kv_dtype", kv_dtype, DTYPE_BITS)
+    utilization = DEFAULT_UTILIZATION[engine] if utilization is None else utilization
+    require_fraction("gpu_memory_utilization", utilization)
+    for name, value in (("max_model_len", max_model_len), ("max_num_batched_tokens", max_num_batched_tokens)):
+        require_int(name, value)
+    require_int("max_num_seqs", max_num_seqs)
+    block_size = DEFAULT_BLOCK_SIZE[engine] if block_size is None else require_int("block_size", block_size)
+    return utilization, block_size
+
+
+def _profiled_peak_term(
+    cfg: ModelConfig, activation_dtype: str, max_num_batched_tokens: int, max_num_seqs: int
+) -> EngineTerm:
+    """vLLM's profiling forward: max_num_batched_tokens dummy tokens, the sampler over
+    min(max_num_seqs, tokens) rows; its torch peak is taken from the budget."""
+    a = dtype_bytes(1, activation_dtype)
+    tokens = max_num_batched_tokens
+    peak = prefill_activation_peak_bytes(cfg, tokens, min(max_num_seqs, tokens), a)
+    return EngineTerm(
+        "profiled activation peak",
+        peak,
+        f"one forward of max_num_batched_tokens {tokens} (and the sampler's {min(max_num_seqs, tokens)} rows)",
+        "vLLM profile_run; peak = max(attention, MLP, logits) (sizing/memory/prefill.py)",
     )
 
 

@@ -108,43 +108,17 @@ def training_memory(
     (sizing.memory.runtime; None: the tensors alone) is taken off the GPU before they fit."""
     gpu = gpu if gpu is not None else default_gpu_for(model if isinstance(model, str) else None)
     cfg, name, seq_len = resolve_model_arg(model, name, seq_len)
-    get_precision(precision)
-    get_optimizer(optimizer)
-    require_choice("zero", zero, ZERO_STAGES)
-    for what, value in (("seq_len", seq_len), ("micro_batch", micro_batch), ("dp", dp)):
-        require_int(what, value)
-    impl = require_choice("attention_impl", attention_impl, ATTENTION_IMPLS, ATTENTION_IMPL_ALIASES)
-    require_choice("recompute", recompute, RECOMPUTE_MODES)
+    impl = _checked_training_args(precision, optimizer, zero, seq_len, micro_batch, dp, attention_impl, recompute)
     gpu_entry = get_gpu(gpu)
     capacity = gpu_entry.memory_bytes - (runtime_reserve.total_bytes if runtime_reserve is not None else 0)
-    a = get_precision(precision).activation_bytes
-
-    n_params, saved = P.total_params(cfg), _saved_bytes(cfg, seq_len, impl)
-
-    def per_gpu(
-        b: int,
-        zero_: int = zero,
-        dp_: int = dp,
-        recompute_: str = recompute,
-        precision_: str = precision,
-        optimizer_: str = optimizer,
-    ) -> dict[str, int]:
-        return _per_gpu_training(cfg, n_params, saved, b, precision_, optimizer_, zero_, dp_, recompute_)
-
+    per_gpu = _per_gpu_function(cfg, seq_len, impl, precision, optimizer, zero, dp, recompute)
     pg = per_gpu(micro_batch)
     max_b = largest_fitting(lambda b: per_gpu(b)["total_bytes"], capacity)
     fits = pg["total_bytes"] <= capacity
     reason, would = None, []
     if not fits:
-        reason, would = _training_advice(per_gpu, pg, micro_batch, max_b, capacity, gpu_entry, zero, dp, recompute)
-        lighter = _lighter_states_advice(per_gpu, capacity, precision, optimizer, zero, dp, recompute)
-        if lighter:  # before the bigger GPUs; "nothing in this tool's range" no longer holds
-            bigger = [w for w in would if w.startswith("a GPU with")]
-            rest = [w for w in would if not w.startswith(("a GPU with", "nothing in this tool's range"))]
-            would = rest + lighter + bigger
-    n = P.total_params(cfg)
-    terms = tuple(activation_terms(cfg, seq_len, micro_batch, impl, recompute, a))
-    per_layer, outside = sum_terms(list(terms))
+        settings = (precision, optimizer, zero, dp, recompute)
+        reason, would = _not_fit_advice(per_gpu, pg, micro_batch, max_b, capacity, gpu_entry, *settings)
     return TrainingMemory(
         model=name,
         config=cfg,
@@ -157,13 +131,7 @@ def training_memory(
         recompute=recompute,
         attention_impl=impl,
         gpu=gpu_entry.key,
-        params=n,
-        weights_bytes=weights_bytes(n, precision),
-        gradients_bytes=gradients_bytes(n, precision),
-        optimizer_bytes=optimizer_bytes(n, precision, optimizer),
         activations_bytes=pg["activations_bytes"],
-        activations_per_layer_bytes=per_layer,
-        activations_outside_bytes=outside,
         transient_bytes=pg["transient_bytes"],
         per_gpu=pg,
         gpu_memory_bytes=gpu_entry.memory_bytes,
@@ -171,9 +139,94 @@ def training_memory(
         fits=fits,
         reason=reason,
         would_fit=tuple(would),
+        runtime_reserve=runtime_reserve,
+        **_formula_fields(cfg, seq_len, micro_batch, precision, optimizer, impl, recompute),
+    )
+
+
+def _checked_training_args(
+    precision: str,
+    optimizer: str,
+    zero: int,
+    seq_len: int,
+    micro_batch: int,
+    dp: int,
+    attention_impl: str,
+    recompute: str,
+) -> str:
+    """The training settings checked (a SizingError names the first bad one); the canonical
+    attention implementation (sdpa -> flash)."""
+    get_precision(precision)
+    get_optimizer(optimizer)
+    require_choice("zero", zero, ZERO_STAGES)
+    for what, value in (("seq_len", seq_len), ("micro_batch", micro_batch), ("dp", dp)):
+        require_int(what, value)
+    impl = require_choice("attention_impl", attention_impl, ATTENTION_IMPLS, ATTENTION_IMPL_ALIASES)
+    require_choice("recompute", recompute, RECOMPUTE_MODES)
+    return impl
+
+
+def _per_gpu_function(
+    cfg: ModelConfig, seq_len: int, impl: str, precision: str, optimizer: str, zero: int, dp: int, recompute: str
+) -> PerGpu:
+    """per_gpu(b, zero, dp, recompute, precision, optimizer): bytes per GPU by kind, each setting
+    this run's unless given; the fit search and the advice ask it about other settings."""
+    n_params, saved = P.total_params(cfg), _saved_bytes(cfg, seq_len, impl)
+
+    def per_gpu(
+        b: int,
+        zero_: int = zero,
+        dp_: int = dp,
+        recompute_: str = recompute,
+        precision_: str = precision,
+        optimizer_: str = optimizer,
+    ) -> dict[str, int]:
+        return _per_gpu_training(cfg, n_params, saved, b, precision_, optimizer_, zero_, dp_, recompute_)
+
+    return per_gpu
+
+
+def _not_fit_advice(
+    per_gpu: PerGpu,
+    pg: dict[str, int],
+    micro_batch: int,
+    max_b: int | None,
+    capacity: int,
+    gpu_entry: GPU,
+    precision: str,
+    optimizer: str,
+    zero: int,
+    dp: int,
+    recompute: str,
+) -> tuple[str, list[str]]:
+    """(reason, would-fit): the layout advice, with lighter model states ahead of the bigger GPUs."""
+    reason, would = _training_advice(per_gpu, pg, micro_batch, max_b, capacity, gpu_entry, zero, dp, recompute)
+    lighter = _lighter_states_advice(per_gpu, capacity, precision, optimizer, zero, dp, recompute)
+    if lighter:  # before the bigger GPUs; "nothing in this tool's range" no longer holds
+        bigger = [w for w in would if w.startswith("a GPU with")]
+        rest = [w for w in would if not w.startswith(("a GPU with", "nothing in this tool's range"))]
+        would = rest + lighter + bigger
+    return reason, would
+
+
+def _formula_fields(
+    cfg: ModelConfig, seq_len: int, micro_batch: int, precision: str, optimizer: str, impl: str, recompute: str
+) -> dict:
+    """The breakdown the report shows beside the per-GPU totals: whole-model states by kind, the
+    activation terms (per layer and outside the layers) and Korthikanti et al.'s per-layer figure."""
+    n = P.total_params(cfg)
+    a = get_precision(precision).activation_bytes
+    terms = tuple(activation_terms(cfg, seq_len, micro_batch, impl, recompute, a))
+    per_layer, outside = sum_terms(list(terms))
+    return dict(
+        params=n,
+        weights_bytes=weights_bytes(n, precision),
+        gradients_bytes=gradients_bytes(n, precision),
+        optimizer_bytes=optimizer_bytes(n, precision, optimizer),
+        activations_per_layer_bytes=per_layer,
+        activations_outside_bytes=outside,
         terms=terms,
         korthikanti_per_layer_bytes=korthikanti_activations_bytes_per_layer(cfg, seq_len, micro_batch, recompute),
-        runtime_reserve=runtime_reserve,
     )
 
 

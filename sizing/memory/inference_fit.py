@@ -56,17 +56,68 @@ def inference_memory(
     `quant` names a deployed format (quant.py) whose bytes replace N x weight_dtype."""
     gpu = gpu if gpu is not None else default_gpu_for(model if isinstance(model, str) else None)
     cfg, name, context = resolve_model_arg(model, name, context, what="context")
+    _check_inference_args(cfg, weight_dtype, kv_dtype, context, batch, tp)
+    gpu_entry = get_gpu(gpu)
+    capacity = gpu_entry.memory_bytes - (runtime_reserve.total_bytes if runtime_reserve is not None else 0)
+    w = _weights_per_rank(cfg, quant, weight_dtype, tp)
+    a = dtype_bytes(1, require_choice("activation_dtype", activation_dtype, DTYPE_BITS))
+    kv_cache, kv_and_peak = _kv_functions(cfg, kv_dtype, tp, prefill_chunk, a)
+    kv = kv_cache(context, batch)
+    peak = kv_and_peak(context, batch) - kv
+    limits = _fit_limits(cfg, w, kv_cache, kv_and_peak, context, batch, prefill_chunk, a, capacity)
+    fits = w + kv + peak <= capacity
+    reason, would = None, []
+    if not fits:
+        found = (limits["max_batch"], limits["max_context"], peak, tp, w, capacity)
+        reason, would = _inference_advice(cfg, context, batch, weight_dtype, kv_dtype, gpu_entry, *found)
+    return InferenceMemory(
+        model=name,
+        config=cfg,
+        context=context,
+        batch=batch,
+        weight_dtype=weight_dtype,
+        kv_dtype=kv_dtype,
+        gpu=gpu_entry.key,
+        params=P.total_params(cfg),
+        weights_bytes=w,
+        kv_cache_bytes=kv,
+        gpu_memory_bytes=gpu_entry.memory_bytes,
+        fits=fits,
+        reason=reason,
+        would_fit=tuple(would),
+        prefill_peak_bytes=peak,
+        prefill_chunk=prefill_chunk,
+        quant=quant,
+        weights_note=None if quant is not None else plain_dtype_note(weight_dtype),
+        tp=tp,
+        runtime_reserve=runtime_reserve,
+        **limits,
+        **_kv_detail_fields(cfg, context, batch, kv_dtype, tp),
+    )
+
+
+def _weights_per_rank(cfg: ModelConfig, quant: str | None, weight_dtype: str, tp: int) -> int:
+    """One of tp ranks' weight bytes: a deployed format's real bytes, else N x weight_dtype."""
+    whole = quantized_weights(cfg, quant).bytes if quant is not None else inference_weights_bytes(cfg, weight_dtype)
+    return ceil_div(whole, tp)
+
+
+def _check_inference_args(
+    cfg: ModelConfig, weight_dtype: str, kv_dtype: str, context: int, batch: int, tp: int
+) -> None:
+    """A SizingError naming the first bad setting."""
     require_choice("weight_dtype", weight_dtype, DTYPE_BITS)
     require_choice("kv_dtype", kv_dtype, DTYPE_BITS)
     require_int("context", context)
     require_int("batch", batch)
     kv_heads_per_rank(cfg, tp)  # tp divides h_kv or is a multiple of it; else a SizingError says which
-    gpu_entry = get_gpu(gpu)
-    capacity = gpu_entry.memory_bytes - (runtime_reserve.total_bytes if runtime_reserve is not None else 0)
-    w = ceil_div(
-        quantized_weights(cfg, quant).bytes if quant is not None else inference_weights_bytes(cfg, weight_dtype), tp
-    )
-    a = dtype_bytes(1, require_choice("activation_dtype", activation_dtype, DTYPE_BITS))
+
+
+def _kv_functions(
+    cfg: ModelConfig, kv_dtype: str, tp: int, prefill_chunk: int | None, a: int
+) -> tuple[Callable[[int, int], int], Callable[[int, int], int]]:
+    """kv_cache(context, batch) on one rank, and kv_and_peak(context, batch): that plus the
+    prefill activation peak; the fit searches vary context and batch."""
 
     def kv_cache(c: int, bb: int) -> int:
         return kv_cache_bytes_per_rank(cfg, c, bb, kv_dtype, tp)
@@ -74,8 +125,22 @@ def inference_memory(
     def kv_and_peak(c: int, bb: int) -> int:
         return kv_cache(c, bb) + inference_prefill_peak_bytes(cfg, c, bb, prefill_chunk, a)
 
-    kv = kv_cache(context, batch)
-    peak = kv_and_peak(context, batch) - kv
+    return kv_cache, kv_and_peak
+
+
+def _fit_limits(
+    cfg: ModelConfig,
+    w: int,
+    kv_cache: Callable[[int, int], int],
+    kv_and_peak: Callable[[int, int], int],
+    context: int,
+    batch: int,
+    prefill_chunk: int | None,
+    a: int,
+    capacity: int,
+) -> dict:
+    """The largest batch at this context; the largest context at this batch, whether none bounds
+    it, and what limits it."""
     max_batch = largest_fitting(lambda bb: w + kv_and_peak(context, bb), capacity)
     window = cfg.local_window if cfg.n_global_layers == 0 else None  # every layer's cache is capped
     # past the window the cache stops growing; an unchunked prefill's peak does not (a chunk caps it)
@@ -89,42 +154,18 @@ def inference_memory(
     if cfg.position == "learned" and (unbounded or (max_context or 0) > cfg.max_positions):
         # a learned position table has no row beyond max_positions
         max_context, unbounded, limited_by = cfg.max_positions, False, "max_positions"
-    fits = w + kv + peak <= capacity
-    reason, would = (
-        (None, [])
-        if fits
-        else _inference_advice(
-            cfg, context, batch, weight_dtype, kv_dtype, gpu_entry, max_batch, max_context, peak, tp, w, capacity
-        )
+    return dict(
+        max_batch=max_batch, max_context=max_context, context_unbounded=unbounded, max_context_limited_by=limited_by
     )
-    return InferenceMemory(
-        model=name,
-        config=cfg,
-        context=context,
-        batch=batch,
-        weight_dtype=weight_dtype,
-        kv_dtype=kv_dtype,
-        gpu=gpu_entry.key,
-        params=P.total_params(cfg),
-        weights_bytes=w,
-        kv_cache_bytes=kv,
-        kv_cache_bytes_per_sequence=kv_cache(context, 1),
+
+
+def _kv_detail_fields(cfg: ModelConfig, context: int, batch: int, kv_dtype: str, tp: int) -> dict:
+    """One sequence's cache, the positions a sliding window keeps, and (MLA) the per-head K/V
+    cache the latent replaces, for the report."""
+    return dict(
+        kv_cache_bytes_per_sequence=kv_cache_bytes_per_rank(cfg, context, 1, kv_dtype, tp),
         cached_positions=cached_positions(cfg, context),
-        gpu_memory_bytes=gpu_entry.memory_bytes,
-        max_batch=max_batch,
-        max_context=max_context,
-        context_unbounded=unbounded,
-        max_context_limited_by=limited_by,
-        fits=fits,
-        reason=reason,
-        would_fit=tuple(would),
-        prefill_peak_bytes=peak,
-        prefill_chunk=prefill_chunk,
         kv_cache_bytes_naive=naive_kv_cache_bytes_per_rank(cfg, context, batch, kv_dtype, tp) if cfg.is_mla else None,
-        quant=quant,
-        weights_note=None if quant is not None else plain_dtype_note(weight_dtype),
-        tp=tp,
-        runtime_reserve=runtime_reserve,
     )
 
 

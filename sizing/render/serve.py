@@ -51,13 +51,16 @@ def serve_heading(est: ServeEstimate) -> str:
 
 
 def serve_rows(est: ServeEstimate) -> list[list]:
+    """The table of `sizing serve`: prefill, decode, throughput, cost, then memory."""
+    return _prefill_rows(est) + _decode_rows(est) + _throughput_rows(est) + _cost_rows(est) + _memory_rows(est)
+
+
+def _prefill_rows(est: ServeEstimate) -> list[list]:
     s, gpu = est.settings, est.gpu
     peak = f"{est.peak_flops_per_second / 1e12:,.4g} TFLOP/s x {s.compute_efficiency:g}"
     bw = f"{gpu.bandwidth_tbs:g} TB/s x {s.bandwidth_efficiency:g}"
-    first, last = est.first_step, est.last_step
     chunk = f", {est.prefill_forwards} chunks of {s.prefill_chunk}" if est.prefill_forwards > 1 else ""
-    ridge = "never" if est.ridge_batch is None else format_int(est.ridge_batch)
-    rows = [
+    return [
         [f"prefill FLOPs ({s.attention})", format_si(est.prefill_flops), "b·(blocks over P + lm_head on the last)"],
         [
             "prefill bytes (weights + KV written)",
@@ -65,6 +68,14 @@ def serve_rows(est: ServeEstimate) -> list[list]:
             f"weights once per forward{chunk}",
         ],
         ["time to first token", format_seconds(est.ttft_seconds), f"{est.prefill.bound}-bound ({peak}; {bw})"],
+    ]
+
+
+def _decode_rows(est: ServeEstimate) -> list[list]:
+    """The first and last decode steps' work, the expert reads of MoE, TPOT and its TP share."""
+    s, gpu = est.settings, est.gpu
+    first, last = est.first_step, est.last_step
+    rows = [
         [
             f"decode step FLOPs (C = {first.context}..{last.context})",
             f"{format_si(first.flops)}..{format_si(last.flops)}",
@@ -100,7 +111,13 @@ def serve_rows(est: ServeEstimate) -> list[list]:
                 f"ring 2(n-1)/n·b·d·a per all-reduce, {gpu.nvlink_gbs:g} GB/s x {s.bandwidth_efficiency:g}",
             ]
         )
-    rows += [
+    return rows
+
+
+def _throughput_rows(est: ServeEstimate) -> list[list]:
+    s = est.settings
+    ridge = "never" if est.ridge_batch is None else format_int(est.ridge_batch)
+    return [
         ["request latency", format_seconds(est.request_seconds), "TTFT + (O - 1) decode steps"],
         ["tokens/s per sequence", _rate(est.decode_tokens_per_second_per_sequence), "1 / TPOT"],
         ["tokens/s per GPU", _rate(est.decode_tokens_per_second_per_gpu), "b / TPOT / tp"],
@@ -113,8 +130,20 @@ def serve_rows(est: ServeEstimate) -> list[list]:
             f"(ideal {est.peak_flops_per_second / est.gpu.hbm_bytes_per_second:.4g})"
             + ("; the KV read grows as fast" if ridge == "never" else ""),
         ],
-        ["$ per M input tokens", _usd(est.usd_per_million_input_tokens), f"${s.price_per_gpu_hour:g}/GPU-h x TTFT"],
-        ["$ per M output tokens", _usd(est.usd_per_million_output_tokens), f"${s.price_per_gpu_hour:g}/GPU-h x TPOT"],
+    ]
+
+
+def _cost_rows(est: ServeEstimate) -> list[list]:
+    price = est.settings.price_per_gpu_hour
+    return [
+        ["$ per M input tokens", _usd(est.usd_per_million_input_tokens), f"${price:g}/GPU-h x TTFT"],
+        ["$ per M output tokens", _usd(est.usd_per_million_output_tokens), f"${price:g}/GPU-h x TPOT"],
+    ]
+
+
+def _memory_rows(est: ServeEstimate) -> list[list]:
+    s = est.settings
+    return [
         ["weights per GPU", format_gib(est.weights_bytes_per_gpu), f"N·bytes / tp ({s.weight_dtype})"],
         ["KV cache per GPU", format_gib(est.kv_bytes_per_gpu), f"b sequences at P + O, this rank's KV ({s.kv_dtype})"],
         ["KV cache per request", format_gib(est.kv_bytes_per_request), "one sequence at P + O"],
@@ -122,11 +151,10 @@ def serve_rows(est: ServeEstimate) -> list[list]:
         [
             "memory per GPU",
             format_gib(est.memory_bytes_per_gpu),
-            f"{'fits' if est.fits else 'does NOT fit'} {format_gib(gpu.memory_bytes)}",
+            f"{'fits' if est.fits else 'does NOT fit'} {format_gib(est.gpu.memory_bytes)}",
         ],
         ["max batch at P + O", format_int(est.max_batch) if est.max_batch else "none fits", "per replica"],
     ]
-    return rows
 
 
 def summary_line(est: ServeEstimate) -> str:

@@ -130,6 +130,7 @@ def footnotes(sources: dict[str, int]) -> str:
 
 
 def other_rows() -> list[dict]:
+    """The runs that are not Llama's: each one's own comparison (its section below)."""
     runs = {r["model"]: r for r in pub.OTHER_RUNS}
     rows: list[dict] = []
 
@@ -145,8 +146,25 @@ def other_rows() -> list[dict]:
             }
         )
 
-    # Chinchilla: compute only; N as the paper states it.
-    run = runs["Chinchilla-70B"]
+    _chinchilla_rows(add, runs["Chinchilla-70B"])
+    _palm_rows(add, runs["PaLM-540B"])
+    # OPT-175B: our preset; GPU-hours -> implied MFU vs the reported 147 TFLOP/s per GPU.
+    run = runs["OPT-175B"]
+    preset = get_preset(run["preset"])
+    _params_row(add, run, P.total_params(preset.config), 175e9, "published (rounded)")
+    _mfu_rows(add, run, preset.config, preset.context, P.active_params(preset.config))
+    # BLOOM-176B: our preset (embedding LayerNorm included); count vs the model card, then the implied MFU.
+    run = runs["BLOOM-176B"]
+    preset = get_preset(run["preset"])
+    _params_row(
+        add, run, P.total_params(preset.config), preset.published_params, "published (HF bigscience/bloom model card)"
+    )
+    _mfu_rows(add, run, preset.config, preset.context, P.active_params(preset.config))
+    return rows
+
+
+def _chinchilla_rows(add, run) -> None:
+    """Chinchilla: compute only; N as the paper states it."""
     six_nd = _six_nd(run["params"], run["tokens"])
     add(
         run,
@@ -156,8 +174,10 @@ def other_rows() -> list[dict]:
         fmt.diff(six_nd, run["flops"]),
     )
 
-    # PaLM: not a preset; 6ND with the paper's N, plus PaLM's own attention term.
-    run = runs["PaLM-540B"]
+
+def _palm_rows(add, run) -> None:
+    """PaLM: not a preset; 6ND with the paper's N, plus PaLM's own attention term, and the MFU
+    each implies from the chip-hours."""
     shape = pub.PALM_540B_SHAPE
     L, H, Q, T = shape["n_layers"], shape["n_heads"], shape["head_dim"], shape["seq_len"]
     six_nd = _six_nd(run["params"], run["tokens"])
@@ -187,21 +207,6 @@ def other_rows() -> list[dict]:
             fmt.diff(mfu, run["reported_mfu"]),
             shown=(fmt.pct(mfu), f"{fmt.pct(run['reported_mfu'])} (reported MFU)"),
         )
-
-    # OPT-175B: our preset; GPU-hours -> implied MFU vs the reported 147 TFLOP/s per GPU.
-    run = runs["OPT-175B"]
-    preset = get_preset(run["preset"])
-    _params_row(add, run, P.total_params(preset.config), 175e9, "published (rounded)")
-    _mfu_rows(add, run, preset.config, preset.context, P.active_params(preset.config))
-
-    # BLOOM-176B: our preset (embedding LayerNorm included); count vs the model card, then the implied MFU.
-    run = runs["BLOOM-176B"]
-    preset = get_preset(run["preset"])
-    _params_row(
-        add, run, P.total_params(preset.config), preset.published_params, "published (HF bigscience/bloom model card)"
-    )
-    _mfu_rows(add, run, preset.config, preset.context, P.active_params(preset.config))
-    return rows
 
 
 def _params_row(add, run, ours, published, what, label="parameters"):

@@ -175,22 +175,42 @@ def serve(
     cfg, name, trained_context, served_context = _resolve(model, name, trained_context, served_context)
     s = _settings(cfg, prompt, output, batch, tp, gpus, weight_dtype, kv_dtype, activation_dtype, attention)
     gpu_entry = get_gpu(gpu)
+    s = _with_gpu_rates(s, gpu_entry, compute_efficiency, bandwidth_efficiency, price, prefill_chunk, mla)
+    machine = _Machine(cfg, gpu_entry, s)
+    notes = _notes(cfg, s, trained_context, served_context)
+    return _estimate(name, machine, notes)
+
+
+def _with_gpu_rates(
+    s: ServeSettings,
+    gpu_entry: GPU,
+    compute_efficiency: float | None,
+    bandwidth_efficiency: float | None,
+    price: float,
+    prefill_chunk: int | None,
+    mla: str,
+) -> ServeSettings:
+    """The settings with their rates: efficiencies left None are the GPU's calibrated pair; tp > 1
+    needs the GPU's link bandwidth for its all-reduces."""
     calibrated = default_efficiencies(gpu_entry.key)
     compute_efficiency = calibrated[0] if compute_efficiency is None else compute_efficiency
     bandwidth_efficiency = calibrated[1] if bandwidth_efficiency is None else bandwidth_efficiency
     s = _with_rates(s, compute_efficiency, bandwidth_efficiency, price, prefill_chunk)
     s = dataclasses.replace(s, mla=require_choice("mla", mla, MLA_IMPLS))
-    if tp > 1 and gpu_entry.nvlink_gbs is None:
-        raise SizingError(f"tp ({tp}) needs a GPU link bandwidth; gpu {gpu_entry.key} has none in the table")
-    machine = _Machine(cfg, gpu_entry, s)
-    notes = _notes(cfg, s, trained_context, served_context)
-    p_flops, forwards, p_bytes, prefill = machine.prefill()
-    first, last = prompt + 1, prompt + output - 1  # the decode steps' contexts: the prefill gave token 1
-    mean_context = (first + last + 1) // 2
-    weights_gpu, kv_gpu, peak = machine.memory(batch)
+    if s.tp > 1 and gpu_entry.nvlink_gbs is None:
+        raise SizingError(f"tp ({s.tp}) needs a GPU link bandwidth; gpu {gpu_entry.key} has none in the table")
+    return s
 
+
+def _estimate(name: str | None, machine: _Machine, notes: list[str]) -> ServeEstimate:
+    """The prefill, the first and last decode steps, their totals, memory and the largest batch."""
     from ..memory.search import largest_fitting  # the one "largest n that fits" search
 
+    cfg, gpu_entry, s = machine.cfg, machine.gpu, machine.s
+    p_flops, forwards, p_bytes, prefill = machine.prefill()
+    first, last = s.prompt + 1, s.prompt + s.output - 1  # the decode steps' contexts: the prefill gave token 1
+    mean_context = (first + last + 1) // 2
+    weights_gpu, kv_gpu, peak = machine.memory(s.batch)
     return ServeEstimate(
         model=name,
         config=cfg,
@@ -207,10 +227,10 @@ def serve(
         mean_context=mean_context,
         ridge_batch=smallest_compute_bound_batch(lambda b: machine.decode_step(mean_context, b).roofline),
         ridge_intensity=ridge_intensity(
-            machine.peak, gpu_entry.hbm_bytes_per_second, compute_efficiency, bandwidth_efficiency
+            machine.peak, gpu_entry.hbm_bytes_per_second, s.compute_efficiency, s.bandwidth_efficiency
         ),
         weights_bytes_per_gpu=weights_gpu,
-        kv_bytes_per_request=kv_read_bytes_per_rank(cfg, prompt + output, 1, kv_dtype, tp, s.mla),
+        kv_bytes_per_request=kv_read_bytes_per_rank(cfg, s.prompt + s.output, 1, s.kv_dtype, s.tp, s.mla),
         kv_bytes_per_gpu=kv_gpu,
         prefill_peak_bytes=peak,
         max_batch=largest_fitting(lambda b: sum(machine.memory(b)), gpu_entry.memory_bytes),
