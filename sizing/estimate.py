@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from . import flops as F
@@ -20,8 +21,8 @@ from .hardware import GPU, get_gpu
 from .presets import Preset, get_preset
 from .training import TrainingRun, check_hardware_options, cost_usd, gpu_hours, training_flops, wall_clock_days
 from .units import parse_quantity
-from .validate import MAX_SEQ_LEN, MAX_TOKENS, SizingError, require_int, show
-from .vocabulary import DEFAULT_GPU, DEFAULT_MFU
+from .validate import MAX_SEQ_LEN, MAX_TOKENS, SizingError, require_choice, require_int, show
+from .vocabulary import ATTENTION_CONVENTIONS, DEFAULT_GPU, DEFAULT_MFU, RECOMPUTE_MODES
 
 
 @dataclass(frozen=True)
@@ -50,15 +51,44 @@ class TrainingCost:
 
 @dataclass(frozen=True)
 class Estimate:
+    """What estimate() was asked, checked; every result is computed on first access and kept
+    (functools.cached_property), so a caller pays only for what it reads: the parameter count
+    alone costs one sum, and the memory summary (the fit searches, ~1 ms) runs only when read."""
+
     name: str
     source: str | None
     config: ModelConfig
-    params: ParamSummary
-    flops: F.FlopBreakdown
-    kaplan_6n_per_token: int
-    training: TrainingCost | None
-    memory: Any = None  # sizing.memory's MemorySummary; None when memory=False
+    seq_len: int
+    attention: str
+    recompute: str
+    run: TrainingRun | None  # None: no token count, so no training cost
     seq_len_source: str = "given"  # where T came from: given, the preset's context, a config file field
+    memory_gpu: str | None = None  # the GPU of the memory summary; None: no summary (memory=False)
+
+    @cached_property
+    def params(self) -> ParamSummary:
+        return param_summary(self.config)
+
+    @cached_property
+    def flops(self) -> F.FlopBreakdown:
+        return F.flop_breakdown(self.config, self.seq_len, self.attention, self.recompute)
+
+    @cached_property
+    def kaplan_6n_per_token(self) -> int:
+        return F.kaplan_6n_per_token(self.params.active)
+
+    @cached_property
+    def training(self) -> TrainingCost | None:
+        return None if self.run is None else training_cost(self.config, self.flops, self.params.active, self.run)
+
+    @cached_property
+    def memory(self):
+        """sizing.memory's MemorySummary (what `sizing estimate` prints), or None when memory=False."""
+        if self.memory_gpu is None:
+            return None
+        from .memory import summary_for_estimate  # sizing.memory never imports this module
+
+        return summary_for_estimate(self.config, self.seq_len, self.memory_gpu)
 
     @property
     def decode_per_token(self) -> int:
@@ -190,8 +220,9 @@ def estimate(
     a ModelConfig. seq_len defaults to the preset's training context or the file's
     max_position_embeddings (`seq_len_source` says which); tokens to the preset's published
     count. seq_len and tokens may be typed as the CLI takes them ("4096", "2T", "300B").
-    memory=True (the default) fills `memory` with the summary `sizing estimate` prints, so
-    to_dict() is the CLI's JSON; memory=False skips it (faster)."""
+    memory=True (the default) gives `memory`, the summary `sizing estimate` prints, so to_dict()
+    is the CLI's JSON; memory=False leaves it None. Inputs are checked here; every result is
+    computed when first read (Estimate)."""
     target = _resolve_model(model)
     cfg, preset = target.config, target.preset
     if seq_len is None:
@@ -203,29 +234,23 @@ def estimate(
     cfg.check_context(seq_len, "seq_len")
     tokens = _count("tokens", tokens, MAX_TOKENS) if tokens is not None else preset.training_tokens if preset else None
     check_hardware_options(gpu, dtype, mfu, num_gpus, price_per_gpu_hour)
-    summary = param_summary(cfg)
-    breakdown = F.flop_breakdown(cfg, seq_len, attention, recompute)
-    cost = None
+    require_choice("recompute", recompute, RECOMPUTE_MODES)  # checked here: the FLOPs are computed on access
+    require_choice("attention", attention, ATTENTION_CONVENTIONS)
+    run = None
     if tokens is not None:
         run = TrainingRun(
             tokens=tokens, gpu=gpu, dtype=dtype, mfu=mfu, num_gpus=num_gpus, price_per_gpu_hour=price_per_gpu_hour
         )
-        cost = training_cost(cfg, breakdown, summary.active, run)
-    mem = None
-    if memory:
-        from .memory import summary_for_estimate  # sizing.memory never imports this module
-
-        mem = summary_for_estimate(cfg, seq_len, get_gpu(gpu).key)
     return Estimate(
         name=name or target.name,
         source=preset.source if preset else None,
         config=cfg,
-        params=summary,
-        flops=breakdown,
-        kaplan_6n_per_token=F.kaplan_6n_per_token(summary.active),
-        training=cost,
-        memory=mem,
+        seq_len=seq_len,
+        attention=attention,
+        recompute=recompute,
+        run=run,
         seq_len_source=seq_len_source,
+        memory_gpu=get_gpu(gpu).key if memory else None,
     )
 
 

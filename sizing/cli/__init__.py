@@ -66,7 +66,9 @@ class LazyGroup(click.Group):
         rows = []
         for name in names:
             if name in self.command_help and name not in self.commands:
-                rows.append((name, click.utils.make_default_short_help(self.command_help[name], limit)))
+                # click shortens a stored line as it would the command's own help
+                stand_in = click.Command(name, help=self.command_help[name])
+                rows.append((name, stand_in.get_short_help_str(limit)))
                 continue
             command = self.get_command(ctx, name)
             if command is not None and not command.hidden:
