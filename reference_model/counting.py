@@ -58,10 +58,18 @@ def compare_params(cfg: ModelConfig) -> list[ParamRow]:
     return [ParamRow(k, formula.get(k, 0), counted.get(k, 0), counted.get(k, 0) - formula.get(k, 0)) for k in keys]
 
 
-def verify_params(name: str, cfg: ModelConfig, **_options) -> CheckResult:
-    """The `params` check: sizing's formula vs numel() of the model built on meta, by component."""
+def agreed_params(cfg: ModelConfig) -> list[ParamRow]:
+    """The rows compare_params gives when every count equals the formula, from the formula alone
+    (no model built): tests/test_verification_report.py compares the page with them, while
+    tests/test_reference_params.py counts every preset."""
+    return [ParamRow(c.key, c.count, c.count, 0) for c in param_components(cfg)]
+
+
+def verify_params(name: str, cfg: ModelConfig, *, count: bool = True, **_options) -> CheckResult:
+    """The `params` check: sizing's formula vs numel() of the model built on meta, by component
+    (count=False: the result when every count agrees, agreed_params)."""
     start = time.perf_counter()
-    rows = compare_params(cfg)
+    rows = compare_params(cfg) if count else agreed_params(cfg)
     seconds = time.perf_counter() - start
     expressions = {
         c.key: (f"{c.layers}·({c.formula})" if c.per_layer is not None else c.formula) for c in param_components(cfg)

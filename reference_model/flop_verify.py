@@ -143,6 +143,40 @@ def check_flops(
     return check
 
 
+def formula_check(
+    cfg: ModelConfig,
+    name: str,
+    seq_len: int,
+    device: str = "cpu",
+    counters: str = "both",
+    batch: int = 2,
+    recompute: bool = False,
+    **_options,
+) -> FlopCheck:
+    """What check_flops returns when every counter agrees with the formula, built from the formula
+    alone (no model, no counting, milliseconds): the same rows, each counted figure equal to the
+    expected one. tests/test_verification_report.py compares its tables with the committed
+    reports/verification.md, so a formula change or a mismatch there shows without a recount."""
+    require_choice("counter", counters, FLOP_COUNTERS)
+    use_torch = counters in ("torch", "both")
+    use_fvcore = counters in ("fvcore", "both") and device != "meta"
+    breakdown = flop_breakdown(cfg, seq_len, "full")
+    formulas = {c.key: c.forward for c in breakdown.components}
+    texts = {c.key: c.formula for c in breakdown.components}
+    fwd = {k: v * batch for k, v in formulas.items()}
+    train = {k: v * (1 + BACKWARD_PER_FORWARD) for k, v in fwd.items()}
+    used = tuple(c for c, on in (("torch", use_torch), ("fvcore", use_fvcore)) if on)
+    check = FlopCheck(name, device, batch, seq_len, used, [], [])
+    check.forward = _rows(fwd, texts, {c: fwd for c in used})
+    check.training = _rows(train, texts, {"torch": train} if use_torch else {})
+    if recompute and use_torch:
+        for mode, keep in (("full", lambda k: k != "lm_head"), ("selective", lambda k: k in SELECTIVE_RECOMPUTE_KEYS)):
+            expected = {k: v for k, v in fwd.items() if keep(k)}
+            rows = _rows(expected, texts, {"torch": expected})
+            setattr(check, "recompute" if mode == "full" else "recompute_selective", rows)
+    return check
+
+
 def _recompute_rows(model, idx, fwd, formulas, mode: str, attn_impl: str) -> list[FlopRow]:
     """What a checkpointed model re-runs in backward, by component. "full" (checkpointed
     blocks): exactly one forward of the blocks, not the lm_head. "selective" (checkpointed
@@ -197,16 +231,18 @@ def full_size_probe(cfg: ModelConfig, shallow: bool = False) -> tuple[ModelConfi
     return dataclasses.replace(cfg, n_layers=layers), note
 
 
-def _toy_flops(name: str, cfg: ModelConfig, counter: str, cache: dict | None, notes: list[str]) -> FlopCheck:
+def _toy_flops(
+    name: str, cfg: ModelConfig, counter: str, cache: dict | None, notes: list[str], check_fn=check_flops
+) -> FlopCheck:
     """The toy-size run of `cfg`, counted once per toy config within one `run_checks` (presets of
     one family often shrink to the same toy model: gpt2-medium/large/xl, qwen3-30b/235b)."""
     toy = small_config(cfg, TOY_SEQ_LEN)
-    key = ("flops", toy, counter)
+    key = ("flops", toy, counter, check_fn)
     if cache is not None and key in cache:
         check, first = cache[key]
         notes.append(f"toy size, cpu: the same toy config as {first}, counted once for both")
         return check
-    check = check_flops(
+    check = check_fn(
         toy, name, TOY_SEQ_LEN, device="cpu", counters=counter, batch=TOY_BATCH, recompute=counter != "fvcore"
     )
     if cache is not None:
@@ -215,13 +251,14 @@ def _toy_flops(name: str, cfg: ModelConfig, counter: str, cache: dict | None, no
 
 
 def verify_flops(
-    name: str, cfg: ModelConfig, seq_len: int | None = None, counter: str = "both", **_options
+    name: str, cfg: ModelConfig, seq_len: int | None = None, counter: str = "both", check_fn=check_flops, **_options
 ) -> CheckResult:
     """The `flops` check: matmul FLOPs by component, forward and training (forward + backward):
     - the model at full size on the meta device, counted by FlopCounterMode, at
       `full_size_seq_len(name, cfg, seq_len)`;
     - the same switches at toy size (small_config) on CPU, counted by the chosen counters
-      (fvcore needs real tensors), with a checkpointed run that must re-count one forward."""
+      (fvcore needs real tensors), with a checkpointed run that must re-count one forward.
+    check_fn: check_flops (count), or formula_check (the result when every count agrees)."""
     start = time.perf_counter()
     T = full_size_seq_len(name, cfg, seq_len)
     runs, probe_notes = [], []
@@ -229,9 +266,9 @@ def verify_flops(
         probe, note = full_size_probe(cfg, shallow=_options.get("shallow", False))
         probe_notes += [note] if note else []
         runs.append(
-            ("full size, meta", check_flops(probe, name, T, device="meta", counters="torch", batch=FULL_SIZE_BATCH))
+            ("full size, meta", check_fn(probe, name, T, device="meta", counters="torch", batch=FULL_SIZE_BATCH))
         )
-    runs.append(("toy size, cpu", _toy_flops(name, cfg, counter, _options.get("toy_cache"), probe_notes)))
+    runs.append(("toy size, cpu", _toy_flops(name, cfg, counter, _options.get("toy_cache"), probe_notes, check_fn)))
     rows, notes = [], list(probe_notes)
     for run, check in runs:
         for phase, phase_rows in (

@@ -3,6 +3,10 @@
 Pure Python (no torch): `from sizing import estimate, ModelConfig, get_preset`.
 """
 
+# The release, stated once here and read by pyproject.toml (setuptools' dynamic version) and
+# `sizing --version`: no importlib.metadata lookup at run time.
+__version__ = "0.1.0"
+
 from .config import ConfigError, ModelConfig, llama_ffn_dim
 from .estimate import Estimate, estimate
 from .flops import flop_breakdown
@@ -14,6 +18,7 @@ __all__ = [
     "ConfigError",
     "Estimate",
     "ModelConfig",
+    "__version__",
     "active_params",
     "estimate",
     "flop_breakdown",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from . import flops as F
@@ -22,8 +23,8 @@ from .hardware import GPU, get_gpu
 from .presets import Preset, get_preset
 from .training import TrainingRun, check_hardware_options, cost_usd, gpu_hours, training_flops, wall_clock_days
 from .units import parse_quantity
-from .validate import MAX_SEQ_LEN, MAX_TOKENS, SizingError, require_int, show
-from .vocabulary import DEFAULT_MFU
+from .validate import MAX_SEQ_LEN, MAX_TOKENS, SizingError, require_choice, require_int, show
+from .vocabulary import ATTENTION_CONVENTIONS, DEFAULT_MFU, RECOMPUTE_MODES
 
 
 @dataclass(frozen=True)
@@ -52,18 +53,56 @@ class TrainingCost:
 
 @dataclass(frozen=True)
 class Estimate:
+    """What estimate() was asked, checked; every result is computed on first access and kept
+    (functools.cached_property), so a caller pays only for what it reads: the parameter count
+    alone costs one sum, and the memory summary (the fit searches, ~1 ms) runs only when read."""
+
     name: str
     source: str | None
     config: ModelConfig
-    params: ParamSummary
-    flops: F.FlopBreakdown
-    kaplan_6n_per_token: int
-    training: TrainingCost | None
-    memory: Any = None  # sizing.memory's MemorySummary; None when memory=False
+    seq_len: int
+    attention: str
+    recompute: str
+    run: TrainingRun | None  # None: no token count, so no training cost
     seq_len_source: str = "given"  # where T came from: given, the preset's context, a config file field
-    energy: Any = None  # sizing.energy's Energy of the training run; None without one or a GPU power
     mfu_layout: Any = None  # sizing.parallel.estimate_mfu's LayoutMfu when the MFU came from a layout search
     mfu_source: str | None = None  # where the MFU came from when not from a layout ("--mfu", a fallback)
+    memory_gpu: str | None = None  # the GPU of the memory summary; None: no summary (memory=False)
+    power_watts: float | None = None  # the energy inputs (sizing.energy): None is the GPU's TDP
+    pue: float = DEFAULT_PUE
+    grid_kg_co2_per_kwh: float | None = None
+
+    @cached_property
+    def params(self) -> ParamSummary:
+        return param_summary(self.config)
+
+    @cached_property
+    def flops(self) -> F.FlopBreakdown:
+        return F.flop_breakdown(self.config, self.seq_len, self.attention, self.recompute)
+
+    @cached_property
+    def kaplan_6n_per_token(self) -> int:
+        return F.kaplan_6n_per_token(self.params.active)
+
+    @cached_property
+    def training(self) -> TrainingCost | None:
+        return None if self.run is None else training_cost(self.config, self.flops, self.params.active, self.run)
+
+    @cached_property
+    def energy(self):
+        """sizing.energy's Energy of the training run; None without one."""
+        if self.training is None:
+            return None
+        return run_energy(self.training.gpu_hours, self.run.gpu, self.power_watts, self.pue, self.grid_kg_co2_per_kwh)
+
+    @cached_property
+    def memory(self):
+        """sizing.memory's MemorySummary (what `sizing estimate` prints), or None when memory=False."""
+        if self.memory_gpu is None:
+            return None
+        from .memory import summary_for_estimate  # sizing.memory never imports this module
+
+        return summary_for_estimate(self.config, self.seq_len, self.memory_gpu)
 
     @property
     def decode_per_token(self) -> int:
@@ -203,10 +242,11 @@ def estimate(
     pretraining context (sizing.hf_context: RoPE scaling's original_max_position_embeddings,
     else max_position_embeddings; `seq_len_source` says which); tokens to the preset's published
     count. seq_len and tokens may be typed as the CLI takes them ("4096", "2T", "300B").
-    memory=True (the default) fills `memory` with the summary `sizing estimate` prints, so
-    to_dict() is the CLI's JSON; memory=False skips it (faster). gpu defaults to H100 unless the
-    preset's published run names another (sizing.default_gpu). power_watts (default: the GPU's
-    TDP), pue and grid_kg_co2_per_kwh give the run's energy and CO2 (sizing.energy)."""
+    memory=True (the default) gives `memory`, the summary `sizing estimate` prints, so to_dict()
+    is the CLI's JSON; memory=False leaves it None. gpu defaults to H100 unless the preset's
+    published run names another (sizing.default_gpu). power_watts (default: the GPU's TDP), pue
+    and grid_kg_co2_per_kwh give the run's energy and CO2 (sizing.energy). Inputs are checked
+    here; every result is computed when first read (Estimate)."""
     target = _resolve_model(model)
     cfg, preset = target.config, target.preset
     gpu = gpu if gpu is not None else default_gpu_for(preset.name if preset else None)
@@ -220,31 +260,26 @@ def estimate(
     tokens = _count("tokens", tokens, MAX_TOKENS) if tokens is not None else preset.training_tokens if preset else None
     check_hardware_options(gpu, dtype, mfu, num_gpus, price_per_gpu_hour)
     run_energy(0.0, gpu, power_watts, pue, grid_kg_co2_per_kwh)  # the energy inputs, checked with or without tokens
-    summary = param_summary(cfg)
-    breakdown = F.flop_breakdown(cfg, seq_len, attention, recompute)
-    cost = None
+    require_choice("recompute", recompute, RECOMPUTE_MODES)  # checked here: the FLOPs are computed on access
+    require_choice("attention", attention, ATTENTION_CONVENTIONS)
+    run = None
     if tokens is not None:
         run = TrainingRun(
             tokens=tokens, gpu=gpu, dtype=dtype, mfu=mfu, num_gpus=num_gpus, price_per_gpu_hour=price_per_gpu_hour
         )
-        cost = training_cost(cfg, breakdown, summary.active, run)
-    energy = None if cost is None else run_energy(cost.gpu_hours, gpu, power_watts, pue, grid_kg_co2_per_kwh)
-    mem = None
-    if memory:
-        from .memory import summary_for_estimate  # sizing.memory never imports this module
-
-        mem = summary_for_estimate(cfg, seq_len, get_gpu(gpu).key)
     return Estimate(
         name=name or target.name,
         source=preset.source if preset else None,
         config=cfg,
-        params=summary,
-        flops=breakdown,
-        kaplan_6n_per_token=F.kaplan_6n_per_token(summary.active),
-        training=cost,
-        memory=mem,
+        seq_len=seq_len,
+        attention=attention,
+        recompute=recompute,
+        run=run,
         seq_len_source=seq_len_source,
-        energy=energy,
+        memory_gpu=get_gpu(gpu).key if memory else None,
+        power_watts=power_watts,
+        pue=pue,
+        grid_kg_co2_per_kwh=grid_kg_co2_per_kwh,
     )
 
 

@@ -1,6 +1,8 @@
 """The `sizing` command. Commands parse, call one function, render. Each command lives in its own
-module and is imported only when run or listed, so `sizing estimate` never loads verify,
-memory, report or profile code (and never torch, pandas, numpy or fvcore)."""
+module and is imported only when run, so `sizing estimate` never loads verify, memory, report or
+profile code (and never torch, pandas, numpy or fvcore), and `sizing --help` lists the commands
+from their stored one-line help without importing any of them (tests/test_cli_lazy.py checks the
+stored lines against the commands' own)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from typing import ClassVar
 
 import click
 
+from .. import __version__
 from ..validate import SizingError, show_arg
 from .common import UserError
 from .repeats import reject_repeated_options
@@ -38,6 +41,53 @@ class LazyGroup(click.Group):
         "verify": ("verify", "verify"),
         "vision": ("vision", "vision"),
     }
+
+    # What `sizing --help` shows for each command: the command's own short help (its docstring's
+    # first sentence), stored here so that listing the commands imports none of their modules.
+    command_help: ClassVar[dict[str, str]] = {
+        "compare": "Several models side by side: params, FLOPs, training cost and memory, one row each.",
+        "estimate": "Parameters by component, FLOPs per token and training cost.",
+        "hybrid": "A hybrid SSM / linear-attention model: parameters, layer pattern, FLOPs, and memory against "
+        "context beside an all-attention model of the same shape.",
+        "gpus": "List the GPUs: dense peak TFLOP/s per dtype, memory, HBM bandwidth, and the scale-up (NVLink) "
+        "and scale-out (network) bandwidths per GPU per direction.",
+        "memory": "Training memory per GPU (or inference memory) and the largest batch that fits.",
+        "parallel": "Per-GPU memory, communication and step time of a parallel layout, or the smallest that fits.",
+        "plan": "Compute-optimal sizing: N_opt, D_opt and predicted loss for a budget, then shapes.",
+        "presets": "List the presets with their parameter counts, context and source.",
+        "profile": "Time training steps of the reference model; step time, TFLOP/s, MFU and peak memory beside "
+        "the predictions (needs torch; a CUDA GPU unless --device cpu).",
+        "report": "Write the reports: an index with every preset, one sheet per preset, published runs vs "
+        "predictions, counting conventions and plots.",
+        "serve-layout": "Serving layouts: pure TP, EP with DP attention (MoE, DeepSeek-V3 style), TP x PP across nodes.",
+        "speculate": "Speculative decoding: expected tokens per target step, speedup and the break-even acceptance rate.",
+        "serve": "Serving on the roofline: time to first token, time per output token, tokens/s, $/M tokens.",
+        "vision": "A vision-language model whole: language model + vision tower + projector, the tokens an image "
+        "adds, the encoder FLOPs per image and the prefill FLOPs of a prompt with images.",
+        "sweep": "A grid over config and run fields: one row of params, FLOPs, GPU-hours, days and cost per point.",
+        "ui": "The calculator in a browser: every question of the CLI on one page, with charts.",
+        "verify": "Check the formulas against the PyTorch reference model (needs torch).",
+    }
+
+    def format_commands(self, ctx, formatter):
+        """click's command list, from `command_help` where a command is stored there and not yet
+        loaded (a command without a stored line is imported, as click would)."""
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = []
+        for name in names:
+            if name in self.command_help and name not in self.commands:
+                # click shortens a stored line as it would the command's own help
+                stand_in = click.Command(name, help=self.command_help[name])
+                rows.append((name, stand_in.get_short_help_str(limit)))
+                continue
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def list_commands(self, ctx):
         return sorted(set(super().list_commands(ctx)) | set(self.lazy_commands))
@@ -73,7 +123,7 @@ class LazyGroup(click.Group):
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="transformer-sizing")
+@click.version_option(version=__version__, package_name="transformer-sizing")
 def main():
     """How big is this transformer, what will it cost to train, will it fit?
 

@@ -6,8 +6,9 @@
 - GPU-hours: rounded to the hour, with commas; bytes: GiB (2**30) with 2 decimals;
 - shares and utilisations: percent with 1 decimal; relative differences: signed percent, 2 decimals.
 
-Tables are pandas DataFrames of preformatted strings rendered by tabulate as pipe tables
-(pandas is imported here, inside the functions, never at `import sizing`).
+Tables are rows of preformatted strings rendered by tabulate as pipe tables, the layout pandas'
+DataFrame.to_markdown gives, without building a DataFrame per table (the reports print ~430 tables;
+the DataFrames were a third of `sizing report`'s time). tabulate is imported when a table is built.
 """
 
 from __future__ import annotations
@@ -54,12 +55,22 @@ def diff(predicted: float, published: float) -> str:
 def markdown_table(rows: list[dict], columns: list[str] | None = None) -> str:
     """A pipe table from rows of preformatted strings; columns whose cells all look numeric
     are right-aligned."""
-    import pandas as pd
+    from ..render.tables import import_tabulate
 
-    frame = pd.DataFrame(rows, columns=columns).fillna("")
-    frame = frame.astype(str)
-    align = ["right" if _numeric_column(frame[c]) else "left" for c in frame.columns]
-    return frame.to_markdown(index=False, tablefmt="pipe", disable_numparse=True, colalign=align)
+    if columns is None:  # every key, in order of first appearance (as pandas orders them)
+        columns = list(dict.fromkeys(key for row in rows for key in row))
+    cells = [[_cell(row.get(c)) for c in columns] for row in rows]
+    align = ["right" if _numeric_column([r[i] for r in cells]) else "left" for i in range(len(columns))]
+    return import_tabulate().tabulate(
+        cells, headers=[str(c) for c in columns], tablefmt="pipe", disable_numparse=True, colalign=align
+    )
+
+
+def _cell(value) -> str:
+    """A missing cell (absent key, None or NaN) is empty; anything else as str() shows it."""
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    return str(value)
 
 
 def _numeric_column(cells) -> bool:
