@@ -59,8 +59,10 @@ class LazyGroup(click.Group):
         "the predictions (needs torch; a CUDA GPU unless --device cpu).",
         "report": "Write the reports: an index with every preset, one sheet per preset, published runs vs "
         "predictions, counting conventions and plots.",
-        "serve-layout": "Serving layouts: pure TP, EP with DP attention (MoE, DeepSeek-V3 style), TP x PP across nodes.",
-        "speculate": "Speculative decoding: expected tokens per target step, speedup and the break-even acceptance rate.",
+        "serve-layout": "Serving layouts: pure TP, EP with DP attention (MoE, DeepSeek-V3 style), TP x PP across "
+        "nodes.",
+        "speculate": "Speculative decoding: expected tokens per target step, speedup and the break-even "
+        "acceptance rate.",
         "serve": "Serving on the roofline: time to first token, time per output token, tokens/s, $/M tokens.",
         "vision": "A vision-language model whole: language model + vision tower + projector, the tokens an image "
         "adds, the encoder FLOPs per image and the prefill FLOPs of a prompt with images.",
