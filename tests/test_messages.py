@@ -26,7 +26,8 @@ def test_the_value_is_echoed_as_typed():
 def test_a_mistyped_command_or_option_is_one_line_with_a_close_match():
     assert error("servee") == "Error: no command servee; did you mean serve?"
     assert "commands: compare, estimate" in error("zzz")
-    assert error("estimate", "--nope") == "Error: No such option '--nope'. (Did you mean one of: '--power', '--price', '--pue'?)"
+    close = "(Did you mean one of: '--power', '--price', '--pue'?)"
+    assert error("estimate", "--nope") == f"Error: No such option '--nope'. {close}"
 
 
 def test_an_hf_config_without_model_type_is_named_so(tmp_path):
