@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One GPU session, one script (issue 7): the CUDA checks of the FLOP and memory formulas, then
-# `sizing profile` for each planned run (sizing/planned_runs.py PLANNED_RUNS), then the report
+# `sizing profile` for each planned run (sizing/inputs/planned_runs.py PLANNED_RUNS), then the report
 # page with the measured figures. Under 8 minutes in all: every step has its own timeout and
 # the whole script a budget (GPU_PROFILE_BUDGET_S, default 465 s); a step that would start
 # with too little time left is skipped and says so.
@@ -10,7 +10,7 @@
 # Writes to $OUT when set (the device `run` tool's output folder), else ./gpu_out/:
 #   gpu_profile.log            everything printed, with elapsed seconds
 #   pytest-gpu.txt             the CUDA checks (pytest -m gpu)
-#   serving-measured.json      TTFT and decode tokens/s (reference_model/serve_bench.py): copy to reports/
+#   serving-measured.json      TTFT and decode tokens/s (reference_model/profile/serve_bench.py): copy to reports/
 #   <run>.json, <run>.md       each profile: every figure (JSON) and its markdown section
 #   gpu-profile.md             the report page with the measured figures: commit it as reports/gpu-profile.md
 #
@@ -75,8 +75,8 @@ fi
 # ---- (b2) serving (issue 14): TTFT and decode tokens/s of the ~1B reference model, bf16, batch 1/8/64
 limit=$(step_limit 90)
 if [ "$limit" -gt 0 ]; then
-  log "reference_model.serve_bench (timeout ${limit}s)"
-  timeout --kill-after=10 "$limit" python -m reference_model.serve_bench --device cuda \
+  log "reference_model.profile.serve_bench (timeout ${limit}s)"
+  timeout --kill-after=10 "$limit" python -m reference_model.profile.serve_bench --device cuda \
     --out "$OUT_DIR/serving-measured.json" \
     && log "wrote $OUT_DIR/serving-measured.json: copy it to reports/serving-measured.json, run sizing report, commit" \
     || log "serve_bench failed or timed out (exit $?)"
@@ -84,7 +84,7 @@ else
   log "skipped serve_bench: budget spent"
 fi
 
-# ---- (c) the planned profiles, most important first (names as in sizing/planned_runs.py PLANNED_RUNS)
+# ---- (c) the planned profiles, most important first (names as in sizing/inputs/planned_runs.py PLANNED_RUNS)
 run_profile() {
   local name=$1 want=$2 limit rc
   limit=$(step_limit "$want")

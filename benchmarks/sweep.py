@@ -33,8 +33,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from sizing import estimate, get_preset  # noqa: E402
+from sizing.plan.sweeps import HEADLINE_COLUMNS, grid_size, sweep, sweep_rows  # noqa: E402
 from sizing.report.files import write_bytes_atomic  # noqa: E402
-from sizing.sweeps import HEADLINE_COLUMNS, grid_size, sweep, sweep_rows  # noqa: E402
 
 RECORD = ROOT / "benchmarks" / "sweep.md"
 TARGET_PER_SECOND = 20_000  # issue 22

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from reference_model.model import LMHead
+from reference_model.model.gpt import LMHead
 
 INITS = ("seed", "gpt2")  # "gpt2": keep build()'s own init
 

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import torch
 
-from reference_model.model import build
-from sizing.config import ModelConfig
+from reference_model.model.gpt import build
+from sizing.inputs.config import ModelConfig
 
 from .seed_init import INITS, apply_init
 

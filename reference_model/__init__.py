@@ -9,7 +9,7 @@ _MODEL_NAMES = ("build", "GPT", "KVCache")
 
 def __getattr__(name):
     if name in _MODEL_NAMES:
-        from . import model
+        from reference_model.model import gpt as model
 
         return getattr(model, name)
     raise AttributeError(f"module 'reference_model' has no attribute {name!r}")

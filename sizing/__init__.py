@@ -7,11 +7,9 @@ Pure Python (no torch): `from sizing import estimate, ModelConfig, get_preset`.
 # `sizing --version`: no importlib.metadata lookup at run time.
 __version__ = "0.1.0"
 
-from .config import ConfigError, ModelConfig, llama_ffn_dim
-from .estimate import Estimate, estimate
-from .flops import flop_breakdown
-from .params import active_params, param_components, total_params
-from .presets import PRESETS, get_preset
+from sizing.estimate import Estimate, estimate
+from sizing.formulas import active_params, flop_breakdown, param_components, total_params
+from sizing.inputs import PRESETS, ConfigError, ModelConfig, get_preset, llama_ffn_dim
 
 __all__ = [
     "PRESETS",
@@ -30,10 +28,29 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
-    """`sizing.sweep` (sizing.sweeps.sweep), imported on first use: `sizing estimate` never loads it."""
-    if name == "sweep":
-        from .sweeps import sweep
+# Loaded on first use (PEP 562): `sizing.sweep` (so that `sizing estimate` never loads the sweep
+# code), and the shared words and checks that reference_model takes from the package.
+_LAZY = {
+    "sweep": "sizing.plan.sweeps",
+    "ATTENTION_CONVENTIONS": "sizing.vocabulary",
+    "ATTENTION_IMPLS": "sizing.vocabulary",
+    "ATTENTION_IMPL_ALIASES": "sizing.vocabulary",
+    "DEFAULT_MFU": "sizing.vocabulary",
+    "FLOP_COUNTERS": "sizing.vocabulary",
+    "MAX_SEQ_LEN": "sizing.validate",
+    "MLA_IMPLS": "sizing.vocabulary",
+    "RECOMPUTE_MODES": "sizing.vocabulary",
+    "SizingError": "sizing.validate",
+    "attention_impl": "sizing.vocabulary",
+    "require_choice": "sizing.validate",
+    "require_int": "sizing.validate",
+}
 
-        return sweep
-    raise AttributeError(f"module 'sizing' has no attribute {name!r}")
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sizing' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)  # not cached: a test's stand-in module is seen

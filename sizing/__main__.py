@@ -1,3 +1,3 @@
-from .cli import main
+from sizing.cli import main
 
 main(prog_name="sizing")

@@ -13,18 +13,22 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from . import flops as F
-from . import params as P
-from .config import ModelConfig
-from .conventions import ATTENTION_NOTES, CONVENTIONS, model_flops_per_token
-from .default_gpu import default_gpu_for
-from .energy import DEFAULT_PUE, run_energy
-from .hardware import GPU, get_gpu
-from .presets import Preset, get_preset
-from .training import TrainingRun, check_hardware_options, cost_usd, gpu_hours, training_flops, wall_clock_days
-from .units import parse_quantity
-from .validate import MAX_SEQ_LEN, MAX_TOKENS, SizingError, require_choice, require_int, show
-from .vocabulary import ATTENTION_CONVENTIONS, DEFAULT_MFU, RECOMPUTE_MODES
+from sizing.formulas import ATTENTION_NOTES, CONVENTIONS, model_flops_per_token
+from sizing.formulas import flops as F
+from sizing.formulas import params as P
+from sizing.inputs import GPU, ModelConfig, Preset, default_gpu_for, get_gpu, get_preset, parse_quantity
+from sizing.training import (
+    DEFAULT_PUE,
+    TrainingRun,
+    check_hardware_options,
+    cost_usd,
+    gpu_hours,
+    run_energy,
+    training_flops,
+    wall_clock_days,
+)
+from sizing.validate import MAX_SEQ_LEN, MAX_TOKENS, SizingError, require_choice, require_int, show
+from sizing.vocabulary import ATTENTION_CONVENTIONS, DEFAULT_MFU, RECOMPUTE_MODES
 
 
 @dataclass(frozen=True)
@@ -68,7 +72,7 @@ class Estimate:
     mfu_layout: Any = None  # sizing.parallel.estimate_mfu's LayoutMfu when the MFU came from a layout search
     mfu_source: str | None = None  # where the MFU came from when not from a layout ("--mfu", a fallback)
     memory_gpu: str | None = None  # the GPU of the memory summary; None: no summary (memory=False)
-    power_watts: float | None = None  # the energy inputs (sizing.energy): None is the GPU's TDP
+    power_watts: float | None = None  # the energy inputs (sizing.training.energy): None is the GPU's TDP
     pue: float = DEFAULT_PUE
     grid_kg_co2_per_kwh: float | None = None
 
@@ -90,7 +94,7 @@ class Estimate:
 
     @cached_property
     def energy(self):
-        """sizing.energy's Energy of the training run; None without one."""
+        """sizing.training.energy's Energy of the training run; None without one."""
         if self.training is None:
             return None
         return run_energy(self.training.gpu_hours, self.run.gpu, self.power_watts, self.pue, self.grid_kg_co2_per_kwh)
@@ -100,7 +104,7 @@ class Estimate:
         """sizing.memory's MemorySummary (what `sizing estimate` prints), or None when memory=False."""
         if self.memory_gpu is None:
             return None
-        from .memory import summary_for_estimate  # sizing.memory never imports this module
+        from sizing.memory import summary_for_estimate  # sizing.memory never imports this module
 
         return summary_for_estimate(self.config, self.seq_len, self.memory_gpu)
 
@@ -111,13 +115,13 @@ class Estimate:
 
     def to_row(self) -> dict[str, Any]:
         """The flat form: one dict of scalars with the documented columns of sizing.rows.COLUMNS."""
-        from .rows import estimate_row
+        from sizing.rows import estimate_row
 
         return estimate_row(self)
 
     def to_frame(self):
         """A one-row pandas DataFrame of to_row() (pandas imported here, on demand)."""
-        from .rows import rows_frame
+        from sizing.rows import rows_frame
 
         return rows_frame([self.to_row()])
 
@@ -237,15 +241,15 @@ def estimate(
     grid_kg_co2_per_kwh: float | None = None,
 ) -> Estimate:
     """Parameters, FLOPs, training cost and memory for a preset name, a path to a config file
-    (a Hugging Face config.json or this tool's JSON, read by sizing.config_file), a Preset or
+    (a Hugging Face config.json or this tool's JSON, read by sizing.inputs.hf.config_file), a Preset or
     a ModelConfig. seq_len defaults to the preset's training context or the file's
-    pretraining context (sizing.hf_context: RoPE scaling's original_max_position_embeddings,
+    pretraining context (sizing.inputs.hf.context: RoPE scaling's original_max_position_embeddings,
     else max_position_embeddings; `seq_len_source` says which); tokens to the preset's published
     count. seq_len and tokens may be typed as the CLI takes them ("4096", "2T", "300B").
     memory=True (the default) gives `memory`, the summary `sizing estimate` prints, so to_dict()
     is the CLI's JSON; memory=False leaves it None. gpu defaults to H100 unless the preset's
-    published run names another (sizing.default_gpu). power_watts (default: the GPU's TDP), pue
-    and grid_kg_co2_per_kwh give the run's energy and CO2 (sizing.energy). Inputs are checked
+    published run names another (sizing.inputs.default_gpu). power_watts (default: the GPU's TDP), pue
+    and grid_kg_co2_per_kwh give the run's energy and CO2 (sizing.training.energy). Inputs are checked
     here; every result is computed when first read (Estimate)."""
     target = _resolve_model(model)
     cfg, preset = target.config, target.preset
@@ -307,7 +311,7 @@ def _resolve_model(model: str | ModelConfig | Preset) -> _Target:
         except SizingError:
             if not looks_like_path:
                 raise
-        from .config_file import read_config_file  # only a path pays for the HF mapping
+        from sizing.inputs.hf import read_config_file  # only a path pays for the HF mapping
 
         read = read_config_file(text)
         return _Target(text, read.config, None, read.context, read.context_source(text))

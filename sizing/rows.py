@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .estimate import Estimate
+    from sizing.estimate import Estimate
 
 # column -> meaning, in output order
 COLUMNS: dict[str, str] = {
@@ -51,7 +51,7 @@ COLUMNS: dict[str, str] = {
 
 def estimate_row(est: Estimate, seq_len_source: str | None = None) -> dict[str, Any]:
     """The flat row of an Estimate (keys: COLUMNS, in order)."""
-    from .conventions import model_flops_per_token
+    from sizing.formulas import model_flops_per_token
 
     fl, p, t, m = est.flops, est.params, est.training, est.memory
     row: dict[str, Any] = dict.fromkeys(COLUMNS)

@@ -30,7 +30,7 @@ FLOP_COUNTERS: tuple[str, ...] = ("torch", "fvcore", "both")
 # ---- storage dtypes: bits per element (int4 packs two per byte)
 DTYPE_BITS: dict[str, int] = {"fp32": 32, "bf16": 16, "fp16": 16, "fp8": 8, "int8": 8, "int4": 4}
 STORAGE_DTYPES: tuple[str, ...] = tuple(DTYPE_BITS)
-# ---- dtypes a GPU has a peak matmul rate for (sizing.hardware)
+# ---- dtypes a GPU has a peak matmul rate for (sizing.inputs.hardware)
 COMPUTE_DTYPES: tuple[str, ...] = ("bf16", "fp16", "fp8", "tf32", "fp32")
 # ---- dtypes the reference model trains in (sizing profile)
 TRAINING_DTYPES: tuple[str, ...] = ("bf16", "fp16", "fp32")
@@ -40,7 +40,7 @@ PRECISION_POLICIES: tuple[str, ...] = ("fp32", "bf16-mixed", "fp16-mixed", "bf16
 PRECISION_ALIASES: dict[str, str] = {"mixed": "bf16-mixed"}
 
 # ---- named defaults
-# H100 unless the preset's published run says otherwise (sizing.default_gpu.default_gpu_for)
+# H100 unless the preset's published run says otherwise (sizing.inputs.default_gpu.default_gpu_for)
 DEFAULT_GPU = "h100-sxm"
 DEFAULT_MFU = 0.4  # a typical large-run MFU (PaLM reports 46.2%, LLaMA-1 implies ~0.4 on A100)
 DEFAULT_ATTENTION: str = "full"
@@ -62,7 +62,7 @@ DEFAULT_SERVE_BANDWIDTH_EFFICIENCY = 0.8
 # H100 offers span ~$2-4/h); a stated assumption, change it with --price.
 DEFAULT_SERVE_PRICE_PER_GPU_HOUR = 2.0
 # dtypes a serving forward may compute in: those a GPU has a peak matmul rate for and that
-# store activations (integer activations would need integer peaks, which sizing.hardware lacks)
+# store activations (integer activations would need integer peaks, which sizing.inputs.hardware lacks)
 SERVE_ACTIVATION_DTYPES: tuple[str, ...] = ("bf16", "fp16", "fp8", "fp32")
 # How MLA (latent attention) decodes: "absorbed" (attention over the cached latent with W_UK and
 # W_UV folded into the query and output, as DeepSeek, vLLM and SGLang serve it) or "naive"

@@ -6,7 +6,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 # A copy of the project's seed file of published figures (architectures, GPT-3 Table D.1,
 # training runs, GPU peaks), each entry with its source. Kept in the repository so that a
-# plain clone tests the code's tables (sizing/published.py, sizing/hardware.py, presets)
+# plain clone tests the code's tables (sizing/inputs/published.py, sizing/inputs/hardware.py, presets)
 # against it; refresh it from shared/reference-figures.json when that file changes.
 REFERENCE_FIGURES = REPO / "tests" / "fixtures" / "reference-figures.json"
 

@@ -16,9 +16,9 @@ import sizing
 from sizing.parallel.layout import ParallelLayout
 from sizing.parallel.plan import parallel_plan
 from sizing.parallel.search import search_layout
-from sizing.plan import plan
+from sizing.plan.compute_optimal import plan
+from sizing.plan.sweeps import sweep_rows
 from sizing.serve.estimate import serve
-from sizing.sweeps import sweep_rows
 from sizing.validate import SizingError
 
 MAX_MESSAGE = 400  # the longest one-line message a model name and a list of choices can make

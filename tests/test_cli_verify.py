@@ -71,10 +71,10 @@ def test_markdown_format():
 
 def test_planted_mismatch_exits_non_zero(monkeypatch):
     pytest.importorskip("torch")
-    import sizing.params
+    import sizing.formulas.params
 
-    original = sizing.params.q_proj_params
-    monkeypatch.setattr(sizing.params, "q_proj_params", lambda cfg: original(cfg) + 1)
+    original = sizing.formulas.params.q_proj_params
+    monkeypatch.setattr(sizing.formulas.params, "q_proj_params", lambda cfg: original(cfg) + 1)
     result = _run("--params", "--preset", "gpt2")
     assert result.exit_code == 1
     assert "MISMATCH" in result.output

@@ -1,4 +1,4 @@
-"""`sizing compare` and sizing.compare: one row per model, one context, every format."""
+"""`sizing compare` and sizing.plan.comparison: one row per model, one context, every format."""
 
 import csv
 import io
@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from sizing import estimate
 from sizing.cli import main
-from sizing.compare import compare
+from sizing.plan.comparison import compare
 from sizing.rows import COLUMNS
 
 LLAMA3 = Path(__file__).resolve().parent / "fixtures" / "hf_configs" / "meta-llama__Meta-Llama-3-8B.json"

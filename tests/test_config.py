@@ -1,12 +1,12 @@
-"""ModelConfig (sizing/config.py): every field checked against its declared type, `--set`
+"""ModelConfig (sizing/inputs/config.py): every field checked against its declared type, `--set`
 values parsed exactly, and the one context-length check every command shares (issue 11)."""
 
 import dataclasses
 
 import pytest
 
-from sizing.config import ConfigError, ModelConfig, parse_field_value
-from sizing.presets import PRESETS
+from sizing.inputs.config import ConfigError, ModelConfig, parse_field_value
+from sizing.inputs.presets import PRESETS
 from sizing.validate import MAX_COUNT, MAX_SEQ_LEN, SizingError
 
 GPT2 = PRESETS["gpt2"].config

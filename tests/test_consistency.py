@@ -9,9 +9,9 @@ from click.testing import CliRunner
 
 from sizing.cli import main
 from sizing.memory.runtime import layout_runtime_reserve
+from sizing.plan.sweeps import parse_values
 from sizing.serve import serve
 from sizing.serve.calibration import default_efficiencies
-from sizing.sweeps import parse_values
 from sizing.validate import SizingError
 
 GIB = 2**30

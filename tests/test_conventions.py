@@ -1,4 +1,4 @@
-"""The published conventions (sizing.conventions), each checked against the formula as its
+"""The published conventions (sizing.formulas.conventions), each checked against the formula as its
 paper prints it, and "model training FLOPs of a run" against the estimate that reports it."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from strategies import configs
 
 from sizing import estimate
-from sizing.conventions import (
+from sizing.formulas.conventions import (
     COMPONENTS,
     CONVENTION_TABLE,
     chinchilla_convention,
@@ -23,9 +23,9 @@ from sizing.conventions import (
     palm_convention,
     palm_flops_per_token,
 )
-from sizing.flops import decode_flops_per_token, flop_breakdown, kaplan_6n_per_token
-from sizing.params import active_params, total_params
-from sizing.presets import PRESETS, get_preset
+from sizing.formulas.flops import decode_flops_per_token, flop_breakdown, kaplan_6n_per_token
+from sizing.formulas.params import active_params, total_params
+from sizing.inputs.presets import PRESETS, get_preset
 
 
 @given(st.integers(1, 200), st.integers(1, 128), st.integers(1, 512), st.integers(1, 10**6))

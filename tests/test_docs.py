@@ -16,8 +16,8 @@ from click.testing import CliRunner
 
 from sizing import ModelConfig, estimate, get_preset
 from sizing.cli import main
-from sizing.hf import SUPPORTED_MODEL_TYPES
-from sizing.presets import PRESETS
+from sizing.inputs.hf.read import SUPPORTED_MODEL_TYPES
+from sizing.inputs.presets import PRESETS
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
@@ -102,14 +102,15 @@ def test_links_resolve(page):
             assert anchor in heading_anchors(file.read_text()), f"{page.name}: no heading for {target}"
 
 
-def test_layout_names_real_paths():
-    """docs/layout.md's first column: `sizing/config.py`, `presets.py` (beside it), `examples/`."""
-    for cell in re.findall(r"^\| (`.+?`) \|", read("layout.md"), flags=re.MULTILINE):
+def test_architecture_names_real_paths():
+    """docs/architecture.md's first column: `sizing/data/`, `sizing/estimate.py`, `rows.py` (beside
+    the first), `sizing/hybrid/` (from the repository root)."""
+    for cell in re.findall(r"^\| (`.+?`) \|", read("architecture.md"), flags=re.MULTILINE):
         names = re.findall(r"`([^`]+)`", cell)
         folder = (REPO / names[0]).parent if not names[0].endswith("/") else REPO / names[0]
-        assert (REPO / names[0]).exists(), names[0]
-        for name in names[1:]:
-            assert (folder / name).exists(), f"{folder / name}"
+        for name in names:
+            path = REPO / name if "/" in name else folder / name
+            assert path.exists(), f"docs/architecture.md names {name}, which is not at {path}"
 
 
 # --- one place for the conventions ---

@@ -1,4 +1,4 @@
-"""Energy and CO2 (sizing.energy) against the Llama 2 model card (Touvron et al. 2023, Table 2;
+"""Energy and CO2 (sizing.training.energy) against the Llama 2 model card (Touvron et al. 2023, Table 2;
 tests/fixtures/reference-figures.json has the GPU-hours): GPU-hours x 400 W (350 W for 34B)
 x PUE 1 x 0.4235 kgCO2eq/kWh. Tolerance 0.01 t: the card's rows imply intensities 0.42345 to
 0.42350, so one intensity meets each row to within one unit of its last digit, not all exactly."""
@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from sizing import estimate
 from sizing.cli import main
-from sizing.energy import DEFAULT_KG_CO2_PER_KWH, co2_tonnes, energy_kwh, run_energy
+from sizing.training.energy import DEFAULT_KG_CO2_PER_KWH, co2_tonnes, energy_kwh, run_energy
 from sizing.validate import SizingError
 
 # (model, GPU-hours, W per GPU, tCO2eq) from the Llama 2 card

@@ -6,9 +6,9 @@ import pytest
 from click.testing import CliRunner
 
 from sizing.cli import main
+from sizing.inputs.presets import get_preset
 from sizing.memory.engine import engine_memory, kv_bytes_per_token
 from sizing.memory.prefill import prefill_activation_peak_bytes
-from sizing.presets import get_preset
 from sizing.validate import SizingError
 
 GIB = 2**30

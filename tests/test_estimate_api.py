@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from sizing import estimate
 from sizing.cli import main
-from sizing.config_file import read_config_file
+from sizing.inputs.hf.config_file import read_config_file
 from sizing.validate import SizingError
 
 HF = Path(__file__).resolve().parent / "fixtures" / "hf_configs"

@@ -13,7 +13,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from examples import ln_experiment, train_demo  # noqa: E402
-from sizing.params import total_params  # noqa: E402
+from sizing.formulas.params import total_params  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -5,13 +5,13 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
-from reference_model.causal_count import blocked_causal_attention, count_attention_flops, masked_attention
-from reference_model.flop_limits import DEFAULT_SEQ_LEN, full_size_seq_len, meta_seq_len_limit
-from reference_model.flop_verify import check_flops, verify_flops
-from reference_model.small import small_config
-from sizing import flops as F
-from sizing.flops import attended_pairs
-from sizing.presets import PRESETS
+from reference_model.counting.causal import blocked_causal_attention, count_attention_flops, masked_attention
+from reference_model.counting.limits import DEFAULT_SEQ_LEN, full_size_seq_len, meta_seq_len_limit
+from reference_model.model.small import small_config
+from reference_model.verify.flops import check_flops, verify_flops
+from sizing.formulas import flops as F
+from sizing.formulas.flops import attended_pairs
+from sizing.inputs.presets import PRESETS
 from sizing.validate import SizingError
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -81,7 +81,7 @@ def test_uncounted_sdpa_kernel_fails():
 
 
 def test_planted_matmul_outside_components_fails(monkeypatch):
-    import reference_model.model as model
+    import reference_model.model.gpt as model
 
     original = model.Block.forward
 

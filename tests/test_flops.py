@@ -5,8 +5,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sizing import ModelConfig, estimate, get_preset
-from sizing.flops import attended_pairs, decode_flops_per_token, flop_breakdown
-from sizing.params import total_params
+from sizing.formulas.flops import attended_pairs, decode_flops_per_token, flop_breakdown
+from sizing.formulas.params import total_params
 
 
 def _per_token(bd):

@@ -1,8 +1,8 @@
 """Every formula string that `sizing estimate` and the reports print is evaluated against the
 function it names, on random configs: a formula text that drifts from its code fails here.
 
-The text is parsed by a small evaluator of its own (numbers, the symbols of sizing.params and
-sizing.flops, + - · * / and parentheses, and pairs(T,W)); nothing is passed to eval().
+The text is parsed by a small evaluator of its own (numbers, the symbols of sizing.formulas.params and
+sizing.formulas.flops, + - · * / and parentheses, and pairs(T,W)); nothing is passed to eval().
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import configs, modern_configs
 
-from sizing.config import ModelConfig
-from sizing.flops import FLOP_TERMS, flop_breakdown, flop_components
-from sizing.params import PARAM_TERMS, param_components
-from sizing.presets import PRESETS
+from sizing.formulas.flops import FLOP_TERMS, flop_breakdown, flop_components
+from sizing.formulas.params import PARAM_TERMS, param_components
+from sizing.inputs.config import ModelConfig
+from sizing.inputs.presets import PRESETS
 from sizing.vocabulary import ATTENTION_CONVENTIONS
 
 # ---- the evaluator ----
@@ -46,7 +46,7 @@ FUNCTIONS = {"pairs": _pairs, "chunks": _chunks}
 
 
 def symbols(cfg: ModelConfig, seq_len: int | None = None) -> dict[str, Fraction]:
-    """The meaning of every symbol the formulas use (sizing.params' docstring)."""
+    """The meaning of every symbol the formulas use (sizing.formulas.params' docstring)."""
     values = {
         "V": cfg.padded_vocab,
         "d": cfg.d_model,

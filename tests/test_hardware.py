@@ -2,7 +2,7 @@
 
 import pytest
 
-from sizing.hardware import GPUS, get_gpu, gpu_for_device_name
+from sizing.inputs.hardware import GPUS, get_gpu, gpu_for_device_name
 from sizing.validate import SizingError
 
 # reference-figures.json name -> our key (the 40GB A100 and the PCIe 80GB share the SXM rates)

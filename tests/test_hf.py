@@ -1,4 +1,4 @@
-"""Hugging Face config.json -> ModelConfig (sizing/hf.py).
+"""Hugging Face config.json -> ModelConfig (sizing/inputs/hf/read.py).
 
 Ground truth: tests/fixtures/hf_counts.json, the totals transformers 5.24.0 itself gives
 for the configs in tests/fixtures/hf_configs/ (see its "_source"). The small configs in
@@ -12,11 +12,11 @@ import pytest
 from click.testing import CliRunner
 
 from sizing.cli import main
-from sizing.config import ConfigError, ModelConfig
-from sizing.config_file import load_config_file
-from sizing.hf import SUPPORTED_MODEL_TYPES, from_hf_config
-from sizing.params import total_params
-from sizing.presets import PRESETS
+from sizing.formulas.params import total_params
+from sizing.inputs.config import ConfigError, ModelConfig
+from sizing.inputs.hf.config_file import load_config_file
+from sizing.inputs.hf.read import SUPPORTED_MODEL_TYPES, from_hf_config
+from sizing.inputs.presets import PRESETS
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CONFIG_DIR = FIXTURES / "hf_configs"

@@ -1,4 +1,4 @@
-"""The default contexts a config states (sizing.hf_context): the pretraining context for
+"""The default contexts a config states (sizing.inputs.hf.context): the pretraining context for
 training cost, max_position_embeddings for serving. Figures from the fixture config.json files
 (copies of the Hugging Face hub's)."""
 
@@ -9,8 +9,8 @@ from click.testing import CliRunner
 
 from sizing import estimate
 from sizing.cli import main
-from sizing.config_file import read_config_file
-from sizing.hf_context import stated_contexts
+from sizing.inputs.hf.config_file import read_config_file
+from sizing.inputs.hf.context import stated_contexts
 
 FIX = Path(__file__).resolve().parent / "fixtures"
 SCOUT = FIX / "hf_configs_modern" / "meta-llama__Llama-4-Scout-17B-16E.json"

@@ -1,4 +1,4 @@
-"""The modern model types of sizing/hf_modern.py against Hugging Face's own modeling code.
+"""The modern model types of sizing/inputs/hf/families.py against Hugging Face's own modeling code.
 
 Ground truth: tests/fixtures/hf_counts_modern.json, written by tools/hf_counts_modern.py with
 transformers 5.24.0 (its "_source"): total parameters of the model transformers builds on the
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from sizing.config import ConfigError
-from sizing.hf import from_hf_config
-from sizing.params import active_params, total_params
+from sizing.formulas.params import active_params, total_params
+from sizing.inputs.config import ConfigError
+from sizing.inputs.hf.read import from_hf_config
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CONFIG_DIR = FIXTURES / "hf_configs_modern"

@@ -19,11 +19,11 @@ import pytest
 from click.testing import CliRunner
 
 from sizing.cli import main
-from sizing.config_file import load_config_file
-from sizing.hardware import GPUS, get_gpu
-from sizing.hf import from_hf_config
-from sizing.presets import PRESETS, get_preset
-from sizing.units import QuantityError, parse_quantity
+from sizing.inputs.hardware import GPUS, get_gpu
+from sizing.inputs.hf.config_file import load_config_file
+from sizing.inputs.hf.read import from_hf_config
+from sizing.inputs.presets import PRESETS, get_preset
+from sizing.inputs.units import QuantityError, parse_quantity
 from sizing.validate import MAX_TOKENS, SizingError, UnknownName, parse_int
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "hf_configs")

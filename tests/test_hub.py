@@ -1,4 +1,4 @@
-"""Hub ids as --config (sizing.hub): read from a Hugging Face cache the test builds itself, with
+"""Hub ids as --config (sizing.inputs.hf.hub): read from a Hugging Face cache the test builds itself, with
 HF_HUB_OFFLINE=1, so no network is used; missing ids fail with one line."""
 
 import json
@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from sizing.cli import main
-from sizing.config_file import read_config_file
-from sizing.hub import looks_like_hub_id
+from sizing.inputs.hf.config_file import read_config_file
+from sizing.inputs.hf.hub import looks_like_hub_id
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "hf_configs"
 COMMIT = "0123456789abcdef0123456789abcdef01234567"

@@ -14,12 +14,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sizing.cli import main
-from sizing.config import ConfigError
 from sizing.hybrid import model as M
 from sizing.hybrid.hf import hybrid_from_hf_config
 from sizing.hybrid.memory import hybrid_inference_memory, kv_cache_bytes, state_bytes
 from sizing.hybrid.mixers import GatedDeltaNet, Mamba2Mixer
 from sizing.hybrid.presets import HYBRID_PRESETS, hybrid_preset
+from sizing.inputs.config import ConfigError
 
 COUNTED = json.loads((Path(__file__).parent / "fixtures" / "hf_counts_hybrid.json").read_text())
 GIB = 2**30
@@ -162,8 +162,8 @@ def test_cli_json_and_errors(tmp_path):
 
 
 def test_every_hybrid_type_is_pointed_to_from_the_block_stack_converter():
-    from sizing.hf_modern import REFUSED_MODEL_TYPES, SIZED_BY_COMMAND
     from sizing.hybrid.hf import HYBRID_CONVERTERS
+    from sizing.inputs.hf.families import REFUSED_MODEL_TYPES, SIZED_BY_COMMAND
 
     hybrid = {t for t, c in SIZED_BY_COMMAND.items() if c.startswith("sizing hybrid")}
     assert hybrid == set(HYBRID_CONVERTERS) and not hybrid & set(REFUSED_MODEL_TYPES)

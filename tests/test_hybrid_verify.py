@@ -1,16 +1,16 @@
-"""reference_model.hybrid_verify: the plain-PyTorch Mamba-2, gated-DeltaNet and ViT builds agree with
-sizing.hybrid / sizing.vision (params on meta, toy FLOPs under FlopCounterMode, state bytes), the
+"""reference_model.verify.hybrid: the plain-PyTorch Mamba-2, gated-DeltaNet and ViT builds agree with
+sizing.hybrid / sizing.vision.model (params on meta, toy FLOPs under FlopCounterMode, state bytes), the
 chunked scans equal their recurrences, and a wrong formula is caught."""
 
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from reference_model.hybrid_verify import verify_mixer, verify_tower  # noqa: E402
+from reference_model.verify.hybrid import verify_mixer, verify_tower  # noqa: E402
 from sizing.hybrid.mixers import Mamba2Mixer  # noqa: E402
 from sizing.hybrid.presets import hybrid_preset  # noqa: E402
-from sizing.vision_hf import vlm_from_hf_config  # noqa: E402
-from sizing.vision_presets import vision_preset  # noqa: E402
+from sizing.vision.hf import vlm_from_hf_config  # noqa: E402
+from sizing.vision.presets import vision_preset  # noqa: E402
 
 
 @pytest.mark.parametrize("name", ["nemotron-h-8b", "qwen3-next-80b-a3b"])
@@ -42,7 +42,7 @@ def test_a_wrong_scan_formula_is_caught(monkeypatch):
 def test_verify_hybrid_flag_runs_the_checks(monkeypatch):
     from click.testing import CliRunner
 
-    import reference_model.hybrid_verify as hv
+    import reference_model.verify.hybrid as hv
     from sizing.cli import main
 
     tower = vlm_from_hf_config(vision_preset("llava-1.5-7b").hf_config)[1].tower

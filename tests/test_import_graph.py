@@ -37,6 +37,17 @@ def _module_name(path: Path) -> str:
 MODULES = {_module_name(p): p for package in PACKAGES for p in sorted((ROOT / package).rglob("*.py"))}
 
 
+def _lazy_exports(path: Path) -> dict[str, str]:
+    """A package's `_LAZY = {name: module}` table (names it lends, loaded on first use)."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "_LAZY" for t in node.targets):
+            return ast.literal_eval(node.value)
+    return {}
+
+
+LAZY = {name: _lazy_exports(path) for name, path in MODULES.items() if path.name == "__init__.py"}
+
+
 @dataclass(frozen=True)
 class Import:
     source: str  # importing module
@@ -87,7 +98,8 @@ class _Collector(ast.NodeVisitor):
             base = node.module
         for alias in node.names:
             candidate = f"{base}.{alias.name}"
-            self._add(candidate if candidate in MODULES else base, node)  # `from pkg import submodule`
+            lent = LAZY.get(base, {}).get(alias.name)  # a name the package loads from one of its modules
+            self._add(candidate if candidate in MODULES else lent or base, node)  # `from pkg import submodule`
 
 
 def _imports(name: str) -> list[Import]:
@@ -144,14 +156,14 @@ def test_the_graph_sees_every_module_and_their_imports():
     assert {
         "sizing",
         "sizing.cli.verify",
-        "reference_model.verify",
-        "reference_model.check",
+        "reference_model.verify.registry",
+        "reference_model.verify.check",
         "examples.train_demo",
     } <= set(MODULES)
     targets = {(i.target, i.in_function) for i in IMPORTS["sizing.cli.verify"]}
-    assert ("reference_model.verify", True) in targets and ("sizing.cli.options", False) in targets
-    relative = {i.target for i in IMPORTS["reference_model.verify"]}
-    assert {"reference_model.check", "reference_model.counting", "sizing.config"} <= relative
+    assert ("reference_model.verify.registry", True) in targets and ("sizing.cli.options", False) in targets
+    relative = {i.target for i in IMPORTS["reference_model.verify.registry"]}
+    assert {"reference_model.verify.check", "reference_model.counting.params", "sizing.inputs.config"} <= relative
 
 
 def test_no_import_cycle():
@@ -179,3 +191,27 @@ def test_sizing_keeps_torch_and_the_reference_model_in_the_command_layer(name):
 @pytest.mark.parametrize("name", [n for n in MODULES if not _in(n, "examples")])
 def test_packages_never_import_the_examples(name):
     assert not [i for i in IMPORTS[name] if _in(i.target, "examples")]
+
+
+def _package_of(module: str) -> str:
+    return module if MODULES[module].name == "__init__.py" else module.rpartition(".")[0]
+
+
+@pytest.mark.parametrize("package", ["sizing", "reference_model"])
+def test_no_import_reaches_past_a_package_init(package):
+    """Code imports another package's names from the package (`from sizing.memory import
+    training_memory`), never from its modules: a package's modules are its own business."""
+    reaching = []
+    for name, path in MODULES.items():
+        if not name.startswith(package):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in MODULES:
+                target = node.module
+                if MODULES[target].name == "__init__.py" or target.split(".")[0] not in ("sizing", "reference_model"):
+                    continue
+                owner = target.rpartition(".")[0]
+                inside = _package_of(name) == owner or _package_of(name).startswith(owner + ".")
+                if not inside:
+                    reaching.append(f"{name}:{node.lineno} imports {target}")
+    assert reaching == []

@@ -10,9 +10,9 @@ from click.testing import CliRunner
 import sizing.memory
 from sizing import get_preset
 from sizing.cli import main
+from sizing.inputs.units import format_gib, format_int
 from sizing.memory import InferenceMemory, MemorySummary, TrainingMemory, inference_memory, training_memory
 from sizing.render.memory import activation_rows, flat_items, inference_rows, render_memory, training_rows
-from sizing.units import format_gib, format_int
 
 LLAMA2_7B = get_preset("llama2-7b").config
 N_7B = 6_738_415_616
@@ -170,7 +170,7 @@ def test_cli_aliases_and_defaults():
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert (data["precision"], data["optimizer"], data["attention_impl"]) == ("bf16-mixed", "adamw", "flash")
-    # gpt2 has no published run here, so the default GPU is the H100 (sizing.default_gpu)
+    # gpt2 has no published run here, so the default GPU is the H100 (sizing.inputs.default_gpu)
     assert (data["zero_stage"], data["dp"], data["recompute"], data["gpu"]) == (0, 1, "none", "h100-sxm")
     assert data == json.loads(_memory("--preset", "gpt2", "--format", "json").output)
 

@@ -5,7 +5,7 @@ import json
 from click.testing import CliRunner
 
 from sizing.cli import main
-from sizing.hardware import get_gpu
+from sizing.inputs.hardware import get_gpu
 
 GIB = 2**30
 

@@ -4,11 +4,11 @@ and what would fit when nothing does."""
 import pytest
 
 from sizing import get_preset
-from sizing.hardware import get_gpu
+from sizing.inputs.hardware import get_gpu
+from sizing.inputs.presets import PRESETS
+from sizing.inputs.units import format_gib
 from sizing.memory import inference_memory, summary_for_estimate, training_memory
 from sizing.memory.runtime import default_runtime_reserve
-from sizing.presets import PRESETS
-from sizing.units import format_gib
 
 LLAMA2_7B = get_preset("llama2-7b").config
 N_7B = 6_738_415_616

@@ -1,4 +1,4 @@
-"""sizing.memory against the bytes the reference model holds on CPU (reference_model/memory_probe.py).
+"""sizing.memory against the bytes the reference model holds on CPU (reference_model/probes/memory.py).
 
 Activations: the formula must be within 2% of what saved_tensors_hooks counts (each storage
 once); in fp32 every byte is accounted for, and in bf16 the only remainder is the CPU
@@ -9,17 +9,17 @@ gradients and optimizer state: exact.
 import pytest
 
 torch = pytest.importorskip("torch")
-pytest.importorskip("reference_model.model")  # the reference model (issue 4) lands separately
+pytest.importorskip("reference_model.model.gpt")  # the reference model (issue 4) lands separately
 
-from reference_model.memory_probe import (  # noqa: E402
+from reference_model.model.gpt import build  # noqa: E402
+from reference_model.model.small import small_config  # noqa: E402
+from reference_model.probes.memory import (  # noqa: E402
     TOLERANCE,
     check_activations,
     check_kv_cache,
     check_model_states,
 )
-from reference_model.memory_verify import verify_memory  # noqa: E402
-from reference_model.model import build  # noqa: E402
-from reference_model.small import small_config  # noqa: E402
+from reference_model.verify.memory import verify_memory  # noqa: E402
 from sizing import ModelConfig, get_preset  # noqa: E402
 from sizing.memory import kv_cache_bytes  # noqa: E402
 
@@ -153,7 +153,7 @@ def test_verify_memory_check():
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_cuda_allocated_bytes_match_the_formula():
-    from reference_model.memory_probe import check_cuda_memory
+    from reference_model.probes.memory import check_cuda_memory
 
     check = check_cuda_memory(small_config(get_preset("llama2-7b").config, 256), seq_len=256, batch=4)
     assert check.ok, (check.formula_forward, check.measured_forward)

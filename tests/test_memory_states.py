@@ -3,6 +3,7 @@
 import pytest
 
 from sizing import get_preset
+from sizing.formulas.params import total_params
 from sizing.memory import (
     OPTIMIZERS,
     PRECISIONS,
@@ -16,7 +17,6 @@ from sizing.memory import (
     training_memory,
     weights_bytes,
 )
-from sizing.params import total_params
 from sizing.vocabulary import PRECISION_POLICIES
 
 LLAMA2_7B = get_preset("llama2-7b").config

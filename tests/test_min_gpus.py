@@ -8,10 +8,10 @@ import pytest
 from click.testing import CliRunner
 
 from sizing.cli import main
+from sizing.inputs.presets import get_preset
 from sizing.parallel.batches import DEFAULT_GLOBAL_BATCH, FINETUNE_GLOBAL_BATCH
 from sizing.parallel.min_gpus import min_gpus_that_fit
 from sizing.parallel.search import would_fit
-from sizing.presets import get_preset
 
 
 def _json(*args):

@@ -1,4 +1,4 @@
-"""The reference model's absorbed-MLA decode (reference_model/mla_absorbed.py): the same logits as
+"""The reference model's absorbed-MLA decode (reference_model/model/mla_absorbed.py): the same logits as
 the naive form, and exactly the FLOPs sizing counts for it (mla_absorbed_decode_flops_per_token,
 what `sizing serve --mla absorbed` uses), checked by torch's FlopCounterMode as the other paths."""
 
@@ -10,8 +10,8 @@ torch = pytest.importorskip("torch")
 
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
-from reference_model.model import build  # noqa: E402
-from reference_model.small import small_config  # noqa: E402
+from reference_model.model.gpt import build  # noqa: E402
+from reference_model.model.small import small_config  # noqa: E402
 from sizing import get_preset  # noqa: E402
 from sizing.serve.work import decode_step_flops  # noqa: E402
 
@@ -26,7 +26,7 @@ def mla_model(request):
 
 def _decode_once(model, impl: str):
     """Prefill PROMPT tokens into a cache, then one decode step under `impl`: (logits, its FLOPs)."""
-    from reference_model.attention import KVCache
+    from reference_model.model.attention import KVCache
 
     cfg = model.config
     torch.manual_seed(1)

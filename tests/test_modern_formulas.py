@@ -2,15 +2,15 @@
 d_n + d_r and AV at d_v, shared experts, dense vs MoE layers, local/global and chunked layers
 under `causal`, MLA decode in both forms, the latent KV cache and its saving."""
 
-from sizing.flops import (
+from sizing.formulas.flops import (
     attended_pairs,
     decode_flops_by_form,
     decode_flops_per_token,
     flop_breakdown,
     flop_components,
 )
+from sizing.inputs.presets import PRESETS
 from sizing.memory.kv import kv_cache_bytes, naive_kv_cache_bytes
-from sizing.presets import PRESETS
 
 
 def _flops(name, T=4096, attention="full"):

@@ -3,10 +3,10 @@
 import re
 from pathlib import Path
 
-from sizing.flops import flop_breakdown
+from sizing.formulas.flops import flop_breakdown
+from sizing.formulas.params import active_params, total_params
+from sizing.inputs.presets import PRESETS
 from sizing.memory.kv import kv_cache_bytes
-from sizing.params import active_params, total_params
-from sizing.presets import PRESETS
 
 TEXT = (Path(__file__).resolve().parents[1] / "docs" / "config.md").read_text()
 ROW = re.compile(r"^\| `([\w.-]+)` \| ([\d,]+) \| ([\d,]+) \| [^|]+ \| [^|]+ \| ([\d,]+) \| ([\d,]+) \|$", re.MULTILINE)

@@ -5,12 +5,12 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from sizing import params as P
 from sizing.cli import main
-from sizing.hardware import get_gpu
+from sizing.formulas import params as P
+from sizing.inputs.hardware import get_gpu
+from sizing.inputs.presets import get_preset
 from sizing.memory.kv import kv_cache_bytes
 from sizing.memory.quant import quantized_weights
-from sizing.presets import get_preset
 from sizing.serve.moe_layout import _Setup, compare_layouts, why_best
 from sizing.serve.quant_bytes import weight_split_bytes
 from sizing.serve.work import expected_experts_hit

@@ -1,10 +1,10 @@
-"""DeepSeek-V3's multi-token-prediction module (sizing.mtp): parameters pinned, FLOPs by hand."""
+"""DeepSeek-V3's multi-token-prediction module (sizing.formulas.mtp): parameters pinned, FLOPs by hand."""
 
 import pytest
 
-from sizing import mtp
-from sizing import params as P
-from sizing.presets import get_preset
+from sizing.formulas import mtp
+from sizing.formulas import params as P
+from sizing.inputs.presets import get_preset
 from sizing.validate import SizingError
 
 CFG = get_preset("deepseek-v3").config
@@ -12,7 +12,7 @@ d, V = 7168, 129280
 
 
 def test_deepseek_v3_with_mtp_exact():
-    # The MoE block (sizing.params.layer_params, the largest block): 11,507,286,016; the module adds
+    # The MoE block (sizing.formulas.params.layer_params, the largest block): 11,507,286,016; the module adds
     # enorm, hnorm and the head norm (3·d) and eh_proj (2d·d); the checkpoint stores copies of the
     # embedding and head (2·V·d) inside it.
     block = P.layer_params(CFG)

@@ -4,8 +4,9 @@ from dataclasses import replace
 
 import pytest
 
-from sizing import params as P
-from sizing.hardware import get_gpu
+from sizing.formulas import params as P
+from sizing.inputs.hardware import get_gpu
+from sizing.inputs.presets import get_preset
 from sizing.parallel.comms import (
     all_gather_wire_bytes,
     all_reduce_wire_bytes,
@@ -17,7 +18,6 @@ from sizing.parallel.memory import Workload
 from sizing.parallel.plan import parallel_plan
 from sizing.parallel.step import bubble_fraction, exposed_seconds, overlaps
 from sizing.parallel.traffic import step_collectives, tp_backward_all_reduces
-from sizing.presets import get_preset
 from sizing.validate import SizingError
 
 LLAMA7 = get_preset("llama2-7b").config

@@ -4,8 +4,8 @@ import pytest
 from click.testing import CliRunner
 
 from sizing.cli import main
+from sizing.inputs.presets import get_preset
 from sizing.parallel.layout import ParallelLayout
-from sizing.presets import get_preset
 from sizing.validate import SizingError
 
 LLAMA70 = get_preset("llama2-70b").config  # 64 heads, 8 kv heads, 80 layers

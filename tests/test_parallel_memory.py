@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sizing import params as P
+from sizing.formulas import params as P
+from sizing.inputs.presets import PRESETS, get_preset
 from sizing.memory import training_memory
 from sizing.parallel.finetune import lora_params, nf4_bytes
 from sizing.parallel.layout import ParallelLayout
@@ -18,7 +19,6 @@ from sizing.parallel.memory import (
     stage_memory,
 )
 from sizing.parallel.shapes import model_tensors
-from sizing.presets import PRESETS, get_preset
 from tests.strategies import configs
 
 LLAMA70 = get_preset("llama2-70b").config

@@ -7,8 +7,8 @@ from click.testing import CliRunner
 
 pytest.importorskip("torch")
 
-from reference_model.parallel_probe import PROBE_LAYOUTS
-from reference_model.pipeline_probe import PIPELINE_PROBES
+from reference_model.probes.parallel import PROBE_LAYOUTS
+from reference_model.probes.pipeline import PIPELINE_PROBES
 from sizing.cli import main
 
 

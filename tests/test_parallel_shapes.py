@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sizing import params as P
+from sizing.formulas import params as P
+from sizing.inputs.presets import PRESETS
 from sizing.parallel.shapes import (
     block_kinds,
     count_moe_layers,
@@ -16,12 +17,11 @@ from sizing.parallel.shapes import (
     layer_tensors,
     model_tensors,
 )
-from sizing.presets import PRESETS
 from tests.strategies import modern_configs
 
 torch = pytest.importorskip("torch")
 import reference_model  # noqa: E402
-from reference_model.small import small_config  # noqa: E402
+from reference_model.model.small import small_config  # noqa: E402
 
 MODERN = ("deepseek-v3", "deepseek-v2-lite", "gemma-2-9b", "gemma-3-27b", "gpt-oss-20b", "llama-4-maverick")
 MODERN += ("qwen1.5-moe-a2.7b", "olmo-2-7b", "gpt-oss-120b", "gemma-2-27b", "qwen3-30b-a3b", "mixtral-8x7b")

@@ -7,9 +7,10 @@ from click.testing import CliRunner
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from sizing import params as P
 from sizing.cli import main
-from sizing.hardware import get_gpu
+from sizing.formulas import params as P
+from sizing.inputs.hardware import get_gpu
+from sizing.inputs.presets import get_preset
 from sizing.memory.activations import transient_bytes
 from sizing.parallel.finetune import lora_params
 from sizing.parallel.layout import ParallelLayout
@@ -17,7 +18,6 @@ from sizing.parallel.memory import Workload, chunk_layers, most_loaded, stage_ki
 from sizing.parallel.notes import not_modelled
 from sizing.parallel.shapes import count_moe_layers
 from sizing.parallel.traffic import step_collectives
-from sizing.presets import get_preset
 from tests.strategies import modern_configs
 
 H100 = get_gpu("h100")

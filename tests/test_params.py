@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from strategies import configs
 
 from sizing import ModelConfig, get_preset, llama_ffn_dim
-from sizing.params import (
+from sizing.formulas.params import (
     PARAM_GROUPS,
     active_params,
     non_embedding_params,
@@ -13,7 +13,7 @@ from sizing.params import (
     param_groups,
     total_params,
 )
-from sizing.presets import PRESETS
+from sizing.inputs.presets import PRESETS
 
 
 def test_seed_llama2_7b_worked_example():

@@ -1,4 +1,4 @@
-"""sizing.scaling and sizing.plan / `sizing plan`: the laws against the papers, the closed form
+"""sizing.formulas.scaling and sizing.plan.compute_optimal / `sizing plan`: the laws against the papers, the closed form
 against a search, the shapes' exact counts, the inference-aware optimum."""
 
 import json
@@ -9,13 +9,10 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sizing import params as P
 from sizing.cli import main
-from sizing.conventions import model_training_flops
-from sizing.hardware import get_gpu
-from sizing.memory import training_memory
-from sizing.plan import plan, width_step
-from sizing.scaling import (
+from sizing.formulas import params as P
+from sizing.formulas.conventions import model_training_flops
+from sizing.formulas.scaling import (
     EPOCH_REPLICATION,
     HOFFMANN_APPROACH1,
     HOFFMANN_APPROACH3,
@@ -26,6 +23,9 @@ from sizing.scaling import (
     numeric_optimum,
     tokens_for_budget,
 )
+from sizing.inputs.hardware import get_gpu
+from sizing.memory import training_memory
+from sizing.plan.compute_optimal import plan, width_step
 from sizing.validate import SizingError
 
 # Table 3 of Hoffmann et al. 2022 is Approach 1's projection. The paper publishes its exponents

@@ -7,8 +7,8 @@ import math
 from click.testing import CliRunner
 
 from sizing.cli import main
-from sizing.hardware import get_gpu
-from sizing.plan import plan
+from sizing.inputs.hardware import get_gpu
+from sizing.plan.compute_optimal import plan
 
 
 def test_shapes_over_a_gpu_days_budget_are_marked_with_the_tokens_that_fit():

@@ -8,10 +8,10 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sizing import params as P
 from sizing.cli import main
-from sizing.plan import MIN_BUDGET_FLOPS, budget_flops, plan, shape_config, width_step
-from sizing.presets import PRESETS, get_preset
+from sizing.formulas import params as P
+from sizing.inputs.presets import PRESETS, get_preset
+from sizing.plan.compute_optimal import MIN_BUDGET_FLOPS, budget_flops, plan, shape_config, width_step
 from sizing.validate import SizingError
 
 DENSE = sorted(name for name, p in PRESETS.items() if not p.config.is_moe)

@@ -6,9 +6,9 @@ import pytest
 from click.testing import CliRunner
 
 from sizing.cli import main
-from sizing.flops import decode_flops_per_token, lm_head_flops
+from sizing.formulas.flops import decode_flops_per_token, lm_head_flops
+from sizing.inputs.presets import get_preset
 from sizing.memory.kv import kv_cache_bytes
-from sizing.presets import get_preset
 from sizing.serve import serve
 from sizing.serve.prefix import prefix_cache, shared_prefix_tokens, suffix_prefill_flops
 from sizing.validate import SizingError

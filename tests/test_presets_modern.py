@@ -1,4 +1,4 @@
-"""The modern presets (sizing/presets_modern.py): exact against transformers, and within the
+"""The modern presets (sizing/inputs/presets_families.py): exact against transformers, and within the
 rounding of the published figures (the rounding is the figure's own: "671B" is +-0.5B,
 "20.91B" +-0.005B; a source that truncates is checked as published <= ours < published + unit)."""
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from sizing.params import active_params, token_embedding_params, total_params
-from sizing.presets import PRESETS, published_value
+from sizing.formulas.params import active_params, token_embedding_params, total_params
+from sizing.inputs.presets import PRESETS, published_value
 
 FIXTURES = Path(__file__).parent / "fixtures"
 COUNTS = json.loads((FIXTURES / "hf_counts_modern.json").read_text())["counts"]

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from sizing.cli import main
-from sizing.presets import get_preset
+from sizing.inputs.presets import get_preset
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = [
@@ -118,8 +118,8 @@ def test_cpu_json_fields(cpu_json):
 
 
 def test_cpu_step_time_arithmetic(cpu_json):
-    from sizing.flops import flop_breakdown
-    from sizing.params import total_params
+    from sizing.formulas.flops import flop_breakdown
+    from sizing.formulas.params import total_params
 
     d = cpu_json
     t = d["step_time_s"]
@@ -232,7 +232,7 @@ def test_bad_input_exit_2(args, fragment):
 
 
 def test_planned_runs_match_the_gpu_script():
-    from sizing.planned_runs import PLANNED_RUNS
+    from sizing.inputs.planned_runs import PLANNED_RUNS
 
     script = (REPO / "benchmarks" / "gpu_profile.sh").read_text()
     in_script = re.findall(r"^run_profile\s+(\S+)", script, flags=re.M)
@@ -287,7 +287,7 @@ def _measured(run, **changes):
 
 
 def test_report_page_with_results(tmp_path):
-    from sizing.planned_runs import PLANNED_RUNS
+    from sizing.inputs.planned_runs import PLANNED_RUNS
     from sizing.report.gpu_profile import plan_report_markdown
 
     gpt2, llama = PLANNED_RUNS[-1], PLANNED_RUNS[1]
@@ -305,7 +305,7 @@ def test_report_page_with_results(tmp_path):
 
 
 def test_report_page_rejects_other_settings(tmp_path):
-    from sizing.planned_runs import PLANNED_RUNS
+    from sizing.inputs.planned_runs import PLANNED_RUNS
     from sizing.report.gpu_profile import plan_report_markdown
 
     run = PLANNED_RUNS[0]
@@ -322,7 +322,7 @@ def test_report_page_refuses_a_malformed_result_file(tmp_path):
     """Issue 11: a <run>.json that is not a result of `sizing profile --format json` (not an
     object, keys missing, wrong types, non-finite numbers, not UTF-8, nested too deeply) gets
     one `Error:` line naming the file, never AttributeError or KeyError."""
-    from sizing.planned_runs import PLANNED_RUNS
+    from sizing.inputs.planned_runs import PLANNED_RUNS
 
     run = PLANNED_RUNS[0]
     good = _measured(run)
@@ -357,7 +357,7 @@ def test_report_page_refuses_a_malformed_result_file(tmp_path):
 
 
 def test_planned_run_settings_and_arguments():
-    from sizing.planned_runs import PLANNED_RUNS, planned_run
+    from sizing.inputs.planned_runs import PLANNED_RUNS, planned_run
     from sizing.validate import SizingError
 
     assert planned_run("gpt2-124m") is PLANNED_RUNS[-1]
@@ -378,7 +378,7 @@ def test_flash_is_accepted_as_sdpa():
 
 
 def test_profile_settings_are_checked_once():
-    from sizing.profile_settings import ProfileError, ProfileSettings
+    from sizing.inputs.profile_settings import ProfileError, ProfileSettings
 
     s = ProfileSettings(128, 2)
     assert (s.steps, s.warmup, s.dtype, s.attention_impl, s.recompute, s.device, s.tokens_per_step) == (
@@ -445,9 +445,9 @@ def test_model_flops_per_step_is_the_run_convention():
     """A step's model FLOPs are conventions.model_training_flops of its b·T tokens; with
     recompute the hardware runs flop_breakdown's training FLOPs (forward once more per block)."""
     pytest.importorskip("torch")
-    from reference_model.profile_predict import model_flops_per_step
-    from sizing.conventions import model_training_flops
-    from sizing.flops import flop_breakdown
+    from reference_model.profile.predict import model_flops_per_step
+    from sizing.formulas.conventions import model_training_flops
+    from sizing.formulas.flops import flop_breakdown
 
     cfg = get_preset("llama2-7b").config.with_overrides(dict(n_layers=2))
     for recompute in ("none", "selective", "full"):
@@ -485,9 +485,9 @@ def test_step_peak_estimate_matches_memtracker_on_cpu(preset, extra, impl, recom
         from torch.distributed._tools.mem_tracker import MemTracker
     except ImportError:
         pytest.skip("this torch has no MemTracker")
-    from reference_model.model import build
-    from reference_model.profile import TORCH_DTYPES
-    from reference_model.profile_predict import reference_extras_bytes
+    from reference_model.model.gpt import build
+    from reference_model.profile.predict import reference_extras_bytes
+    from reference_model.profile.run import TORCH_DTYPES
     from sizing.memory.step_peak import (
         step_peak_estimate_bytes,
         training_memory_in_dtype,

@@ -18,8 +18,8 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(),
 from click.testing import CliRunner  # noqa: E402
 
 from sizing.cli import main  # noqa: E402
-from sizing.flops import flop_breakdown  # noqa: E402
-from sizing.presets import get_preset  # noqa: E402
+from sizing.formulas.flops import flop_breakdown  # noqa: E402
+from sizing.inputs.presets import get_preset  # noqa: E402
 
 MIB = 2**20
 # Bytes the caching allocator holds on CUDA that no formula counts: the cuBLAS / cuBLASLt
@@ -51,7 +51,7 @@ def test_flop_counter_on_cuda_matches_the_formula(preset, overrides, impl):
     from torch.nn.attention import SDPBackend, sdpa_kernel
     from torch.utils.flop_counter import FlopCounterMode
 
-    from reference_model.model import build
+    from reference_model.model.gpt import build
 
     cfg = _cfg(preset, **overrides)
     T, B = 256, 2
@@ -67,9 +67,9 @@ def test_flop_counter_on_cuda_matches_the_formula(preset, overrides, impl):
 
 
 def test_flop_verify_runs_on_cuda():
-    """The component-by-component FLOP check of reference_model/flop_verify.py on the GPU, with
+    """The component-by-component FLOP check of reference_model/verify/flops.py on the GPU, with
     fvcore when it is installed (benchmarks/gpu_profile.sh installs it from carried wheels)."""
-    flop_verify = pytest.importorskip("reference_model.flop_verify")
+    flop_verify = pytest.importorskip("reference_model.verify.flops")
     try:
         import fvcore  # noqa: F401
 
@@ -91,7 +91,7 @@ _MEMORY_CASES = [  # (preset, overrides, recompute): eager bf16 sdpa steps at T 
 
 @pytest.fixture(scope="module", params=_MEMORY_CASES, ids=["gpt2", "llama-gqa", "gpt2-recompute"])
 def eager_profile(request):
-    from reference_model.profile import ProfileSettings, profile_training
+    from reference_model.profile.run import ProfileSettings, profile_training
 
     preset, overrides, recompute = request.param
     cfg = _cfg(preset, **overrides)
@@ -161,7 +161,7 @@ def test_profile_on_cuda_reports_every_figure(eager_profile):
 
 
 def test_compiled_profile_runs_on_cuda():
-    from reference_model.profile import ProfileSettings, profile_training
+    from reference_model.profile.run import ProfileSettings, profile_training
 
     cfg = _cfg("gpt3-125m", n_layers=2, d_model=256, n_heads=4, head_dim=None, d_ff=1024, vocab_size=4096)
     settings = ProfileSettings(

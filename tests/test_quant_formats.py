@@ -4,6 +4,7 @@ from fractions import Fraction
 
 import pytest
 
+from sizing.inputs.presets import get_preset
 from sizing.memory.quant import (
     FORMATS,
     block_matrix_params,
@@ -13,7 +14,6 @@ from sizing.memory.quant import (
     routed_expert_matrix_params,
     use_more_bits,
 )
-from sizing.presets import get_preset
 from sizing.validate import SizingError
 
 GIB = 2**30
@@ -108,7 +108,7 @@ def test_unknown_format_names_the_valid_ones():
 
 def test_low_precision_peaks():
     """Dense = half the datasheets' sparse headline: H100 INT8 3,958 -> 1,978.9; HGX B200 FP4 18 PF -> 9."""
-    from sizing.hardware import get_gpu, low_precision_peak_flops_per_second
+    from sizing.inputs.hardware import get_gpu, low_precision_peak_flops_per_second
 
     assert low_precision_peak_flops_per_second(get_gpu("h100"), "int8") == 1978.9e12
     assert low_precision_peak_flops_per_second(get_gpu("b200"), "fp4") == 2 * get_gpu("b200").peak_tflops["fp8"] * 1e12

@@ -11,8 +11,8 @@ torch = pytest.importorskip("torch")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from strategies import configs  # noqa: E402
 
-from reference_model.attention import KVCache, allowed_keys  # noqa: E402
-from reference_model.model import ATTN_IMPLS, INIT_STD, build  # noqa: E402
+from reference_model.model.attention import KVCache, allowed_keys  # noqa: E402
+from reference_model.model.gpt import ATTN_IMPLS, INIT_STD, build  # noqa: E402
 from sizing import ModelConfig, get_preset  # noqa: E402
 from sizing.vocabulary import ATTENTION_IMPLS, RECOMPUTE_MODES  # noqa: E402
 
@@ -404,7 +404,7 @@ def test_meta_forward_runs_and_counts_the_formula_flops(name):
     shapes come out right and FlopCounterMode sees the formulas' forward matmul FLOPs."""
     from torch.utils.flop_counter import FlopCounterMode
 
-    from sizing.flops import flop_breakdown
+    from sizing.formulas.flops import flop_breakdown
 
     cfg = CONFIGS[name]
     model = build(cfg, device="meta")

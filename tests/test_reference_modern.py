@@ -9,12 +9,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import modern_configs
 
-from reference_model.flop_verify import check_flops, full_size_probe
-from reference_model.memory_probe import check_kv_cache
-from reference_model.model import KVCache, build
-from reference_model.small import small_config
+from reference_model.model.gpt import KVCache, build
+from reference_model.model.small import small_config
+from reference_model.probes.memory import check_kv_cache
+from reference_model.verify.flops import check_flops, full_size_probe
+from sizing.inputs.presets import PRESETS
 from sizing.memory.kv import kv_cache_bytes
-from sizing.presets import PRESETS
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -86,7 +86,7 @@ def test_decoding_with_the_cache_equals_the_whole_sequence(name):
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(modern_configs(max_layers=4), st.integers(1, 12))
 def test_property_flops_of_random_modern_configs(cfg, seq_len):
-    """FlopCounterMode, forward and forward + backward, per component, against sizing.flops."""
+    """FlopCounterMode, forward and forward + backward, per component, against sizing.formulas.flops."""
     check = check_flops(cfg, "random", seq_len=seq_len, counters="torch", batch=1)
     rows = check.forward + check.training
     assert check.ok, [(r.component, r.expected, r.torch) for r in rows if any(r.differences())]

@@ -10,11 +10,11 @@ torch = pytest.importorskip("torch")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from strategies import configs, modern_configs  # noqa: E402
 
-from reference_model.counting import compare_params, component_key, count_params_by_component  # noqa: E402
-from reference_model.model import build  # noqa: E402
+from reference_model.counting.params import compare_params, component_key, count_params_by_component  # noqa: E402
+from reference_model.model.gpt import build  # noqa: E402
 from sizing import ModelConfig, get_preset  # noqa: E402
-from sizing.params import param_components, total_params  # noqa: E402
-from sizing.presets import PRESETS  # noqa: E402
+from sizing.formulas.params import param_components, total_params  # noqa: E402
+from sizing.inputs.presets import PRESETS  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

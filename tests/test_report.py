@@ -16,9 +16,9 @@ pytest.importorskip("pandas")
 pytest.importorskip("tabulate")
 pytest.importorskip("matplotlib")
 
-from sizing import published as pub
 from sizing.cli import main
-from sizing.presets import PRESETS
+from sizing.inputs import published as pub
+from sizing.inputs.presets import PRESETS
 from sizing.report import build as report
 from sizing.report.files import png_text, stale_files, write_atomic, write_bytes_atomic
 
@@ -109,11 +109,11 @@ def test_published_runs_cite_a_source_and_a_difference(fresh):
 def test_llama31_405b_implied_mfu():
     """The model card's 30.84M H100-80GB GPU-hours for 15.6T tokens: 6ND is the paper's 3.8e25
     within its rounding (two digits), and implies an MFU of about 35% of the 989 TFLOP/s bf16 peak."""
-    from sizing.flops import kaplan_6n_per_token
-    from sizing.hardware import get_gpu
-    from sizing.params import active_params
-    from sizing.presets import get_preset
-    from sizing.training import implied_mfu
+    from sizing.formulas.flops import kaplan_6n_per_token
+    from sizing.formulas.params import active_params
+    from sizing.inputs.hardware import get_gpu
+    from sizing.inputs.presets import get_preset
+    from sizing.training.cost import implied_mfu
 
     run = next(r for r in pub.LLAMA3_GPU_HOURS if r["model"] == "Llama-3.1-405B")
     six_nd = kaplan_6n_per_token(active_params(get_preset(run["preset"]).config)) * run["tokens"]
@@ -123,8 +123,8 @@ def test_llama31_405b_implied_mfu():
 
 
 def test_bloom_count_is_reproduced():
-    from sizing.params import param_components, total_params
-    from sizing.presets import get_preset
+    from sizing.formulas.params import param_components, total_params
+    from sizing.inputs.presets import get_preset
 
     run = next(r for r in pub.OTHER_RUNS if r["model"] == "BLOOM-176B")
     cfg = get_preset(run["preset"]).config
@@ -198,19 +198,19 @@ def test_index_links_verification_only_when_present():
 
 
 def test_verification_page_wraps_the_reference_model_text(monkeypatch):
-    verify_report = types.ModuleType("reference_model.verify_report")
+    verify_report = types.ModuleType("reference_model.verify.report")
     verify_report.verification_report_markdown = lambda: "# Verification\n\nall good"
     package = types.ModuleType("reference_model")
     package.verify_report = verify_report
     monkeypatch.setitem(sys.modules, "reference_model", package)
-    monkeypatch.setitem(sys.modules, "reference_model.verify_report", verify_report)
+    monkeypatch.setitem(sys.modules, "reference_model.verify.report", verify_report)
     text = report.verification_markdown(lambda _line: None)
     assert "`sizing report --with-verification`" in text and text.endswith("all good\n")
 
 
 def test_verification_page_without_torch_is_a_note(monkeypatch):
     notes = []
-    monkeypatch.setitem(sys.modules, "reference_model.verify_report", None)  # import fails, as without torch
+    monkeypatch.setitem(sys.modules, "reference_model.verify.report", None)  # import fails, as without torch
     assert report.verification_markdown(notes.append) is None
     assert report.VERIFICATION_FILE in notes[0] and "needs torch" in notes[0]
 

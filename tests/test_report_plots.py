@@ -3,7 +3,7 @@ overlapping; training-memory.png shows settings that fit as well as the one that
 
 import math
 
-from sizing.hardware import get_gpu
+from sizing.inputs.hardware import get_gpu
 from sizing.memory import training_memory
 from sizing.report import memory_summary
 from sizing.report.plots import (

@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sizing import get_preset
-from sizing.flops import decode_flops_per_token
-from sizing.hardware import get_gpu
+from sizing.formulas.flops import decode_flops_per_token
+from sizing.inputs.hardware import get_gpu
 from sizing.serve import expected_experts_hit, serve, step_bytes, tp_ring_allreduce_seconds
 from sizing.serve.calibration import default_efficiencies
 from sizing.serve.roofline import sum_of_steps, tp_allreduce_latency_seconds

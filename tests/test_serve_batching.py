@@ -13,7 +13,7 @@ from functools import lru_cache
 import pytest
 
 from sizing import get_preset
-from sizing.hardware import get_gpu
+from sizing.inputs.hardware import get_gpu
 from sizing.memory.kv import kv_cache_bytes_per_rank
 from sizing.serve.batching import ContinuousBatching, ceil_sum
 from sizing.serve.result import ServeSettings

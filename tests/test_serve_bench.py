@@ -1,4 +1,4 @@
-"""The serving measurement hook (issue 14): reference_model/serve_bench.py on CPU with a toy
+"""The serving measurement hook (issue 14): reference_model/profile/serve_bench.py on CPU with a toy
 model, a functional test of the code path only (never a performance figure), and the report
 page's "not yet measured" until a CUDA run's JSON is committed as reports/serving-measured.json."""
 
@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def functional(tmp_path_factory):
     pytest.importorskip("torch")
-    from reference_model.serve_bench import main
+    from reference_model.profile.serve_bench import main
 
     out = tmp_path_factory.mktemp("serve") / MEASURED_FILE
     assert main(["--device", "cpu", "--tiny", "--out", str(out)]) == 0
@@ -59,4 +59,4 @@ def test_measured_rows_set_each_point_beside_the_bound(functional):
 
 def test_gpu_profile_script_runs_the_serving_benchmark():
     script = (REPO / "benchmarks" / "gpu_profile.sh").read_text()
-    assert "python -m reference_model.serve_bench --device cuda" in script and MEASURED_FILE in script
+    assert "python -m reference_model.profile.serve_bench --device cuda" in script and MEASURED_FILE in script

@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from sizing.hardware import get_gpu
-from sizing.presets import get_preset
+from sizing.inputs.hardware import get_gpu
+from sizing.inputs.presets import get_preset
 from sizing.serve.estimate import _Machine, serve
 
 

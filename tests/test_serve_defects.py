@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from sizing import get_preset
 from sizing.cli import main
-from sizing.flops import decode_flops_per_token, mla_absorbed_decode_flops_per_token
+from sizing.formulas.flops import decode_flops_per_token, mla_absorbed_decode_flops_per_token
 from sizing.memory.kv import kv_cache_bytes, kv_cache_bytes_per_rank, kv_heads_per_rank, naive_kv_cache_bytes
 from sizing.serve import serve
 from sizing.serve.work import chunked_prefill_kv_reread_bytes, decode_step_flops, step_bytes

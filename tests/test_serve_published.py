@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from sizing.presets import PRESETS
+from sizing.inputs.presets import PRESETS
 from sizing.serve.published import PUBLISHED_SERVING, bound_for
 
 

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from sizing.presets import PRESETS
+from sizing.inputs.presets import PRESETS
 from sizing.serve.calibration import default_efficiencies
 from sizing.serve.calibration_fit import log_errors
 from sizing.serve.published import bound_for

@@ -4,8 +4,8 @@ import pytest
 from click.testing import CliRunner
 
 from sizing.cli import main
+from sizing.inputs.presets import get_preset
 from sizing.memory.quant import quantized_weights
-from sizing.presets import get_preset
 from sizing.serve import serve
 from sizing.serve.quant_bytes import model_weights_bytes, weight_split_bytes, weights_step_bytes
 from sizing.serve.work import step_bytes, unread_table_params

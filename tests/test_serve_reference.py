@@ -1,4 +1,4 @@
-"""sizing.serve against the reference model's generate() on CPU (reference_model/serve_probe.py):
+"""sizing.serve against the reference model's generate() on CPU (reference_model/probes/serve.py):
 the FLOPs of the prefill and of every decode step equal what torch's FlopCounterMode formulas
 count, and the bytes a decode step reads (parameters touched + KV cache slices) equal what a
 dispatch mode sees each op read, exactly, but for one named remainder: aten.embedding is
@@ -15,9 +15,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from reference_model.model import build  # noqa: E402
-from reference_model.serve_probe import probe_generate  # noqa: E402
-from reference_model.small import small_config  # noqa: E402
+from reference_model.model.gpt import build  # noqa: E402
+from reference_model.model.small import small_config  # noqa: E402
+from reference_model.probes.serve import probe_generate  # noqa: E402
 from sizing import get_preset  # noqa: E402
 from sizing.serve.work import decode_step_flops, prefill_flops, step_bytes, unread_table_params  # noqa: E402
 

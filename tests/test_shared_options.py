@@ -68,7 +68,7 @@ def test_a_peak_too_small_for_a_finite_mfu_is_refused_by_the_cli_and_the_api():
     import subprocess
     import sys
 
-    from sizing.profile_settings import ProfileSettings
+    from sizing.inputs.profile_settings import ProfileSettings
 
     with pytest.raises(SizingError, match=r"peak_tflops \(1e-320\) must be a peak in TFLOP/s between 0.001 and 1e\+30"):
         ProfileSettings(seq_len=64, device="cpu", peak_tflops=1e-320)

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sizing.cli import main
-from sizing.presets import get_preset
+from sizing.inputs.presets import get_preset
 from sizing.serve.speculative import expected_tokens_per_step, mtp_head_config, speculate
 from sizing.serve.work import step_bytes
 from sizing.validate import SizingError

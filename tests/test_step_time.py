@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sizing.hardware import get_gpu
+from sizing.inputs.hardware import get_gpu
+from sizing.inputs.presets import get_preset
 from sizing.parallel.gemm import tile_wave_efficiency
 from sizing.parallel.layout import ParallelLayout
 from sizing.parallel.links import Link, group_link
@@ -17,7 +18,6 @@ from sizing.parallel.published_steps import FURTHER_GROUPS, error_rows, median_a
 from sizing.parallel.schedule import pipeline_seconds, stage_split
 from sizing.parallel.stepdata import gpu_constants
 from sizing.parallel.steptime import StepOptions, predict_step
-from sizing.presets import get_preset
 from sizing.validate import SizingError
 
 

@@ -9,8 +9,8 @@ import time
 from click.testing import CliRunner
 
 from sizing.cli import main
+from sizing.inputs.presets import get_preset
 from sizing.parallel.search import search_layout
-from sizing.presets import get_preset
 
 LLAMA405 = ["parallel", "--preset", "llama3.1-405b", "--gpu", "h100", "-T", "8192", "--global-batch", "2048"]
 META = ["--tp", "8", "--pp", "16", "--dp", "128", "--sp", "--schedule", "interleaved", "--v", "8", "--zero", "2"]

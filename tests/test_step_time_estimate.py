@@ -11,10 +11,10 @@ import pytest
 from click.testing import CliRunner
 
 from sizing.cli import main
-from sizing.flops import flop_breakdown
+from sizing.formulas.flops import flop_breakdown
+from sizing.inputs.presets import get_preset
 from sizing.parallel.estimate_mfu import BATCH_TOKENS, search_batches
 from sizing.parallel.search import search_layout
-from sizing.presets import get_preset
 
 
 def _training(*args: str) -> dict:

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import pytest
 
+from sizing.inputs.presets import get_preset
 from sizing.parallel import eager
 from sizing.parallel.layout import ParallelLayout
 from sizing.parallel.ops import Times, recompute_times
 from sizing.parallel.published_steps import FURTHER_GROUPS, error_rows, median_abs_error
 from sizing.parallel.stepdata import gpu_constants, stack
 from sizing.parallel.steptime import StepOptions, predict_step, tied_grad_seconds
-from sizing.presets import get_preset
 
 LLAMA8B = get_preset("llama3.1-8b").config
 FSDP8 = ParallelLayout(dp=8, fsdp="full", micro_batch=2, micro_batches=1)

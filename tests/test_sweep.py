@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from sizing import estimate, get_preset
 from sizing.cli import main
-from sizing.sweeps import HEADLINE_COLUMNS, MEMORY_COLUMNS, parse_values, sweep_rows
+from sizing.plan.sweeps import HEADLINE_COLUMNS, MEMORY_COLUMNS, parse_values, sweep_rows
 from sizing.validate import SizingError
 
 
@@ -170,9 +170,10 @@ def test_pandas_stays_off_the_estimate_path():
         "import sys; sys.argv = ['sizing', 'estimate', '-p', 'llama2-7b']\n"
         "from sizing.cli import main\n"
         "try:\n    main(standalone_mode=False)\nexcept SystemExit:\n    pass\n"
-        "planning = ('sizing.sweeps', 'sizing.compare', 'sizing.rows', 'sizing.plan', 'sizing.scaling')\n"
+        "planning = ('sizing.plan.sweeps', 'sizing.plan.comparison', 'sizing.rows', "
+        "'sizing.plan.compute_optimal', 'sizing.formulas.scaling')\n"
         "print([m for m in planning if m in sys.modules])\n"
-        "import sizing.sweeps, sizing.compare, sizing.rows, sizing.plan\n"
+        "import sizing.plan.sweeps, sizing.plan.comparison, sizing.rows, sizing.plan.compute_optimal\n"
         "print([m for m in ('pandas', 'numpy') if m in sys.modules])"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -188,7 +189,7 @@ def test_a_config_without_context_needs_seq_len(tmp_path):
     with pytest.raises(SizingError, match="seq_len must be given"):
         sweep_rows(str(path), {"n_layers": [1, 2]})
     rows, _ = sweep_rows(str(path), {"n_layers": [1, 2], "seq_len": "128"})
-    from sizing.config_file import load_config_file
+    from sizing.inputs.hf.config_file import load_config_file
 
     base = load_config_file(str(path))
     expected = [estimate(dataclasses.replace(base, n_layers=n), seq_len=128, memory=False) for n in (1, 2)]

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from test_formula_strings import evaluate, symbols
 
 from sizing.cli import main
-from sizing.config import ModelConfig
-from sizing.hardware import GPUS
+from sizing.inputs.config import ModelConfig
+from sizing.inputs.hardware import GPUS
 from sizing.ui.api import MAX_SAFE_INTEGER, ApiError, answer, command_args, fits_by_gpu, js_safe, option_specs
 from sizing.ui.server import make_server
 

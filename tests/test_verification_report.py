@@ -17,16 +17,16 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("pandas")
 
-from reference_model.counting import verify_params
-from reference_model.flop_verify import formula_check, verify_flops
-from reference_model.memory_verify import verify_memory
-from reference_model.verify_report import (
+from reference_model.counting.params import verify_params
+from reference_model.verify.flops import formula_check, verify_flops
+from reference_model.verify.memory import verify_memory
+from reference_model.verify.report import (
     FAMILY_PRESETS,
     _flops_table,
     _memory_section,
     _params_section,
 )
-from sizing.presets import PRESETS
+from sizing.inputs.presets import PRESETS
 from sizing.report import build as report
 
 COMMITTED = Path(__file__).resolve().parents[1] / "reports" / report.VERIFICATION_FILE

@@ -1,4 +1,4 @@
-"""Vision-language models (sizing.vision, vision_hf, vision_prefill) against transformers.
+"""Vision-language models (sizing.vision.model, vision_hf, vision_prefill) against transformers.
 
 Ground truth: tests/fixtures/hf_counts_vision.json (tools/hf_counts_vision.py) and, for the whole
 configs of Gemma-3-27B and Llama-4, `multimodal_total` in tests/fixtures/hf_counts_modern.json
@@ -12,14 +12,14 @@ import pytest
 from click.testing import CliRunner
 
 from sizing.cli import main
-from sizing.config import ConfigError
-from sizing.flops import flop_breakdown
-from sizing.params import total_params
+from sizing.formulas.flops import flop_breakdown
+from sizing.formulas.params import total_params
+from sizing.inputs.config import ConfigError
 from sizing.validate import SizingError
-from sizing.vision import parse_image_size
-from sizing.vision_hf import vlm_from_hf_config
-from sizing.vision_prefill import prefill_with_images, vlm_params
-from sizing.vision_presets import VISION_PRESETS, vision_preset
+from sizing.vision.hf import vlm_from_hf_config
+from sizing.vision.model import parse_image_size
+from sizing.vision.prefill import prefill_with_images, vlm_params
+from sizing.vision.presets import VISION_PRESETS, vision_preset
 
 FIXTURES = Path(__file__).parent / "fixtures"
 COUNTED = json.loads((FIXTURES / "hf_counts_vision.json").read_text())

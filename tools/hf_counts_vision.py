@@ -1,5 +1,5 @@
 """Regenerate tests/fixtures/hf_counts_vision.json: the whole vision-language models of
-sizing.vision_presets as transformers builds them (AutoModelForImageTextToText.from_config on the
+sizing.vision.presets as transformers builds them (AutoModelForImageTextToText.from_config on the
 meta device): `total`, and `vision` (every parameter outside the language model: the tower and
 the projector). A developer tool, never imported by the project; run it in a scratch venv:
 
@@ -19,7 +19,7 @@ from transformers import AutoConfig, AutoModelForImageTextToText
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from sizing.vision_presets import VISION_PRESETS  # noqa: E402
+from sizing.vision.presets import VISION_PRESETS  # noqa: E402
 
 OUT = ROOT / "tests" / "fixtures" / "hf_counts_vision.json"
 

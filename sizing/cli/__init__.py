@@ -13,10 +13,10 @@ from typing import ClassVar
 
 import click
 
-from .. import __version__
-from ..validate import SizingError, show_arg
-from .common import UserError
-from .repeats import reject_repeated_options
+from sizing import __version__
+from sizing.cli.common import UserError
+from sizing.cli.repeats import reject_repeated_options
+from sizing.validate import SizingError, show_arg
 
 
 class LazyGroup(click.Group):
@@ -124,8 +124,37 @@ class LazyGroup(click.Group):
             raise UserError(exc.format_message()) from None
 
 
+def _add_data_files(kind: str, paths: tuple[str, ...]) -> None:
+    """--gpu-file / --presets-file, read before any command module loads its tables."""
+    from sizing.inputs import add_user_file
+
+    try:
+        for path in paths:
+            add_user_file(kind, path)
+    except SizingError as exc:
+        raise UserError(str(exc)) from None
+
+
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(version=__version__, package_name="transformer-sizing")
+@click.option(
+    "--gpu-file",
+    metavar="FILE",
+    multiple=True,
+    expose_value=False,
+    is_eager=True,
+    callback=lambda ctx, param, paths: _add_data_files("gpus", paths),
+    help="A JSON file of your own GPUs, read beside the built-in table (format: docs/data.md).",
+)
+@click.option(
+    "--presets-file",
+    metavar="FILE",
+    multiple=True,
+    expose_value=False,
+    is_eager=True,
+    callback=lambda ctx, param, paths: _add_data_files("presets", paths),
+    help="A JSON file of your own presets, read beside the built-in ones (format: docs/data.md).",
+)
 def main():
     """How big is this transformer, what will it cost to train, will it fit?
 

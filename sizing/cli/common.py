@@ -8,10 +8,8 @@ from dataclasses import dataclass
 
 import click
 
-from ..config import ModelConfig
-from ..presets import Preset, get_preset
-from ..units import parse_quantity
-from ..validate import MAX_TOKENS, SizingError, show, show_arg
+from sizing.inputs import ModelConfig, Preset, get_preset, parse_quantity
+from sizing.validate import MAX_TOKENS, SizingError, show, show_arg
 
 FORMATS = ("table", "markdown", "json", "csv")
 
@@ -92,8 +90,8 @@ def resolve_model(
             name, cfg = chosen.name, chosen.config
         else:
             # imported here: only a --config run pays for the Hugging Face mapping
-            from ..config_file import load_config_file
-            from ..vision_hf import text_only_label
+            from sizing.inputs.hf import load_config_file
+            from sizing.vision import text_only_label
 
             cfg = load_config_file(config_path)
             name = config_path + text_only_label(config_path)
@@ -109,8 +107,8 @@ def _other_command(preset: str | None) -> str | None:
     """The command that sizes a hybrid or vision-language preset, named in one line."""
     if not preset:
         return None
-    from ..hybrid.presets import HYBRID_PRESETS
-    from ..vision_presets import VISION_PRESETS
+    from sizing.hybrid import HYBRID_PRESETS
+    from sizing.vision import VISION_PRESETS
 
     for command, presets in (("hybrid", HYBRID_PRESETS), ("vision", VISION_PRESETS)):
         if preset in {p.name for p in presets}:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import click
 
-from ..validate import SizingError
-from .common import UserError
-from .options import Quantity
-from .single import one_value_option
-from .workload import conventions_options, format_option, hardware_options
+from sizing.cli.common import UserError
+from sizing.cli.options import Quantity
+from sizing.cli.single import one_value_option
+from sizing.cli.workload import conventions_options, format_option, hardware_options
+from sizing.validate import SizingError
 
 # What the table and markdown show; CSV and JSON carry every column of sizing.rows.COLUMNS.
 VIEW = [
@@ -54,8 +54,8 @@ def compare(presets, configs, seq_len, attention, recompute, tokens, gpu, dtype,
       sizing compare -p llama2-7b -p mistral-7b -p llama3-8b --seq-len 4096 --tokens 2T --gpu h100
       sizing compare -p gpt3-175b --config config.json --format csv
     """
-    from ..compare import compare as run_compare
-    from ..render.rows import render_rows
+    from sizing.plan import compare as run_compare
+    from sizing.render import render_rows
 
     models = list(presets) + list(configs)
     if not models:

@@ -6,11 +6,12 @@ import dataclasses
 
 import click
 
-from ..default_gpu import default_gpu_for
-from ..energy import DEFAULT_KG_CO2_PER_KWH, DEFAULT_PUE
-from ..hardware import get_gpu
-from ..validate import MAX_SEQ_LEN, SizingError
-from ..vocabulary import (
+from sizing.cli.common import FORMATS, UserError, model_options, resolve_model
+from sizing.cli.options import MFU_TYPE, PRICE_TYPE, Choice, Count, Number, Quantity
+from sizing.inputs import default_gpu_for, get_gpu
+from sizing.training import DEFAULT_KG_CO2_PER_KWH, DEFAULT_PUE
+from sizing.validate import MAX_SEQ_LEN, SizingError
+from sizing.vocabulary import (
     ATTENTION_CONVENTIONS,
     COMPUTE_DTYPES,
     DEFAULT_ATTENTION,
@@ -18,8 +19,6 @@ from ..vocabulary import (
     DEFAULT_RECOMPUTE,
     RECOMPUTE_MODES,
 )
-from .common import FORMATS, UserError, model_options, resolve_model
-from .options import MFU_TYPE, PRICE_TYPE, Choice, Count, Number, Quantity
 
 
 @click.command()
@@ -125,7 +124,7 @@ def estimate(
       sizing estimate --preset llama2-7b --tokens 2T --gpu h100 --mfu 0.45 --gpus 1024 --price 2.5
       sizing estimate --config config.json --seq-len 8192 --attention causal --format json
     """
-    from ..estimate import estimate as run_estimate
+    from sizing.estimate import estimate as run_estimate
 
     model = resolve_model(preset, config_path, overrides)
     try:
@@ -156,7 +155,7 @@ def estimate(
         pue=pue,
         grid_kg_co2_per_kwh=grid_kg_co2_per_kwh,
     )
-    from ..render.estimate import render_estimate
+    from sizing.render import render_estimate
 
     est = dataclasses.replace(est, seq_len_source=seq_len_source, mfu_layout=layout_mfu, mfu_source=mfu_source)
     click.echo(render_estimate(est, fmt), nl=False)
@@ -168,7 +167,7 @@ def run_mfu(cfg, seq_len, attention, gpu, gpu_entry, dtype, mfu, num_gpus):
     (sizing.parallel.estimate_mfu, imported only then), else the constant with a note."""
     if mfu is not None or num_gpus is None or gpu is None or dtype not in (None, "bf16", "fp16"):
         return mfu or DEFAULT_MFU, None, None
-    from ..parallel.estimate_mfu import best_layout_mfu
+    from sizing.parallel import best_layout_mfu
 
     found = best_layout_mfu(cfg, seq_len, num_gpus, gpu_entry.key, attention or "full")
     if found is None:
@@ -179,13 +178,13 @@ def run_mfu(cfg, seq_len, attention, gpu, gpu_entry, dtype, mfu, num_gpus):
 
 def default_seq_len(model, config_path: str | None, seq_len: int | None) -> tuple[int, str]:
     """(T, where it came from): --seq-len, else the preset's training context, else the config
-    file's pretraining context (sizing.hf_context: RoPE scaling's original_max_position_embeddings,
+    file's pretraining context (sizing.inputs.hf.context: RoPE scaling's original_max_position_embeddings,
     else max_position_embeddings or the field CONTEXT_FIELDS finds)."""
     if seq_len is not None:
         return seq_len, "--seq-len"
     if model.preset is not None:
         return model.preset.context, f"{model.preset.name}'s training context"
-    from ..config_file import read_config_file
+    from sizing.inputs.hf import read_config_file
 
     read = read_config_file(config_path)
     if read.context is None:

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import click
 
-from ..units import GIB, format_int
-from .common import FORMATS, UserError, quantity
-from .options import Choice, Count
+from sizing.cli.common import FORMATS, UserError, quantity
+from sizing.cli.options import Choice, Count
+from sizing.inputs import GIB, format_int
 
 NOT_MODELLED = "training activation memory of the state mixers (inference memory and FLOPs are modelled)"
 
 
 def _load(preset: str | None, config_path: str | None):
-    from ..hybrid.presets import HYBRID_PRESETS, hybrid_preset
+    from sizing.hybrid import HYBRID_PRESETS, hybrid_preset
 
     names = [p.name for p in HYBRID_PRESETS]
     if (preset is None) == (config_path is None):
@@ -27,7 +27,7 @@ def _load(preset: str | None, config_path: str | None):
             raise UserError(f"--preset ({preset!r}) is not a hybrid preset; valid: {', '.join(names)}") from None
     import json
 
-    from ..hybrid.hf import hybrid_from_hf_config
+    from sizing.hybrid import hybrid_from_hf_config
 
     try:
         with open(config_path, encoding="utf-8") as f:
@@ -38,10 +38,9 @@ def _load(preset: str | None, config_path: str | None):
 
 
 def _fit(m, gpu: str, context: int, batch: int, weight_dtype: str, kv_dtype: str, ssm_dtype: str) -> dict:
-    from ..hardware import get_gpu
-    from ..hybrid.memory import all_attention_kv_bytes, max_batch, max_context
-    from ..hybrid.model import total_params
-    from ..memory.kv import dtype_bytes
+    from sizing.hybrid import all_attention_kv_bytes, max_batch, max_context, total_params
+    from sizing.inputs import get_gpu
+    from sizing.memory import dtype_bytes
 
     capacity = get_gpu(gpu).memory_bytes
     free = capacity - dtype_bytes(total_params(m), weight_dtype)
@@ -55,8 +54,8 @@ def _fit(m, gpu: str, context: int, batch: int, weight_dtype: str, kv_dtype: str
 
 
 def hybrid_summary(m, context: int, batch: int, weight_dtype: str, kv_dtype: str, ssm_dtype: str) -> dict:
-    from ..hybrid import model as M
-    from ..hybrid.memory import hybrid_inference_memory
+    from sizing.hybrid import hybrid_inference_memory
+    from sizing.hybrid import model as M
 
     mem = hybrid_inference_memory(m, context, batch, weight_dtype, kv_dtype, ssm_dtype)
     return {
@@ -93,7 +92,7 @@ def hybrid_summary(m, context: int, batch: int, weight_dtype: str, kv_dtype: str
 
 
 def _render(s: dict, preset) -> str:
-    from ..render.tables import table
+    from sizing.render import table
 
     lines = [
         f"{s['name']}: {s['layers']['total']} layers, {s['layers']['attention']} attention, "
@@ -167,7 +166,7 @@ def hybrid(preset, config_path, context, batch, weight_dtype, kv_dtype, ssm_dtyp
       sizing hybrid --preset jamba-v0.1 --context 262144 --gpu h100
       sizing hybrid --config nemotron-h-8b/config.json --context 128K --batch 8 --format json
     """
-    from ..validate import MAX_SEQ_LEN
+    from sizing.validate import MAX_SEQ_LEN
 
     m, p = _load(preset, config_path)
     ctx = quantity(context, "--context", MAX_SEQ_LEN)

@@ -4,19 +4,17 @@ from __future__ import annotations
 
 import click
 
-from ..hardware import DTYPES, GPUS
-from ..presets import PRESETS
-from ..render.tables import csv_text, table
-from ..units import GIB, format_int, format_si
-from .common import FORMATS
-from .options import Choice
+from sizing.cli.common import FORMATS
+from sizing.cli.options import Choice
+from sizing.inputs import DTYPES, GIB, GPUS, PRESETS, format_int, format_si
+from sizing.render import csv_text, table
 
 
 @click.command()
 @click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
 def presets(fmt):
     """List the presets with their parameter counts, context and source."""
-    from ..params import active_params, total_params
+    from sizing.formulas import active_params, total_params
 
     headers = ["name", "family", "params", "active", "context", "tokens", "published", "source"]
     rows = []
@@ -61,8 +59,8 @@ def presets(fmt):
         ],
     )
     if fmt in ("table", "markdown"):
-        from ..hybrid.presets import HYBRID_PRESETS
-        from ..vision_presets import VISION_PRESETS
+        from sizing.hybrid import HYBRID_PRESETS
+        from sizing.vision import VISION_PRESETS
 
         click.echo(
             f"\nhybrid SSM / linear-attention presets (`sizing hybrid`): {', '.join(p.name for p in HYBRID_PRESETS)}"

@@ -9,15 +9,19 @@ from __future__ import annotations
 import click
 from click.core import ParameterSource
 
-from ..default_gpu import default_gpu_for
-from ..hardware import get_gpu
-from ..memory import inference_memory, training_memory
-from ..render.memory import render_memory
-from ..units import GIB
-from ..validate import SizingError
-from .common import FORMATS, UserError, model_options, resolve_model
-from .memory_options import engine_options, gpu_and_finetune_options, inference_options, tp_option, training_options
-from .options import Choice
+from sizing.cli.common import FORMATS, UserError, model_options, resolve_model
+from sizing.cli.memory_options import (
+    engine_options,
+    gpu_and_finetune_options,
+    inference_options,
+    tp_option,
+    training_options,
+)
+from sizing.cli.options import Choice
+from sizing.inputs import GIB, default_gpu_for, get_gpu
+from sizing.memory import inference_memory, training_memory
+from sizing.render import render_memory
+from sizing.validate import SizingError
 
 EXIT_DOES_NOT_FIT = 3
 
@@ -79,7 +83,7 @@ def _default_len(model, config_path: str | None, inference: bool, seq_len, conte
 
 
 def _gpu_key(model, gpu: str | None) -> str:
-    """--gpu, else the preset's published run's GPU (sizing.default_gpu), as its table key."""
+    """--gpu, else the preset's published run's GPU (sizing.inputs.default_gpu), as its table key."""
     try:
         return get_gpu(gpu or default_gpu_for(model.preset.name if model.preset else None)).key
     except SizingError as exc:
@@ -125,7 +129,7 @@ def _answered_as_finetune(
     and True; --finetune full or none: False, the ordinary answer follows."""
     if finetune is None and lora_rank is None and lora_targets is None:
         return False
-    from .memory_finetune import finetune_memory
+    from sizing.cli.memory_finetune import finetune_memory
 
     adapters = dict(finetune=finetune, lora_rank=lora_rank, lora_targets=lora_targets)
     work = {k: options[k] for k in ("precision", "optimizer", "recompute", "attention_impl")}
@@ -230,9 +234,9 @@ def _check_deployed_options(inference, weight_dtype, quant, engine, utilization,
 
 def _echo_engine(result, engine: str, utilization, max_num_batched_tokens, tp, fmt: str) -> None:
     """The engine's split of the GPU (sizing/memory/engine.py); exit 3 when the engine would not start."""
-    from ..memory.engine import DEFAULT_MAX_NUM_BATCHED_TOKENS, engine_memory
-    from ..render.engine import render_engine
-    from ..serve.quant_bytes import model_weights_bytes
+    from sizing.memory import DEFAULT_MAX_NUM_BATCHED_TOKENS, engine_memory
+    from sizing.render import render_engine
+    from sizing.serve import model_weights_bytes
 
     e = engine_memory(
         result.config,
@@ -252,7 +256,7 @@ def _echo_engine(result, engine: str, utilization, max_num_batched_tokens, tp, f
 
 def _runtime_reserve(reserve_gib: float | None, communicators: int):
     """--runtime-reserve as given, else the CUDA context + NCCL estimate (sizing.memory.runtime)."""
-    from ..memory.runtime import default_runtime_reserve, given_runtime_reserve
+    from sizing.memory import default_runtime_reserve, given_runtime_reserve
 
     if reserve_gib is None:
         return default_runtime_reserve(communicators)
@@ -260,11 +264,11 @@ def _runtime_reserve(reserve_gib: float | None, communicators: int):
 
 
 def _file_context(config_path: str | None, inference: bool) -> int | None:
-    """A config file's default context (sizing.hf_context): the pretraining context for
+    """A config file's default context (sizing.inputs.hf.context): the pretraining context for
     training, max_position_embeddings (what it serves) for inference."""
     if config_path is None:
         return None
-    from ..config_file import read_config_file
+    from sizing.inputs.hf import read_config_file
 
     read = read_config_file(config_path)
     return read.served_context if inference else read.context
@@ -308,8 +312,7 @@ def _with_parallel_advice(result, cfg, dp: int, micro_batch: int, gpu_key: str):
     same dp GPUs: a tp/pp/cp layout, CPU offload, LoRA, QLoRA (each the fastest that fits)."""
     import dataclasses
 
-    from ..parallel.min_gpus import min_gpus_hint, min_gpus_that_fit
-    from ..parallel.search import ALTERNATIVES, search_layout, would_fit
+    from sizing.parallel import ALTERNATIVES, min_gpus_hint, min_gpus_that_fit, search_layout, would_fit
 
     options = dict(
         gpu=gpu_key, precision=result.precision, optimizer=result.optimizer, attention_impl=result.attention_impl

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import click
 
-from ..parallel.layout import LORA_TARGETS
-from ..validate import SizingError, require_choice
-from .common import UserError
+from sizing.cli.common import UserError
+from sizing.parallel import LORA_TARGETS
+from sizing.validate import SizingError, require_choice
 
 EXIT_DOES_NOT_FIT = 3
 
@@ -50,9 +50,8 @@ def finetune_memory(model, seq_len: int, fmt: str, **opts) -> bool:
 
 
 def _print_plan(model, seq_len: int, fmt: str, opts: dict) -> None:
-    from ..parallel.layout import ParallelLayout
-    from ..parallel.plan import parallel_plan
-    from ..render.parallel import render_plan
+    from sizing.parallel import ParallelLayout, parallel_plan
+    from sizing.render import render_parallel_plan
 
     fields = dict(dp=opts["dp"], zero=opts["zero"], micro_batch=opts["micro_batch"], micro_batches=1)
     fields["finetune"] = opts["finetune"]
@@ -85,7 +84,7 @@ def _print_plan(model, seq_len: int, fmt: str, opts: dict) -> None:
     def fits(p) -> bool:
         return p.per_gpu_bytes <= capacity
 
-    click.echo(render_plan(plan, fmt).rstrip("\n"))
+    click.echo(render_parallel_plan(plan, fmt).rstrip("\n"))
     if fmt in ("table", "markdown"):
         verdict = "fits" if fits(plan) else "does not fit"
         click.echo(f"{reserve.describe()}: {verdict} with it ({capacity / 2**30:.2f} GiB usable)")

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import click
 
-from ..memory import OPTIMIZER_ALIASES, OPTIMIZERS, ZERO_STAGES
-from ..memory.engine import ENGINES
-from ..memory.quant import FORMATS as QUANT_FORMATS
-from ..parallel.layout import FINETUNE_MODES
-from ..validate import MAX_SEQ_LEN
-from ..vocabulary import (
+from sizing.cli.options import Choice, Count, Number, option_group
+from sizing.memory import ENGINES, OPTIMIZER_ALIASES, OPTIMIZERS, ZERO_STAGES
+from sizing.memory import FORMATS as QUANT_FORMATS
+from sizing.parallel import FINETUNE_MODES
+from sizing.validate import MAX_SEQ_LEN
+from sizing.vocabulary import (
     ATTENTION_IMPL_ALIASES,
     ATTENTION_IMPLS,
     DEFAULT_ATTENTION_IMPL,
@@ -22,7 +22,6 @@ from ..vocabulary import (
     PRECISION_POLICIES,
     RECOMPUTE_MODES,
 )
-from .options import Choice, Count, Number, option_group
 
 _SEQ_LEN = Count("--seq-len", maximum=MAX_SEQ_LEN)
 _CONTEXT = Count("--context", maximum=MAX_SEQ_LEN)

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import click
 
-from ..validate import (
+from sizing.cli.common import UserError, quantity
+from sizing.validate import (
     MAX_COUNT,
     MAX_FLOAT,
     MAX_PRICE,
@@ -21,7 +22,6 @@ from ..validate import (
     show,
     show_arg,
 )
-from .common import UserError, quantity
 
 
 class Choice(click.ParamType):

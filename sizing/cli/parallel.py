@@ -11,14 +11,22 @@ from __future__ import annotations
 
 import click
 
-from ..default_gpu import default_gpu_for
-from ..hardware import get_gpu
-from ..memory import OPTIMIZER_ALIASES, OPTIMIZERS
-from ..parallel.batches import DEFAULT_GLOBAL_BATCH
-from ..parallel.layout import FINETUNE_MODES, FSDP_MODES, LORA_TARGETS, PP_SCHEDULES, ParallelLayout
-from ..parallel.stepdata import DEFAULT_STACK, STACKS
-from ..validate import MAX_SEQ_LEN, SizingError, require_choice
-from ..vocabulary import (
+from sizing.cli.common import FORMATS, UserError, model_options, resolve_model
+from sizing.cli.options import MFU_TYPE, MIN_MFU, Choice, Count, Number, Quantity
+from sizing.inputs import default_gpu_for, get_gpu
+from sizing.memory import OPTIMIZER_ALIASES, OPTIMIZERS
+from sizing.parallel import (
+    DEFAULT_GLOBAL_BATCH,
+    DEFAULT_STACK,
+    FINETUNE_MODES,
+    FSDP_MODES,
+    LORA_TARGETS,
+    PP_SCHEDULES,
+    STACKS,
+    ParallelLayout,
+)
+from sizing.validate import MAX_SEQ_LEN, SizingError, require_choice
+from sizing.vocabulary import (
     ATTENTION_IMPL_ALIASES,
     ATTENTION_IMPLS,
     DEFAULT_MFU,
@@ -28,8 +36,6 @@ from ..vocabulary import (
     PRECISION_POLICIES,
     RECOMPUTE_MODES,
 )
-from .common import FORMATS, UserError, model_options, resolve_model
-from .options import MFU_TYPE, MIN_MFU, Choice, Count, Number, Quantity
 
 EXIT_DOES_NOT_FIT = 3
 _DIMS = ("dp", "tp", "pp", "cp", "ep")
@@ -158,14 +164,14 @@ def parallel(preset, config_path, overrides, seq_len, **opts):
         model.config.check_context(T, "--seq-len")
         if search:
             return _search(model, T, layout, opts, plan_options, fmt)
-        from ..parallel.plan import parallel_plan
-        from ..render.parallel import render_plan
+        from sizing.parallel import parallel_plan
+        from sizing.render import render_parallel_plan
 
         recompute = opts.get("recompute") or "none"
         plan = parallel_plan(model.config, layout, T, recompute=recompute, name=model.name, **plan_options)
     except SizingError as exc:
         raise UserError(str(exc)) from None
-    click.echo(render_plan(plan, fmt))
+    click.echo(render_parallel_plan(plan, fmt))
     if not plan.fits:
         raise SystemExit(EXIT_DOES_NOT_FIT)
 
@@ -194,7 +200,7 @@ def _plan_options(opts: dict, gpu_key: str) -> dict:
     }
     stack = opts.pop("stack")
     if stack is not None or out["precision"] == "fp8" or out["nvlink_gbs"] or out["network_gbs"]:
-        from ..parallel.steptime import StepOptions
+        from sizing.parallel import StepOptions
 
         out["step_options"] = StepOptions(
             stack=stack or DEFAULT_STACK,
@@ -291,9 +297,8 @@ def _layout(opts: dict) -> tuple[ParallelLayout, bool]:
 
 
 def _search(model, T, base, opts, plan_options, fmt):
-    from ..parallel.min_gpus import min_gpus_that_fit
-    from ..parallel.search import search_layout, would_fit
-    from ..render.parallel import render_no_fit, render_plan
+    from sizing.parallel import min_gpus_that_fit, search_layout, would_fit
+    from sizing.render import render_no_fit, render_parallel_plan
 
     global_batch = opts.get("global_batch") or DEFAULT_GLOBAL_BATCH
     gpus, max_gpus = opts.get("gpus"), opts.get("max_gpus") or 2**15
@@ -301,7 +306,7 @@ def _search(model, T, base, opts, plan_options, fmt):
     plan_options = {**plan_options, "name": model.name}
     result = search_layout(model.config, T, global_batch, gpus, max_gpus, recompute, base, **plan_options)
     if result.best is not None:
-        click.echo(render_plan(result.best, fmt))
+        click.echo(render_parallel_plan(result.best, fmt))
         return
     if gpus is None:
         click.echo(render_no_fit(model.name, result.gpus, plan_options["gpu"], [], fmt))

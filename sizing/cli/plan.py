@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import click
 
-from ..validate import MAX_SEQ_LEN, SizingError
-from ..vocabulary import DEFAULT_GPU, DEFAULT_MFU
-from .common import UserError
-from .options import MFU_TYPE, Choice, Count, Number, Quantity
-from .single import one_value_option
-from .workload import format_option
+from sizing.cli.common import UserError
+from sizing.cli.options import MFU_TYPE, Choice, Count, Number, Quantity
+from sizing.cli.single import one_value_option
+from sizing.cli.workload import format_option
+from sizing.validate import MAX_SEQ_LEN, SizingError
+from sizing.vocabulary import DEFAULT_GPU, DEFAULT_MFU
 
 
 @click.command()
@@ -63,8 +63,8 @@ def plan(flops, gpus, days, gpu, mfu, law, like, seq_len, inference_tokens, fmt)
       sizing plan --gpus 1024 --days 30 --gpu h100 --mfu 0.4
       sizing plan --flops 5.76e23 --inference-tokens 10T --format json
     """
-    from ..plan import plan as run_plan
-    from ..render.plan import render_plan
+    from sizing.plan import plan as run_plan
+    from sizing.render import render_plan
 
     if (flops is None) == (days is None):
         raise UserError("give a budget: --flops C, or --gpus N --days D (not both)")

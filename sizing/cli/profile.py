@@ -1,12 +1,12 @@
 """`sizing profile`: time training steps of the PyTorch reference model on a GPU and set step
 time, achieved TFLOP/s, MFU and peak memory beside sizing's predictions (issue 7).
 
-The measuring lives in reference_model/profile.py; torch is imported only inside the command
+The measuring lives in reference_model/profile/run.py; torch is imported only inside the command
 body. Without CUDA the command exits 2 with one line, unless --device cpu asks for a tiny
 timing run (a functional test, never a performance figure).
 
 `--planned NAME` takes the model and settings of one of the planned GPU runs
-(sizing/planned_runs.py); `--plan-report PATH [--results DIR]` writes their report page
+(sizing/inputs/planned_runs.py); `--plan-report PATH [--results DIR]` writes their report page
 (sizing/report/gpu_profile.py).
 """
 
@@ -17,28 +17,25 @@ from pathlib import Path
 
 import click
 
-from ..memory.step_peak import training_memory_in_dtype
-from ..planned_runs import (
+from sizing.cli.common import UserError, model_options, resolve_model
+from sizing.cli.options import Choice, Count, Number
+from sizing.inputs import (
+    ATTENTION_IMPLS,
+    DEVICES,
+    GIB,
     PLANNED_RUN_NAMES,
     SCRIPT,
     PlannedRun,
+    ProfileError,
+    ProfileSettings,
     model_args,
     planned_run,
     settings_args,
 )
-from ..profile_settings import (
-    ATTENTION_IMPLS,
-    DEVICES,
-    ProfileError,
-    ProfileSettings,
-)
-from ..report.files import write_bytes_atomic
-from ..report.gpu_profile import plan_report_markdown
-from ..units import GIB
-from ..validate import MAX_SEQ_LEN, MIN_PEAK_TFLOPS, PEAK_WHAT, SizingError
-from ..vocabulary import ATTENTION_IMPL_ALIASES, RECOMPUTE_MODES, TRAINING_DTYPES
-from .common import UserError, model_options, resolve_model
-from .options import Choice, Count, Number
+from sizing.memory import training_memory_in_dtype
+from sizing.report import plan_report_markdown, write_bytes_atomic
+from sizing.validate import MAX_SEQ_LEN, MIN_PEAK_TFLOPS, PEAK_WHAT, SizingError
+from sizing.vocabulary import ATTENTION_IMPL_ALIASES, RECOMPUTE_MODES, TRAINING_DTYPES
 
 FORMATS = ("table", "json", "markdown")
 # sizing's vocabulary calls the fused kernel "flash" (ATTENTION_IMPL_ALIASES: sdpa -> flash); the
@@ -150,7 +147,7 @@ def _plan_report_only(plan_report: str | None, results: str | None, model_given:
 
 
 def _profile(model, settings: ProfileSettings, device: str, command: str, out: str | None, fmt: str) -> None:
-    """Time the run (reference_model/profile.py; torch imported here, never at module level) and
+    """Time the run (reference_model/profile/run.py; torch imported here, never at module level) and
     print it, writing its markdown section to `out` when asked."""
     try:
         import torch

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import click
 
-from ..validate import show_arg
-from .common import UserError
+from sizing.cli.common import UserError
+from sizing.validate import show_arg
 
 
 def _single_value_spellings(command: click.Command) -> dict[str, str]:

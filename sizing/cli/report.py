@@ -8,7 +8,7 @@ from functools import partial
 
 import click
 
-from .common import UserError
+from sizing.cli.common import UserError
 
 
 @click.command()
@@ -45,7 +45,7 @@ def report(out_dir, check, with_verification, force):
     missing = [name for name in ("pandas", "tabulate", "matplotlib") if not _importable(name)]
     if missing:
         raise UserError(f"sizing report needs {', '.join(missing)}: pip install 'transformer-sizing[report]'")
-    from ..report.build import ReportFolderError, check_reports, write_reports
+    from sizing.report import ReportFolderError, check_reports, write_reports
 
     def echo(line):
         click.echo(line, err=True)

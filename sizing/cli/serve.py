@@ -5,13 +5,13 @@ from __future__ import annotations
 import click
 from click.core import ParameterSource
 
-from ..default_gpu import default_gpu_for
-from ..render.serve import render_serve
-from ..serve import serve as serve_estimate
-from ..validate import SizingError
-from .common import FORMATS, UserError, model_options, resolve_model
-from .options import Choice
-from .serve_options import capacity_options, deployment_options, dtype_options, rate_options, workload_options
+from sizing.cli.common import FORMATS, UserError, model_options, resolve_model
+from sizing.cli.options import Choice
+from sizing.cli.serve_options import capacity_options, deployment_options, dtype_options, rate_options, workload_options
+from sizing.inputs import default_gpu_for
+from sizing.render import render_serve
+from sizing.serve import serve as serve_estimate
+from sizing.validate import SizingError
 
 
 @click.command()
@@ -113,7 +113,7 @@ def _estimate(
         )
         cached = None
         if prefix is not None:
-            from ..serve.prefix import prefix_cache
+            from sizing.serve import prefix_cache
 
             cached = prefix_cache(result, prefix)
     except SizingError as exc:
@@ -125,7 +125,7 @@ def _echo(result, cached, fmt: str) -> None:
     """The estimate, with the prefix cache's figures when asked; exit 3 when it does not fit."""
     text = render_serve(result, fmt).rstrip("\n")
     if cached is not None:
-        from ..render.prefix import with_prefix_cache
+        from sizing.render import with_prefix_cache
 
         text = with_prefix_cache(text, cached, fmt)
     click.echo(text)
@@ -135,7 +135,7 @@ def _echo(result, cached, fmt: str) -> None:
 
 def _exit_not_fitting(result, fmt: str) -> None:
     """Exit 3, as `sizing memory` does, naming what would fit (on stderr for json/csv output)."""
-    from ..serve.fit import not_fit_reason, would_fit
+    from sizing.serve import not_fit_reason, would_fit
 
     lines = [f"{not_fit_reason(result)}"] + [f"would fit: {w}" for w in would_fit(result)]
     click.echo("\n".join(lines), err=fmt in ("json", "csv"))
@@ -173,8 +173,8 @@ def _capacity(
     **_,
 ) -> None:
     """--rate: the capacity plan. The layout options are what it searches, so they are refused."""
-    from ..render.capacity import render_capacity
-    from ..serve.capacity import parse_seconds, plan_capacity
+    from sizing.render import render_capacity
+    from sizing.serve import parse_seconds, plan_capacity
 
     ctx = click.get_current_context()
     searched = [

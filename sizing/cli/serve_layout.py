@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import click
 
-from ..memory.quant import FORMATS as QUANT_FORMATS
-from ..validate import MAX_SEQ_LEN
-from ..vocabulary import DEFAULT_GPU, DTYPE_BITS
-from .common import FORMATS, model_options, resolve_model
-from .options import Choice, Count
+from sizing.cli.common import FORMATS, model_options, resolve_model
+from sizing.cli.options import Choice, Count
+from sizing.memory import FORMATS as QUANT_FORMATS
+from sizing.validate import MAX_SEQ_LEN
+from sizing.vocabulary import DEFAULT_GPU, DTYPE_BITS
 
 
 @click.command("serve-layout")
@@ -51,8 +51,8 @@ def serve_layout(preset, config_path, overrides, gpu, context, weights, kv_dtype
       sizing serve-layout --preset llama3.1-405b --gpu h100 --weights bf16 --gpus 16 --gpus 32
       sizing serve-layout --preset gpt-oss-120b --gpu h100 --weights mxfp4-experts --gpus 1 --gpus 2 --gpus 4 --gpus 8
     """
-    from ..render.moe_layout import render_layouts
-    from ..serve.moe_layout import compare_layouts, why_best
+    from sizing.render import render_layouts
+    from sizing.serve import compare_layouts, why_best
 
     model = resolve_model(preset, config_path, overrides)
     steps = compare_layouts(model.config, gpu, context, weights, kv_dtype, tuple(gpu_counts) or (8, 16, 32))

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import click
 
-from ..memory.quant import FORMATS as QUANT_FORMATS
-from ..validate import MAX_SEQ_LEN
-from ..vocabulary import (
+from sizing.cli.options import PRICE_TYPE, Choice, Count, Number, option_group
+from sizing.memory import FORMATS as QUANT_FORMATS
+from sizing.validate import MAX_SEQ_LEN
+from sizing.vocabulary import (
     ATTENTION_CONVENTIONS,
     DEFAULT_MLA_IMPL,
     DEFAULT_SERVE_ATTENTION,
@@ -18,7 +19,6 @@ from ..vocabulary import (
     SERVE_ACTIVATION_DTYPES,
     STORAGE_DTYPES,
 )
-from .options import PRICE_TYPE, Choice, Count, Number, option_group
 
 DEFAULT_TOKEN_BUDGET, DEFAULT_BLOCK_SIZE = 8192, 16  # = sizing.serve.batching's (kept light: no import)
 

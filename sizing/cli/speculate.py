@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import click
 
-from ..serve.quant_bytes import WEIGHT_CHOICES
-from ..validate import MAX_SEQ_LEN
-from ..vocabulary import DEFAULT_GPU, STORAGE_DTYPES
-from .common import FORMATS, UserError, model_options, resolve_model
-from .options import Choice, Count, Number
+from sizing.cli.common import FORMATS, UserError, model_options, resolve_model
+from sizing.cli.options import Choice, Count, Number
+from sizing.serve import WEIGHT_CHOICES
+from sizing.validate import MAX_SEQ_LEN
+from sizing.vocabulary import DEFAULT_GPU, STORAGE_DTYPES
 
 
 @click.command()
@@ -46,9 +46,9 @@ def speculate(preset, config_path, overrides, draft, k, acceptance, context, bat
       sizing speculate --preset llama2-70b --draft llama2-7b --k 4 --acceptance 0.7 --gpu h200
       sizing speculate --preset deepseek-v3 --k 1 --acceptance 0.85 --batch 256 --weight-dtype fp8
     """
-    from ..presets import get_preset
-    from ..render.speculative import render_speculation
-    from ..serve.speculative import speculate as run
+    from sizing.inputs import get_preset
+    from sizing.render import render_speculation
+    from sizing.serve import speculate as run
 
     model = resolve_model(preset, config_path, overrides)
     draft_cfg = None

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
-from ..validate import SizingError, show
-from .common import UserError
-from .single import one_value_option
-from .workload import format_option
+from sizing.cli.common import UserError
+from sizing.cli.single import one_value_option
+from sizing.cli.workload import format_option
+from sizing.validate import SizingError, show
 
 MAX_POINTS = 1_000_000  # a grid past this is a typo (16:65536:1), not a question
 SHOWN_SKIPPED = 20  # the text and markdown outputs list this many skipped points, then a count
@@ -75,8 +75,8 @@ def sweep(preset, config_path, axes, with_memory, sort, fmt, **run_values):
       sizing sweep -p llama2-7b --set n_layers=24,32,48 --set d_model=4096,5120 --tokens 1T,2T --gpu h100,b200
       sizing sweep -p llama2-7b --set n_layers=16:64:8 --format csv
     """
-    from ..render.rows import render_rows
-    from ..sweeps import HEADLINE_COLUMNS, MEMORY_COLUMNS, grid_size, sweep_rows
+    from sizing.plan import HEADLINE_COLUMNS, MEMORY_COLUMNS, grid_size, sweep_rows
+    from sizing.render import render_rows
 
     if bool(preset) == bool(config_path):
         raise UserError("give one base model: --preset NAME or --config PATH")

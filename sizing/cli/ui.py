@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .options import Count
+from sizing.cli.options import Count
 
 
 @click.command()
@@ -28,11 +28,11 @@ def ui(host, port, open_browser):
       sizing ui --open
       sizing ui --port 9000
     """
-    from ..ui.server import serve_forever
+    from sizing.ui import serve_forever
 
     try:
         serve_forever(host, port, open_browser)
     except OSError as exc:
-        from .common import UserError
+        from sizing.cli.common import UserError
 
         raise UserError(f"--host {host} --port {port}: cannot listen ({exc.strerror or exc})") from None

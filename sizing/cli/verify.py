@@ -1,6 +1,6 @@
 """`sizing verify`: check the analytic formulas against the PyTorch reference model.
 
-The command parses options and renders; the checks live in reference_model/verify.py.
+The command parses options and renders; the checks live in reference_model/verify/registry.py.
 torch is imported only inside the command body, so `sizing --help` and every other
 command work without it.
 """
@@ -10,20 +10,19 @@ from __future__ import annotations
 import click
 from click.core import ParameterSource
 
-from ..presets import PRESETS
-from ..render.tables import csv_text, heading, table
-from ..units import format_int
-from ..validate import MAX_SEQ_LEN, SizingError
-from ..vocabulary import FLOP_COUNTERS
-from .common import FORMATS, UserError, resolve_model
-from .options import Choice, Count
+from sizing.cli.common import FORMATS, UserError, resolve_model
+from sizing.cli.options import Choice, Count
+from sizing.inputs import PRESETS, format_int
+from sizing.render import csv_text, heading, table
+from sizing.validate import MAX_SEQ_LEN, SizingError
+from sizing.vocabulary import FLOP_COUNTERS
 
 INSTALL_HINT = "sizing verify needs torch: pip install 'transformer-sizing[verify]'"
 
 # ---- checks hook -------------------------------------------------------------------------
 # One boolean flag per check, in run order: (name, help). With no flag, every check listed
 # here runs. To add one: append it here and register a function of the same name in
-# reference_model.verify.CHECKS; check-specific options (--seq-len, --counter: the FLOP
+# reference_model.verify.registry.CHECKS; check-specific options (--seq-len, --counter: the FLOP
 # check's) are passed on to every check as keyword arguments (`check_options` below) and
 # given on the command line only when their check runs.
 CHECK_FLAGS: tuple[tuple[str, str], ...] = (
@@ -130,10 +129,10 @@ def verify(
         raise UserError(
             f"{' and '.join(given)} {'applies' if len(given) == 1 else 'apply'} to the FLOP check only: add --flops"
         )
-    # --all: each preset's full-size FLOP count at one period of its blocks (reference_model/flop_verify.py)
+    # --all: each preset's full-size FLOP count at one period of its blocks (reference_model/verify/flops.py)
     check_options: dict = {"seq_len": seq_len, "counter": counter, "shallow": bool(all_presets)}
 
-    from reference_model.flop_limits import full_size_seq_len  # torch-free: checked before torch loads
+    from reference_model.counting import full_size_seq_len  # torch-free: checked before torch loads
 
     if "flops" in checks:  # a T beyond a learned position table, or too long to size on meta: before any check runs
         for name, cfg in models:
@@ -149,11 +148,11 @@ def verify(
 
     results = run_checks(models, checks, **check_options)
     if check_parallel:
-        from reference_model.parallel_verify import verify_parallel
+        from reference_model.verify import verify_parallel
 
         results.append(verify_parallel())
     if check_hybrid or all_presets:
-        from reference_model.hybrid_verify import verify_hybrid_presets
+        from reference_model.verify import verify_hybrid_presets
 
         results.extend(verify_hybrid_presets())
     click.echo(_render(results, fmt), nl=False)
@@ -166,7 +165,7 @@ def _verify_hybrid(fmt):
         import torch  # noqa: F401
     except ImportError:
         raise UserError(INSTALL_HINT) from None
-    from reference_model.hybrid_verify import verify_hybrid_presets
+    from reference_model.verify import verify_hybrid_presets
 
     results = verify_hybrid_presets()
     click.echo(_render(results, fmt), nl=False)
@@ -179,7 +178,7 @@ def _verify_parallel(fmt):
         import torch  # noqa: F401
     except ImportError:
         raise UserError(INSTALL_HINT) from None
-    from reference_model.parallel_verify import verify_parallel
+    from reference_model.verify import verify_parallel
 
     result = verify_parallel()
     click.echo(_render([result], fmt), nl=False)

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import click
 
-from ..units import format_int
-from .common import FORMATS, UserError
-from .options import Choice, Count
+from sizing.cli.common import FORMATS, UserError
+from sizing.cli.options import Choice, Count
+from sizing.inputs import format_int
 
 
 def _load(preset: str | None, config_path: str | None):
-    from ..vision_hf import vlm_from_hf_config
-    from ..vision_presets import VISION_PRESETS, vision_preset
+    from sizing.vision import VISION_PRESETS, vision_preset, vlm_from_hf_config
 
     names = [p.name for p in VISION_PRESETS]
     if (preset is None) == (config_path is None):
@@ -36,7 +35,7 @@ def _load(preset: str | None, config_path: str | None):
 
 
 def vision_summary(text, vision, name, prompt_tokens, images, height, width, attention) -> dict:
-    from ..vision_prefill import prefill_with_images, vlm_active_params, vlm_params
+    from sizing.vision import prefill_with_images, vlm_active_params, vlm_params
 
     return {
         "name": name,
@@ -77,7 +76,7 @@ def vision(preset, config_path, images, image_size, prompt_tokens, attention, fm
       sizing vision --preset qwen2.5-vl-7b --images 2 --image-size 1080x1920
       sizing vision --config gemma-3-4b/config.json --images 1
     """
-    from ..vision import parse_image_size
+    from sizing.vision import parse_image_size
 
     text, tower, name, p = _load(preset, config_path)
     height, width = parse_image_size(image_size)
@@ -87,7 +86,7 @@ def vision(preset, config_path, images, image_size, prompt_tokens, attention, fm
 
         click.echo(json.dumps(s, indent=2, allow_nan=False))
         return
-    from ..render.tables import table
+    from sizing.render import table
 
     rows = [[k, format_int(v)] for k, v in s["components"].items()]
     rows += [

@@ -4,8 +4,11 @@ occurrence is an error (sizing.cli.single)."""
 
 from __future__ import annotations
 
-from ..validate import MAX_SEQ_LEN
-from ..vocabulary import (
+from sizing.cli.common import FORMATS
+from sizing.cli.options import MFU_TYPE, PRICE_TYPE, Choice, Count
+from sizing.cli.single import one_value_option
+from sizing.validate import MAX_SEQ_LEN
+from sizing.vocabulary import (
     ATTENTION_CONVENTIONS,
     COMPUTE_DTYPES,
     DEFAULT_ATTENTION,
@@ -14,9 +17,6 @@ from ..vocabulary import (
     DEFAULT_RECOMPUTE,
     RECOMPUTE_MODES,
 )
-from .common import FORMATS
-from .options import MFU_TYPE, PRICE_TYPE, Choice, Count
-from .single import one_value_option
 
 
 def format_option(func):

@@ -16,11 +16,11 @@ with one line naming the field.
 
 from __future__ import annotations
 
-from ..config import ConfigError, ModelConfig
-from ..hf_fields import _get
-from ..validate import show
-from .mixers import GatedDeltaNet, Mamba1Mixer, Mamba2Mixer
-from .model import HybridModel
+from sizing.hybrid.mixers import GatedDeltaNet, Mamba1Mixer, Mamba2Mixer
+from sizing.hybrid.model import HybridModel
+from sizing.inputs import ConfigError, ModelConfig
+from sizing.inputs.hf import _get
+from sizing.validate import show
 
 
 def _name(d: dict) -> str:

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..memory.kv import dtype_bytes
-from ..validate import require_int
-from .model import HybridModel, kv_elements_per_position, state_elements, total_params
+from sizing.hybrid.model import HybridModel, kv_elements_per_position, state_elements, total_params
+from sizing.memory import dtype_bytes
+from sizing.validate import require_int
 
 
 @dataclass(frozen=True)

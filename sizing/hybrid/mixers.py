@@ -6,7 +6,7 @@ Mamba2Mixer, NemotronHMamba2Mixer and BambaMixer build the same Mamba-2 mixer; J
 the Mamba-1 one; Qwen3NextGatedDeltaNet the DeltaNet); tests/fixtures/hf_counts_hybrid.json
 holds the counts the modeling code gives on the meta device.
 
-FLOPs (2 per multiply-add; matmul-like contractions only, as sizing.flops counts): the
+FLOPs (2 per multiply-add; matmul-like contractions only, as sizing.formulas.flops counts): the
 projections (in_proj, out_proj, ...) at 2·params per token, the depthwise conv1d at
 2·channels·kernel per token, and the scan's contractions:
 - Mamba-2 chunked SSD (Dao & Gu 2024, arXiv:2405.21060 section 6, chunk length Q): per token,
@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from ..validate import SizingError, require_bool, require_int
+from sizing.validate import SizingError, require_bool, require_int
 
 MAC = 2  # FLOPs per multiply-add
 

@@ -2,7 +2,7 @@
 mixer) and one MLP per layer (dense, MoE, or none), read from the HF config's own pattern
 fields (sizing.hybrid.hf).
 
-The attention, MLP, MoE, embedding and norm parts reuse sizing.params through `base`, a
+The attention, MLP, MoE, embedding and norm parts reuse sizing.formulas.params through `base`, a
 ModelConfig holding the model's attention and MLP sizes (its n_layers is the hybrid's depth;
 its own layer pattern is unused). Per layer:
 
@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from .. import params as P
-from ..config import ModelConfig
-from ..validate import SizingError, require_int
-from .mixers import MAC, Mixer
+from sizing.formulas import params as P
+from sizing.hybrid.mixers import MAC, Mixer
+from sizing.inputs import ModelConfig
+from sizing.validate import SizingError, require_int
 
 # "mamba" covers every state mixer (Mamba-1/2, DeltaNet); "both": attention and a state mixer side by
 # side in one layer (Falcon-H1), counted among the attention layers and among the state layers.
@@ -63,7 +63,7 @@ class HybridModel:
 
 
 def attention_params(m: HybridModel) -> dict[str, int]:
-    """One attention layer, per tensor group (sizing.params); Qwen3-Next's q_proj is doubled."""
+    """One attention layer, per tensor group (sizing.formulas.params); Qwen3-Next's q_proj is doubled."""
     cfg = m.base
     q = P.q_proj_params(cfg) * (2 if m.gated_attention else 1)
     out = {"attn.q": q, "attn.k": P.k_proj_params(cfg), "attn.v": P.v_proj_params(cfg), "attn.o": P.o_proj_params(cfg)}
@@ -155,13 +155,13 @@ def weight_flops_per_token(m: HybridModel) -> int:
 
 def training_flops(m: HybridModel, seq_len: int) -> int:
     """Forward + backward of one sequence, 3 x the forward (backward = 2 x forward, as
-    sizing.flops counts it), no recompute."""
+    sizing.formulas.flops counts it), no recompute."""
     return 3 * prefill_flops(m, seq_len)
 
 
 def prefill_flops(m: HybridModel, seq_len: int) -> int:
     """Forward FLOPs of one sequence of T tokens, attention `full` (T keys per query, the
-    convention sizing.flops labels `full`); the state mixers run their chunked scan."""
+    convention sizing.formulas.flops labels `full`); the state mixers run their chunked scan."""
     T = require_int("seq_len", seq_len, 1)
     state = m.count(mixer="mamba") * (m.mixer.prefill_flops_per_token() if m.mixer else 0)
     return T * (weight_flops_per_token(m) + state) + T * attention_pairs_flops_per_token(m, T)

@@ -6,7 +6,7 @@ the name. The package follows the data flow:
 * states.py: weights, gradients and optimizer states per precision policy and optimizer
   (bf16 mixed AdamW: 2 + 2 + 12 = 16 bytes per parameter), ZeRO / FSDP sharding.
 * activations.py: what autograd saves for backward, term by term, checked against the
-  reference model (reference_model/memory_probe.py); the transient working set.
+  reference model (reference_model/probes/memory.py); the transient working set.
 * kv.py: inference weights in a storage dtype and the KV cache.
 * fit.py: training_memory against a GPU, the largest micro-batch that fits and the would-fit
   advice; summary_for_estimate for `sizing estimate`.
@@ -19,9 +19,7 @@ This module is the public API: import from `sizing.memory`, not from the parts.
 
 from __future__ import annotations
 
-from ..vocabulary import ATTENTION_IMPL_ALIASES as ATTENTION_ALIASES
-from ..vocabulary import ATTENTION_IMPLS, DTYPE_BITS, RECOMPUTE_MODES
-from .activations import (
+from sizing.memory.activations import (
     KORTHIKANTI_LABEL,
     MLP_SAVED_TENSORS,
     ActivationTerm,
@@ -31,11 +29,11 @@ from .activations import (
     korthikanti_activations_bytes_per_layer,
     transient_bytes,
 )
-from .fit import summary_for_estimate, training_memory
-from .inference_fit import inference_memory
-from .kv import cached_positions, dtype_bytes, inference_weights_bytes, kv_cache_bytes
-from .results import InferenceMemory, MemorySummary, TrainingMemory
-from .states import (
+from sizing.memory.fit import summary_for_estimate, training_memory
+from sizing.memory.inference_fit import inference_memory
+from sizing.memory.kv import cached_positions, dtype_bytes, inference_weights_bytes, kv_cache_bytes
+from sizing.memory.results import InferenceMemory, MemorySummary, TrainingMemory
+from sizing.memory.states import (
     ADAM8BIT_BLOCK,
     FP32_BYTES,
     INDEX_BYTES,
@@ -57,6 +55,8 @@ from .states import (
     weights_bytes,
     zero3_gathered_bytes,
 )
+from sizing.vocabulary import ATTENTION_IMPL_ALIASES as ATTENTION_ALIASES
+from sizing.vocabulary import ATTENTION_IMPLS, DTYPE_BITS, RECOMPUTE_MODES
 
 __all__ = [
     "ADAM8BIT_BLOCK",
@@ -102,3 +102,44 @@ __all__ = [
     "weights_bytes",
     "zero3_gathered_bytes",
 ]
+
+
+# Names the rest of the code imports from this package, each loaded from its module on first
+# use (PEP 562), so that importing the package stays cheap and nothing reaches past it.
+_LAZY = {
+    "DEFAULT_MAX_NUM_BATCHED_TOKENS": "sizing.memory.engine",
+    "ENGINES": "sizing.memory.engine",
+    "EngineMemory": "sizing.memory.engine",
+    "FORMATS": "sizing.memory.quant",
+    "MEMORY_POLICY": "sizing.memory.step_peak",
+    "RuntimeReserve": "sizing.memory.runtime",
+    "activations_not_modelled": "sizing.memory.activations",
+    "default_runtime_reserve": "sizing.memory.runtime",
+    "engine_memory": "sizing.memory.engine",
+    "get_format": "sizing.memory.quant",
+    "given_runtime_reserve": "sizing.memory.runtime",
+    "kv_cache_bytes_per_rank": "sizing.memory.kv",
+    "kv_cache_formula": "sizing.memory.kv",
+    "kv_heads_per_rank": "sizing.memory.kv",
+    "largest_fitting": "sizing.memory.search",
+    "layout_runtime_reserve": "sizing.memory.runtime",
+    "model_states_bytes": "sizing.memory.step_peak",
+    "naive_kv_cache_bytes": "sizing.memory.kv",
+    "naive_kv_cache_bytes_per_rank": "sizing.memory.kv",
+    "plain_dtype_note": "sizing.memory.quant",
+    "prefill_activation_peak_bytes": "sizing.memory.prefill",
+    "prefill_tokens": "sizing.memory.prefill",
+    "quantized_weights": "sizing.memory.quant",
+    "routed_expert_matrix_params": "sizing.memory.quant",
+    "step_peak_estimate_bytes": "sizing.memory.step_peak",
+    "training_memory_in_dtype": "sizing.memory.step_peak",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)  # not cached: a test's stand-in module is seen

@@ -1,7 +1,7 @@
 """Activations: every tensor autograd saves for backward in one training micro-batch, term by
 term, and the transient working set beside them. Derived from what the reference model
-(reference_model/model.py) saves and checked against it with saved_tensors_hooks
-(reference_model/memory_probe.py) to within 2%. Korthikanti et al. 2022's closed form is
+(reference_model/model/gpt.py) saves and checked against it with saved_tensors_hooks
+(reference_model/probes/memory.py) to within 2%. Korthikanti et al. 2022's closed form is
 kept beside ours for comparison.
 
 Symbols: L layers, d d_model, h query heads, h_kv kv heads, d_h head width, f MLP width, f_e
@@ -13,16 +13,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import ModelConfig
-from ..validate import require_choice, require_int
-from ..vocabulary import (
+from sizing.inputs import ModelConfig
+from sizing.memory.states import FP32_BYTES, INDEX_BYTES
+from sizing.validate import require_choice, require_int
+from sizing.vocabulary import (
     ATTENTION_IMPL_ALIASES,
     ATTENTION_IMPLS,
     DEFAULT_ATTENTION_IMPL,
     DEFAULT_RECOMPUTE,
     RECOMPUTE_MODES,
 )
-from .states import FP32_BYTES, INDEX_BYTES
 
 # MLP kind -> tensors of width f that autograd saves per token, as the reference model computes
 # them: GELU saves its input (up output) and the down projection its output; ReLU's backward
@@ -75,7 +75,7 @@ def activation_terms(
     """Every tensor autograd keeps for backward during one training forward of b sequences of
     T tokens, term by term (per-layer terms once; multiply by L). `activation_bytes` a is the
     compute dtype (4 fp32, 2 bf16). Derived from what the reference model saves (counted by
-    reference_model/memory_probe.py with saved_tensors_hooks, each storage once):
+    reference_model/probes/memory.py with saved_tensors_hooks, each storage once):
 
     * Norms. LayerNorm saves its input (a) and mean, rstd (fp32 on CUDA; the CPU kernel keeps
       them in the input dtype, 2 bytes less per token and statistic in bf16). RMSNorm, computed
@@ -91,7 +91,7 @@ def activation_terms(
       (k and v at h_kv heads: the kernels take GQA natively), the output (in (b, T, h, d_h)
       layout, so it is also the output projection's input) and the fp32 logsumexp b.h.T.4.
       No T x T tensor. (The reference model's sdpa path saves a little more on some configs;
-      reference_model/memory_probe.py names each extra.)
+      reference_model/probes/memory.py names each extra.)
     * recompute `selective` (Korthikanti et al. 2022, section 4.2): the attention core is
       recomputed, so only its inputs q, k, v and the output projection's input stay.
       recompute `full`: each block keeps only its input b.T.d.a (checkpointed blocks); the

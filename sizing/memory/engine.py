@@ -31,13 +31,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import ModelConfig
-from ..hardware import get_gpu
-from ..units import GIB
-from ..validate import SizingError, require_choice, require_fraction, require_int
-from ..vocabulary import DTYPE_BITS, ceil_div
-from .kv import dtype_bytes
-from .prefill import prefill_activation_peak_bytes
+from sizing.inputs import GIB, ModelConfig, get_gpu
+from sizing.memory.kv import dtype_bytes
+from sizing.memory.prefill import prefill_activation_peak_bytes
+from sizing.validate import SizingError, require_choice, require_fraction, require_int
+from sizing.vocabulary import DTYPE_BITS, ceil_div
 
 ENGINES = ("vllm", "sglang")
 DEFAULT_BLOCK_SIZE = {"vllm": 16, "sglang": 1}  # vLLM --block-size default; SGLang pages one token

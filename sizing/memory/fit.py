@@ -13,33 +13,20 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-from .. import params as P
-from ..config import ModelConfig
-from ..default_gpu import default_gpu_for
-from ..hardware import GPU, get_gpu
-from ..units import format_gib
-from ..validate import require_choice, require_int
-from ..vocabulary import (
-    ATTENTION_IMPL_ALIASES,
-    ATTENTION_IMPLS,
-    DEFAULT_ATTENTION_IMPL,
-    DEFAULT_OPTIMIZER,
-    DEFAULT_PRECISION,
-    DEFAULT_RECOMPUTE,
-    RECOMPUTE_MODES,
-)
-from .activations import (
+from sizing.formulas import params as P
+from sizing.inputs import GPU, ModelConfig, default_gpu_for, format_gib, get_gpu
+from sizing.memory.activations import (
     activation_terms,
     activations_bytes,
     korthikanti_activations_bytes_per_layer,
     sum_terms,
     transient_bytes,
 )
-from .inference_fit import inference_memory
-from .results import MemorySummary, TrainingMemory
-from .runtime import RuntimeReserve, default_runtime_reserve
-from .search import bigger_gpus, largest_fitting, min_ranks, resolve_model_arg
-from .states import (
+from sizing.memory.inference_fit import inference_memory
+from sizing.memory.results import MemorySummary, TrainingMemory
+from sizing.memory.runtime import RuntimeReserve, default_runtime_reserve
+from sizing.memory.search import bigger_gpus, largest_fitting, min_ranks, resolve_model_arg
+from sizing.memory.states import (
     ZERO_STAGES,
     get_optimizer,
     get_precision,
@@ -48,6 +35,16 @@ from .states import (
     optimizer_bytes,
     weights_bytes,
     zero3_gathered_bytes,
+)
+from sizing.validate import require_choice, require_int
+from sizing.vocabulary import (
+    ATTENTION_IMPL_ALIASES,
+    ATTENTION_IMPLS,
+    DEFAULT_ATTENTION_IMPL,
+    DEFAULT_OPTIMIZER,
+    DEFAULT_PRECISION,
+    DEFAULT_RECOMPUTE,
+    RECOMPUTE_MODES,
 )
 
 PerGpu = Callable[..., dict]  # per_gpu(micro_batch, zero, dp, recompute) -> bytes by kind

@@ -8,17 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .. import params as P
-from ..config import ModelConfig
-from ..default_gpu import default_gpu_for
-from ..hardware import GPU, get_gpu
-from ..units import format_gib
-from ..validate import require_choice, require_int
-from ..vocabulary import (
-    DTYPE_BITS,
-    ceil_div,
-)
-from .kv import (
+from sizing.formulas import params as P
+from sizing.inputs import GPU, ModelConfig, default_gpu_for, format_gib, get_gpu
+from sizing.memory.kv import (
     cached_positions,
     dtype_bytes,
     inference_weights_bytes,
@@ -26,11 +18,16 @@ from .kv import (
     kv_heads_per_rank,
     naive_kv_cache_bytes_per_rank,
 )
-from .prefill import inference_prefill_peak_bytes, prefill_activation_peak_bytes
-from .quant import plain_dtype_note, quantized_weights
-from .results import InferenceMemory
-from .runtime import RuntimeReserve
-from .search import bigger_gpus, largest_fitting, resolve_model_arg
+from sizing.memory.prefill import inference_prefill_peak_bytes, prefill_activation_peak_bytes
+from sizing.memory.quant import plain_dtype_note, quantized_weights
+from sizing.memory.results import InferenceMemory
+from sizing.memory.runtime import RuntimeReserve
+from sizing.memory.search import bigger_gpus, largest_fitting, resolve_model_arg
+from sizing.validate import require_choice, require_int
+from sizing.vocabulary import (
+    DTYPE_BITS,
+    ceil_div,
+)
 
 PerGpu = Callable[..., dict]  # per_gpu(micro_batch, zero, dp, recompute) -> bytes by kind
 

@@ -6,10 +6,10 @@ the latent width and d_r the rope key width.
 
 from __future__ import annotations
 
-from .. import params as P
-from ..config import ModelConfig
-from ..validate import SizingError, require_choice, require_int
-from ..vocabulary import DTYPE_BITS, ceil_div
+from sizing.formulas import params as P
+from sizing.inputs import ModelConfig
+from sizing.validate import SizingError, require_choice, require_int
+from sizing.vocabulary import DTYPE_BITS, ceil_div
 
 
 def dtype_bytes(n_elements: int, dtype: str) -> int:

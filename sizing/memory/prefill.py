@@ -21,9 +21,9 @@ kernels do so), not measured on CPU: `benchmarks/gpu_profile.sh` records the dev
 
 from __future__ import annotations
 
-from ..config import ModelConfig
-from ..validate import require_int
-from .states import FP32_BYTES
+from sizing.inputs import ModelConfig
+from sizing.memory.states import FP32_BYTES
+from sizing.validate import require_int
 
 
 def prefill_attention_phase_bytes(cfg: ModelConfig, n_tokens: int, activation_bytes: int = 2) -> int:

@@ -38,10 +38,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .. import params as P
-from ..config import ModelConfig
-from ..validate import require_choice, require_int
-from ..vocabulary import DTYPE_BITS, ceil_div
+from sizing.formulas import params as P
+from sizing.inputs import ModelConfig
+from sizing.validate import require_choice, require_int
+from sizing.vocabulary import DTYPE_BITS, ceil_div
 
 
 @dataclass(frozen=True)

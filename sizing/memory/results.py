@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..config import ModelConfig
-from .activations import KORTHIKANTI_LABEL, ActivationTerm, activations_not_modelled
-from .kv import kv_cache_formula
-from .states import get_optimizer, get_precision
+from sizing.inputs import ModelConfig
+from sizing.memory.activations import KORTHIKANTI_LABEL, ActivationTerm, activations_not_modelled
+from sizing.memory.kv import kv_cache_formula
+from sizing.memory.states import get_optimizer, get_precision
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..units import GIB
-from ..validate import require_int
+from sizing.inputs import GIB
+from sizing.validate import require_int
 
 MIB = 2**20
 CUDA_CONTEXT_BYTES = GIB // 2  # ~300 MB lazy-loaded (pytorch#107667) to 700 MB (pytorch#37250)

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..config import ModelConfig
-from ..hardware import GPU, GPUS
-from ..presets import get_preset
-from ..validate import SizingError, show
+from sizing.inputs import GPU, GPUS, ModelConfig, get_preset
+from sizing.validate import SizingError, show
 
 
 def largest_fitting(total_for: Callable[[int], int], capacity: int, limit: int = 1 << 40) -> int | None:

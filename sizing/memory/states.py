@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import params as P
-from ..config import ModelConfig
-from ..validate import require_choice
-from ..vocabulary import DTYPE_BITS, PRECISION_POLICIES, ceil_div
+from sizing.formulas import params as P
+from sizing.inputs import ModelConfig
+from sizing.validate import require_choice
+from sizing.vocabulary import DTYPE_BITS, PRECISION_POLICIES, ceil_div
 
 # ---------------------------------------------------------------- element sizes
 FP32_BYTES = DTYPE_BITS["fp32"] // 8  # softmax/log-softmax outputs, norm statistics, logsumexp: kept in fp32

@@ -4,15 +4,15 @@
 and AdamW states in that dtype, no master copy) and sets its measured peak beside these
 figures: sizing.memory's per-GPU total for the same settings (`training_memory_in_dtype`)
 and the moment the step actually peaks (`step_peak_estimate_bytes`). Pure Python: the
-profiler (reference_model/profile.py) and the report page (sizing/report/gpu_profile.py)
+profiler (reference_model/profile/run.py) and the report page (sizing/report/gpu_profile.py)
 both call these, and neither needs torch for them.
 """
 
 from __future__ import annotations
 
-from ..config import ModelConfig
-from ..vocabulary import attention_impl
-from . import PRECISIONS, TrainingMemory, dtype_bytes, training_memory
+from sizing.inputs import ModelConfig
+from sizing.memory import PRECISIONS, TrainingMemory, dtype_bytes, training_memory
+from sizing.vocabulary import attention_impl
 
 # sizing.memory precision policy with the same bytes per element as a model built in the dtype
 # (fp16 has bf16's element sizes; neither keeps an fp32 master copy)

@@ -6,7 +6,7 @@ all-reduce of S bytes sends 2 (n - 1)/n S per GPU, an all-gather or reduce-scatt
 buffer is S sends (n - 1)/n S, an all-to-all of S bytes per rank sends (n - 1)/n S, a
 point-to-point send sends S. Time = bytes sent / link bandwidth (GB/s = 10^9 bytes/s, per
 direction): the group's link is NVLink when it fits in one node (`nvlink_gbs`), else the
-network (`network_gbs`, one NIC per GPU), both from sizing/hardware.py unless overridden.
+network (`network_gbs`, one NIC per GPU), both from sizing/inputs/hardware.py unless overridden.
 
 These functions are small and public so that other commands (serving's tensor-parallel
 all-reduce) can share them.
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..vocabulary import ceil_div
+from sizing.vocabulary import ceil_div
 
 
 # ---------------------------------------------------------------- bytes on the wire

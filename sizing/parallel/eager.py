@@ -22,8 +22,8 @@ Dropout (torchtitan trains without it) is not counted here.
 
 from __future__ import annotations
 
-from ..config import ModelConfig
-from .layout import ParallelLayout
+from sizing.inputs import ModelConfig
+from sizing.parallel.layout import ParallelLayout
 
 ACT_BYTES = 2
 RMSNORM_EAGER_BYTES = 40  # per element, see above

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import ModelConfig
-from ..flops import flop_breakdown
-from ..vocabulary import ceil_div
-from .search import search_layout
-from .stepdata import has_constants
+from sizing.formulas import flop_breakdown
+from sizing.inputs import ModelConfig
+from sizing.parallel.search import search_layout
+from sizing.parallel.stepdata import has_constants
+from sizing.vocabulary import ceil_div
 
 BATCH_TOKENS = 4 * 1024 * 1024
 

@@ -15,9 +15,9 @@ skips lm_head).
 
 from __future__ import annotations
 
-from ..config import ModelConfig
-from ..vocabulary import ceil_div
-from .shapes import Tensor, block_kinds, block_tensors
+from sizing.inputs import ModelConfig
+from sizing.parallel.shapes import Tensor, block_kinds, block_tensors
+from sizing.vocabulary import ceil_div
 
 NF4_BLOCK = 64  # weights per first-level absmax (QLoRA, section 3 "double quantization")
 NF4_SECOND_BLOCK = 256  # first-level constants per second-level fp32 constant

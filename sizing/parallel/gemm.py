@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..vocabulary import ceil_div
-from .stepdata import GpuConstants
+from sizing.parallel.stepdata import GpuConstants
+from sizing.vocabulary import ceil_div
 
 
 @lru_cache(maxsize=65536)

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..config import ModelConfig
-from ..validate import SizingError, require_bool, require_choice, require_int
-from ..vocabulary import ceil_div
+from sizing.inputs import ModelConfig
+from sizing.validate import SizingError, require_bool, require_choice, require_int
+from sizing.vocabulary import ceil_div
 
 PP_SCHEDULES: tuple[str, ...] = ("1f1b", "interleaved")
 FSDP_MODES: tuple[str, ...] = ("full", "hybrid")

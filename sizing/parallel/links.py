@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..hardware import GPU
-from .comms import WIRE_BYTES
-from .stepdata import GpuConstants
+from sizing.inputs import GPU
+from sizing.parallel.comms import WIRE_BYTES
+from sizing.parallel.stepdata import GpuConstants
 
 
 @dataclass(frozen=True)

@@ -14,20 +14,28 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from ..config import ModelConfig
-from ..memory.activations import activation_terms, transient_bytes
-from ..memory.states import (
+from sizing.inputs import ModelConfig
+from sizing.memory import (
+    activation_terms,
     get_precision,
     gradients_bytes,
     model_states_per_gpu,
     optimizer_bytes,
+    transient_bytes,
     weights_bytes,
 )
-from ..vocabulary import ceil_div
-from .finetune import adapted, lora_adapter_params, nf4_bytes, quantized_by_qlora
-from .layout import ParallelLayout
-from .schedule import stage_split
-from .shapes import Tensor, block_kinds, block_tensors, count_moe_layers, first_stage_tensors, last_stage_tensors
+from sizing.parallel.finetune import adapted, lora_adapter_params, nf4_bytes, quantized_by_qlora
+from sizing.parallel.layout import ParallelLayout
+from sizing.parallel.schedule import stage_split
+from sizing.parallel.shapes import (
+    Tensor,
+    block_kinds,
+    block_tensors,
+    count_moe_layers,
+    first_stage_tensors,
+    last_stage_tensors,
+)
+from sizing.vocabulary import ceil_div
 
 # Activation terms split over tp with the heads or the MLP width (Megatron's column-parallel outputs).
 _TP_SPLIT = ("attn.q", "attn.k", "attn.v", "attn.out", "attn.o.input", "attn.logsumexp", "attn.probs")

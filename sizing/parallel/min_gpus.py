@@ -12,12 +12,11 @@ fine-tuning).
 
 from __future__ import annotations
 
-from ..config import ModelConfig
-from ..units import GIB
-from .batches import DEFAULT_GLOBAL_BATCH
-from .layout import ParallelLayout
-from .plan import ParallelPlan
-from .search import MAX_SEARCH_GPUS, search_layout
+from sizing.inputs import GIB, ModelConfig
+from sizing.parallel.batches import DEFAULT_GLOBAL_BATCH
+from sizing.parallel.layout import ParallelLayout
+from sizing.parallel.plan import ParallelPlan
+from sizing.parallel.search import MAX_SEARCH_GPUS, search_layout
 
 
 def min_gpus_that_fit(

@@ -3,9 +3,9 @@ note line, `not_modelled` in JSON) rather than silently counted as something els
 
 from __future__ import annotations
 
-from ..config import ModelConfig
-from ..memory.activations import activations_not_modelled
-from .layout import ParallelLayout
+from sizing.inputs import ModelConfig
+from sizing.memory import activations_not_modelled
+from sizing.parallel.layout import ParallelLayout
 
 # sizing.memory's single-GPU terms count a dense/MoE mix as all-MoE; per pipeline stage each
 # block is counted at its own kind (memory.activation_terms_on_stage), so that gap is closed here.

@@ -24,13 +24,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..config import ModelConfig
-from ..flops import attended_pairs
-from . import eager
-from .gemm import gemm_seconds, linear_train_seconds
-from .layout import ParallelLayout
-from .links import Link
-from .stepdata import GpuConstants
+from sizing.formulas import attended_pairs
+from sizing.inputs import ModelConfig
+from sizing.parallel import eager
+from sizing.parallel.gemm import gemm_seconds, linear_train_seconds
+from sizing.parallel.layout import ParallelLayout
+from sizing.parallel.links import Link
+from sizing.parallel.stepdata import GpuConstants
 
 ACT_BYTES = 2  # bf16/fp16 activations
 MASK_BYTES = 1  # a dropout mask element (uint8/bool)

@@ -13,15 +13,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from .. import params as P
-from ..config import ModelConfig
-from ..hardware import GPU, get_gpu
-from ..memory.runtime import RuntimeReserve, layout_runtime_reserve
-from ..memory.states import get_optimizer, get_precision
-from ..model_arg import as_config
-from ..training import SECONDS_PER_HOUR
-from ..validate import SizingError, require_choice, require_int, require_mfu, require_number, show
-from ..vocabulary import (
+from sizing.formulas import params as P
+from sizing.inputs import GPU, ModelConfig, as_config, get_gpu
+from sizing.memory import RuntimeReserve, get_optimizer, get_precision, layout_runtime_reserve
+from sizing.parallel.comms import Collective
+from sizing.parallel.layout import ParallelLayout
+from sizing.parallel.memory import Workload, most_loaded
+from sizing.parallel.notes import not_modelled
+from sizing.parallel.step import StepTime, step_time
+from sizing.parallel.stepdata import has_constants
+from sizing.parallel.steptime import PredictedStep, StepOptions, predict_step
+from sizing.parallel.traffic import step_collectives
+from sizing.training import SECONDS_PER_HOUR
+from sizing.validate import SizingError, require_choice, require_int, require_mfu, require_number, show
+from sizing.vocabulary import (
     ATTENTION_CONVENTIONS,
     ATTENTION_IMPL_ALIASES,
     ATTENTION_IMPLS,
@@ -29,14 +34,6 @@ from ..vocabulary import (
     DEFAULT_MFU,
     RECOMPUTE_MODES,
 )
-from .comms import Collective
-from .layout import ParallelLayout
-from .memory import Workload, most_loaded
-from .notes import not_modelled
-from .step import StepTime, step_time
-from .stepdata import has_constants
-from .steptime import PredictedStep, StepOptions, predict_step
-from .traffic import step_collectives
 
 
 @dataclass(frozen=True)

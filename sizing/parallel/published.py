@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .layout import ParallelLayout
+from sizing.parallel.layout import ParallelLayout
 
 
 @dataclass(frozen=True)

@@ -22,10 +22,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from ..config import ModelConfig
-from ..presets import get_preset
-from .layout import ParallelLayout
-from .steptime import PredictedStep, StepOptions, predict_step
+from sizing.inputs import ModelConfig, get_preset
+from sizing.parallel.layout import ParallelLayout
+from sizing.parallel.steptime import PredictedStep, StepOptions, predict_step
 
 DATA_FILE = Path(__file__).resolve().parent.parent / "data" / "published_steps.json"
 SECONDS_PER_DAY = 86400

@@ -16,8 +16,8 @@ time is paid once in the fill and drain.
 
 from __future__ import annotations
 
-from ..validate import SizingError
-from ..vocabulary import ceil_div
+from sizing.validate import SizingError
+from sizing.vocabulary import ceil_div
 
 
 def stage_split(n_layers: int, pp: int, given: tuple[int, ...] | None = None) -> tuple[int, ...]:

@@ -23,19 +23,17 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from itertools import product
 
-from ..config import ModelConfig
-from ..hardware import get_gpu
-from ..memory.runtime import layout_runtime_reserve
-from ..model_arg import as_config
-from ..validate import SizingError, require_int, show
-from ..vocabulary import RECOMPUTE_MODES
-from .batches import FINETUNE_GLOBAL_BATCH
-from .layout import GPUS_PER_NODE, ParallelLayout
-from .memory import Workload, most_loaded
-from .plan import ParallelPlan, parallel_plan
-from .schedule import stage_split
-from .stepdata import has_constants
-from .steptime import StepOptions, predict_step
+from sizing.inputs import ModelConfig, as_config, get_gpu
+from sizing.memory import layout_runtime_reserve
+from sizing.parallel.batches import FINETUNE_GLOBAL_BATCH
+from sizing.parallel.layout import GPUS_PER_NODE, ParallelLayout
+from sizing.parallel.memory import Workload, most_loaded
+from sizing.parallel.plan import ParallelPlan, parallel_plan
+from sizing.parallel.schedule import stage_split
+from sizing.parallel.stepdata import has_constants
+from sizing.parallel.steptime import StepOptions, predict_step
+from sizing.validate import SizingError, require_int, show
+from sizing.vocabulary import RECOMPUTE_MODES
 
 MAX_SEARCH_GPUS = 2**15
 

@@ -1,5 +1,5 @@
 """Parameter tensors with their shapes and how tensor parallelism splits each, named as the
-reference model names them (reference_model/model.py), so per-rank shards can be compared
+reference model names them (reference_model/model/gpt.py), so per-rank shards can be compared
 with torch's DTensor and FSDP2 shards tensor by tensor.
 
 Placement (Megatron-LM, Shoeybi et al. 2019; torch's ColwiseParallel / RowwiseParallel):
@@ -9,7 +9,7 @@ the all-reduce); `vocab` splits dim 0 (the vocabulary) when the layout is vocab-
 token embedding, lm_head and its bias; `rep` is replicated: norms, router, learned positions.
 A split that does not divide gives rank 0 ceil(n / tp) rows, as torch.chunk does.
 
-The element counts add up to sizing.params exactly (tests/test_parallel_memory.py checks
+The element counts add up to sizing.formulas.params exactly (tests/test_parallel_memory.py checks
 it for every preset): shapes are not a second parameter formula, only its layout.
 """
 
@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import ModelConfig
-from ..vocabulary import ceil_div
+from sizing.inputs import ModelConfig
+from sizing.vocabulary import ceil_div
 
 
 @dataclass(frozen=True)

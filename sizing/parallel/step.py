@@ -3,7 +3,7 @@
 step = compute + exposed communication + pipeline bubble, where
 
 * compute = the hardware FLOPs of the step on one GPU (model FLOPs plus recomputation,
-  sizing.flops.flop_breakdown, split evenly over the world) / (peak x MFU). Here MFU is the
+  sizing.formulas.flops.flop_breakdown, split evenly over the world) / (peak x MFU). Here MFU is the
   efficiency of the compute itself (kernels), not of the whole step;
 * exposed communication = per dimension max((1 - overlap) t, t - compute): a share `overlap`
   of it hides under compute, never more than the compute there is. Defaults: dp 1 (FSDP
@@ -21,14 +21,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..config import ModelConfig
-from ..flops import flop_breakdown
-from ..hardware import GPU
-from ..training import SECONDS_PER_HOUR
-from ..validate import SizingError, require_fraction
-from .comms import Collective
-from .layout import ParallelLayout
-from .traffic import DIMENSIONS, seconds_by_dimension
+from sizing.formulas import flop_breakdown
+from sizing.inputs import GPU, ModelConfig
+from sizing.parallel.comms import Collective
+from sizing.parallel.layout import ParallelLayout
+from sizing.parallel.traffic import DIMENSIONS, seconds_by_dimension
+from sizing.training import SECONDS_PER_HOUR
+from sizing.validate import SizingError, require_fraction
 
 DEFAULT_OVERLAP: dict[str, float] = {"dp": 1.0, "tp": 0.0, "pp": 0.0, "cp": 1.0, "ep": 0.0}
 

@@ -1,6 +1,6 @@
 """The per-GPU constants of the step-time model, read once from sizing/data/step_time.json.
 
-Each entry holds what the step-time model needs beyond sizing/hardware.py's peaks and
+Each entry holds what the step-time model needs beyond sizing/inputs/hardware.py's peaks and
 bandwidths: SM count and GEMM output tile (for tile and wave quantization), the achievable
 share of the dense peak on large GEMMs per dtype (a cited measurement, not a fit), the
 flash-attention kernel shares, the achievable HBM share, the collective bus-bandwidth shares
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from ..validate import SizingError
+from sizing.validate import SizingError
 
 DATA_FILE = Path(__file__).resolve().parent.parent / "data" / "step_time.json"
 

@@ -7,7 +7,7 @@ stage's time per micro-batch is its blocks' forward + backward (+ recompute), it
 embedding (first) or lm_head and loss (last), and its point-to-point sends (2 v per micro-batch,
 activations forward and gradients backward, on the critical path).
 
-MFU = model FLOPs (sizing.flops, 6N-style matmuls + causal attention, no recompute) / (step x
+MFU = model FLOPs (sizing.formulas.flops, 6N-style matmuls + causal attention, no recompute) / (step x
 dense bf16 peak); HFU adds the recomputed forward. Narayanan et al. 2021's TFLOP/s formula
 (96 B s l h^2 (1 + s/6h + V/16lh)) counts the recompute forward, i.e. is an HFU; Megatron-Core's
 logged throughput and the Llama 3 paper count model FLOPs.
@@ -18,18 +18,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from .. import params as P
-from ..config import ModelConfig
-from ..flops import flop_breakdown
-from ..hardware import get_gpu
-from ..validate import SizingError
-from . import eager
-from .gemm import linear_train_seconds
-from .layout import ParallelLayout
-from .links import group_link
-from .ops import ACT_BYTES, Hardware, Times, block_times, recompute_times
-from .schedule import pipeline_seconds, stage_split
-from .stepdata import DEFAULT_STACK, gpu_constants, stack
+from sizing.formulas import flop_breakdown
+from sizing.formulas import params as P
+from sizing.inputs import ModelConfig, get_gpu
+from sizing.parallel import eager
+from sizing.parallel.gemm import linear_train_seconds
+from sizing.parallel.layout import ParallelLayout
+from sizing.parallel.links import group_link
+from sizing.parallel.ops import ACT_BYTES, Hardware, Times, block_times, recompute_times
+from sizing.parallel.schedule import pipeline_seconds, stage_split
+from sizing.parallel.stepdata import DEFAULT_STACK, gpu_constants, stack
+from sizing.validate import SizingError
 
 ADAM_BYTES_PER_PARAM = 30  # read fp32 grad, param, m, v (16), write param, m, v (12), bf16 copy (2)
 LOSS_PASSES = 5  # cross-entropy over fp32 logits: max, exp-sum, write softmax; backward read, write
@@ -48,7 +47,7 @@ class StepOptions:
     stage_layers: tuple[int, ...] | None = None
     nvlink_gbs: float | None = None
     network_gbs: float | None = None
-    hbm_tbs: float | None = None  # None: sizing/hardware.py's (a run's own HBM where its source states one)
+    hbm_tbs: float | None = None  # None: sizing/inputs/hardware.py's (a run's own HBM where its source states one)
     power_limit_w: float | None = None  # a stated power cap: compute clocks scale (stepdata.clock_fraction)
     bucket_params: int = DEFAULT_BUCKET_PARAMS
 

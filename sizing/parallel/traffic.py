@@ -27,13 +27,11 @@
 
 from __future__ import annotations
 
-from ..config import ModelConfig
-from ..hardware import GPU
-from ..memory.states import get_precision
-from ..vocabulary import ceil_div
-from .comms import Collective
-from .layout import ParallelLayout
-from .memory import (
+from sizing.inputs import GPU, ModelConfig
+from sizing.memory import get_precision
+from sizing.parallel.comms import Collective
+from sizing.parallel.layout import ParallelLayout
+from sizing.parallel.memory import (
     Workload,
     block_tensors_per_ep_rank,
     candidate_stages,
@@ -43,7 +41,8 @@ from .memory import (
     tp_local_numel,
     unit_gather_bytes,
 )
-from .shapes import Tensor, first_stage_tensors, last_stage_tensors
+from sizing.parallel.shapes import Tensor, first_stage_tensors, last_stage_tensors
+from sizing.vocabulary import ceil_div
 
 DIMENSIONS = ("dp", "tp", "pp", "cp", "ep")
 

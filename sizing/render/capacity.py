@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
-from ..serve.capacity import CapacityPlan, CapacityRow
-from .serve import format_seconds
-from .tables import csv_text, heading, table
+from sizing.render.serve import format_seconds
+from sizing.render.tables import csv_text, heading, table
+from sizing.serve import CapacityPlan, CapacityRow
 
 CAPACITY_HEADERS = [
     "tp x pp",

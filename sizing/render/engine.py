@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from ..memory.engine import EngineMemory
-from ..units import format_gib, format_int
-from .tables import csv_text, heading, table
+from sizing.inputs import format_gib, format_int
+from sizing.memory import EngineMemory
+from sizing.render.tables import csv_text, heading, table
 
 
 def engine_rows(e: EngineMemory) -> list[list]:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 
-from ..conventions import model_flops_per_token
-from ..estimate import Estimate
-from ..units import format_float, format_int, format_si
-from .memory import flat_items as memory_flat_items
-from .memory import render_memory
-from .tables import csv_text, heading, table
+from sizing.estimate import Estimate
+from sizing.formulas import model_flops_per_token
+from sizing.inputs import format_float, format_int, format_si
+from sizing.render.memory import flat_items as memory_flat_items
+from sizing.render.memory import render_memory
+from sizing.render.tables import csv_text, heading, table
 
 
 def _num(value) -> str:
@@ -31,7 +31,7 @@ def param_rows(est: Estimate) -> list[list]:
 
 def group_rows(est: Estimate) -> list[list]:
     """The seed's worked-example view: attention, MLP, norms, embeddings (per layer and total)."""
-    from ..params import PARAM_GROUPS, param_groups
+    from sizing.formulas import PARAM_GROUPS, param_groups
 
     groups, present = param_groups(est.config), {c.key for c in est.params.components}
     return [

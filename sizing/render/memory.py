@@ -7,12 +7,20 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..memory import KORTHIKANTI_LABEL, InferenceMemory, MemorySummary, TrainingMemory, get_optimizer, get_precision
-from ..memory.activations import activations_not_modelled
-from ..memory.kv import kv_cache_formula, kv_heads_per_rank
-from ..units import format_gib, format_int
-from ..vocabulary import DTYPE_BITS
-from .tables import csv_text, heading, table
+from sizing.inputs import format_gib, format_int
+from sizing.memory import (
+    KORTHIKANTI_LABEL,
+    InferenceMemory,
+    MemorySummary,
+    TrainingMemory,
+    activations_not_modelled,
+    get_optimizer,
+    get_precision,
+    kv_cache_formula,
+    kv_heads_per_rank,
+)
+from sizing.render.tables import csv_text, heading, table
+from sizing.vocabulary import DTYPE_BITS
 
 MemoryResult = TrainingMemory | InferenceMemory | MemorySummary
 
@@ -228,7 +236,7 @@ def inference_rows(mem: InferenceMemory) -> list[list]:
 def _weights_row(mem: InferenceMemory) -> list:
     if mem.quant is None:
         return [f"weights ({mem.weight_dtype})", f"N·{DTYPE_BITS[mem.weight_dtype] / 8:g}", _gib(mem.weights_bytes)]
-    from ..memory.quant import get_format
+    from sizing.memory import get_format
 
     f = get_format(mem.quant)
     kept = "16-bit non-expert weights" if f.scope == "experts" else "embeddings/lm_head/norms as the format keeps them"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from ..serve.moe_layout import LayoutStep
-from ..units import format_gib
-from .tables import csv_text, heading, table
+from sizing.inputs import format_gib
+from sizing.render.tables import csv_text, heading, table
+from sizing.serve import LayoutStep
 
 _LABELS = {"ep-dp": "EP + DP-attention", "tp": "TP"}
 

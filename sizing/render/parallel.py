@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import json
 
-from ..parallel.memory import GPU_TERMS
-from ..parallel.plan import ParallelPlan
-from ..units import format_gib, format_int
-from .memory import flat_items
-from .tables import csv_text, heading, table
+from sizing.inputs import format_gib, format_int
+from sizing.parallel import GPU_TERMS, ParallelPlan
+from sizing.render.memory import flat_items
+from sizing.render.tables import csv_text, heading, table
 
 TERM_LABELS = {
     "base_weights_bytes": "frozen base weights (LoRA/QLoRA)",
@@ -141,7 +140,7 @@ def _constant_rows(plan: ParallelPlan) -> list[list[str]]:
     return step_rows
 
 
-def render_plan(plan: ParallelPlan, fmt: str = "table") -> str:
+def render_parallel_plan(plan: ParallelPlan, fmt: str = "table") -> str:
     if fmt == "json":
         return json.dumps(plan.to_dict(), indent=2, allow_nan=False)
     if fmt == "csv":

@@ -1,13 +1,13 @@
-"""Render a Plan (sizing.plan) as a table, markdown, JSON or CSV (one row per optimum and shape)."""
+"""Render a Plan (sizing.plan.compute_optimal) as a table, markdown, JSON or CSV (one row per optimum and shape)."""
 
 from __future__ import annotations
 
 import json
 
-from ..plan import Plan
-from ..scaling import LOSS_LAWS, SARDANA_SOURCE
-from ..units import format_int, format_si
-from .tables import csv_text, heading, table
+from sizing.formulas import LOSS_LAWS, SARDANA_SOURCE
+from sizing.inputs import format_int, format_si
+from sizing.plan import Plan
+from sizing.render.tables import csv_text, heading, table
 
 
 def optimum_rows(p: Plan) -> list[list]:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from ..serve.prefix import PrefixCache
-from ..units import format_gib
-from .tables import heading, table
+from sizing.inputs import format_gib
+from sizing.render.tables import heading, table
+from sizing.serve import PrefixCache
 
 
 def prefix_rows(p: PrefixCache) -> list[list]:

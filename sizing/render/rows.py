@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..units import GIB, format_si
-from .tables import csv_text, table
+from sizing.inputs import GIB, format_si
+from sizing.render.tables import csv_text, table
 
 MISSING = "-"
 

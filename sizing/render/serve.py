@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from ..serve import ServeEstimate
-from ..units import format_gib, format_int, format_si
-from .memory import flat_items
-from .tables import csv_text, heading, table
+from sizing.inputs import format_gib, format_int, format_si
+from sizing.render.memory import flat_items
+from sizing.render.tables import csv_text, heading, table
+from sizing.serve import ServeEstimate
 
 
 def render_serve(est: ServeEstimate, fmt: str = "table") -> str:

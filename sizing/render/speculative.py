@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from ..serve.speculative import Speculation
-from .tables import csv_text, heading, table
+from sizing.render.tables import csv_text, heading, table
+from sizing.serve import Speculation
 
 
 def _ms(seconds: float) -> str:

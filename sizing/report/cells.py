@@ -1,7 +1,7 @@
 """Number formatting and markdown tables for `sizing report`, one rule per kind of number:
 
 - exact counts (parameters, per-layer sizes, FLOPs per token at one T): integers with commas;
-- FLOPs per token and counts in summaries: SI prefixes (B = 1e9, T = 1e12; sizing.units.format_si);
+- FLOPs per token and counts in summaries: SI prefixes (B = 1e9, T = 1e12; sizing.inputs.units.format_si);
 - whole-run FLOPs (1e20 and up): scientific notation with 4 significant digits, as papers print them;
 - GPU-hours: rounded to the hour, with commas; bytes: GiB (2**30) with 2 decimals;
 - shares and utilisations: percent with 1 decimal; relative differences: signed percent, 2 decimals.
@@ -13,7 +13,7 @@ the DataFrames were a third of `sizing report`'s time). tabulate is imported whe
 
 from __future__ import annotations
 
-from ..units import format_gib, format_int, format_si
+from sizing.inputs import format_gib, format_int, format_si
 
 _NUMERIC_CHARS = set("0123456789,.+-%e ")
 
@@ -55,7 +55,7 @@ def diff(predicted: float, published: float) -> str:
 def markdown_table(rows: list[dict], columns: list[str] | None = None) -> str:
     """A pipe table from rows of preformatted strings; columns whose cells all look numeric
     are right-aligned."""
-    from ..render.tables import import_tabulate
+    from sizing.render import import_tabulate
 
     if columns is None:  # every key, in order of first appearance (as pandas orders them)
         columns = list(dict.fromkeys(key for row in rows for key in row))

@@ -1,18 +1,18 @@
 """`reports/compute-optimal.md` and `plots/iso-flop.png`: the scaling laws of `sizing plan`
-(sizing.scaling) with their coefficients and sources, Hoffmann et al.'s Table 3 beside our
+(sizing.formulas.scaling) with their coefficients and sources, Hoffmann et al.'s Table 3 beside our
 Approach 1 projection, the optima by budget, and iso-FLOP curves with each optimum marked."""
 
 from __future__ import annotations
 
-from ..scaling import (
+from sizing.formulas import (
     HOFFMANN_APPROACH1,
     HOFFMANN_TABLE3,
     LAWS,
     LOSS_LAWS,
     tokens_for_budget,
 )
-from . import cells as fmt
-from .plots import Plot, _render
+from sizing.report import cells as fmt
+from sizing.report.plots import Plot, _render
 
 PAGE = "compute-optimal.md"
 PLOT_PATH = "plots/iso-flop.png"
@@ -105,12 +105,12 @@ def render_compute_optimal() -> str:
     return fmt.document(
         fmt.GENERATED_NOTE,
         "# Compute-optimal sizing",
-        "What `sizing plan` computes (sizing/scaling.py): for a budget of C FLOPs, the parameters N_opt and "
+        "What `sizing plan` computes (sizing/formulas/scaling.py): for a budget of C FLOPs, the parameters N_opt and "
         "tokens D_opt that minimise the predicted loss, under Hoffmann et al. 2022 (Approach 1's power-law "
         "projection and Approach 3's fitted law), the Epoch AI replication of Approach 3 (Besiroglu et al. "
         "2024) and the ~20 tokens per parameter rule. Every law counts compute as C = 6·N·D with N including "
         "the embeddings, as it was fitted; `sizing plan` turns N_opt into concrete shapes whose exact FLOPs "
-        "come from sizing.flops.",
+        "come from sizing.formulas.flops.",
         "## The laws",
         fmt.markdown_table(_coefficient_rows()),
         "Approach 3 and the replication fit L(N, D) = E + A/N^α + B/D^β; the optimum under C = 6ND is the "

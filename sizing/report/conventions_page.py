@@ -1,23 +1,23 @@
 """`reports/conventions.md`: our counting conventions beside the published ones (6N, PaLM's
 MFU formula, Megatron's, Chinchilla's Appendix F, Kaplan's Table 1), with a worked example
-computed from each formula as its paper writes it. The formulas live in sizing.conventions;
+computed from each formula as its paper writes it. The formulas live in sizing.formulas.conventions;
 this module only renders them.
 """
 
 from __future__ import annotations
 
-from .. import params as P
-from ..conventions import (
+from sizing.formulas import (
     COMPONENTS,
     CONVENTION_TABLE,
     CONVENTIONS,
+    KAPLAN_FLOPS_PER_PARAM,
     megatron_convention,
     ours_convention,
     palm_convention,
 )
-from ..flops import KAPLAN_FLOPS_PER_PARAM
-from ..presets import get_preset
-from . import cells as fmt
+from sizing.formulas import params as P
+from sizing.inputs import get_preset
+from sizing.report import cells as fmt
 
 EXAMPLES = (("gpt3-175b", 2048), ("llama2-7b", 4096))
 

@@ -1,4 +1,4 @@
-"""`reports/gpu-profile.md`: the planned GPU runs (sizing/planned_runs.py) with sizing's
+"""`reports/gpu-profile.md`: the planned GPU runs (sizing/inputs/planned_runs.py) with sizing's
 predictions (exact FLOPs, the memory formula) and, from a results folder written by
 benchmarks/gpu_profile.sh, the measured figures; every measured column reads *not yet
 measured* until then. Deterministic without results (no dates, no machine names).
@@ -11,17 +11,13 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from ..conventions import model_training_flops
-from ..hardware import get_gpu
-from ..memory.step_peak import model_states_bytes, training_memory_in_dtype
-from ..params import total_params
-from ..planned_runs import PLANNED_RUNS, SCRIPT, TARGET_MFU
-from ..presets import get_preset
-from ..render.tables import table
-from ..training import gpu_hours
-from ..units import format_gib, format_int, format_si
-from ..vocabulary import ATTENTION_CONVENTIONS, DEFAULT_MFU
-from .gpu_profile_results import Results, read_results
+from sizing.formulas import model_training_flops, total_params
+from sizing.inputs import PLANNED_RUNS, SCRIPT, TARGET_MFU, format_gib, format_int, format_si, get_gpu, get_preset
+from sizing.memory import model_states_bytes, training_memory_in_dtype
+from sizing.render import table
+from sizing.report.gpu_profile_results import Results, read_results
+from sizing.training import gpu_hours
+from sizing.vocabulary import ATTENTION_CONVENTIONS, DEFAULT_MFU
 
 REPORT_PATH = "reports/gpu-profile.md"
 PEAK_GPU = "h200"  # its dense bf16 peak is H100 SXM's (the same GH100 compute)
@@ -83,8 +79,8 @@ def _introduction(results: Results) -> list[str]:
     )
     parts.append(
         f"Target (issue 7): `gpt-1.3b` at **at least {TARGET_MFU:.0%} MFU**, full-attention convention, on an "
-        "H100/H200-class GPU. MFU = model FLOPs (forward + backward matmuls, sizing.flops) per second / the GPU's "
-        "dense peak for the dtype (sizing.hardware); `full` counts T keys per query (PaLM, nanoGPT, "
+        "H100/H200-class GPU. MFU = model FLOPs (forward + backward matmuls, sizing.formulas.flops) per second / "
+        "the GPU's dense peak for the dtype (sizing.inputs.hardware); `full` counts T keys per query (PaLM, nanoGPT, "
         "FlopCounterMode), `causal` the T(T+1)/2 pairs a causal kernel needs. Precision: the model is built in "
         "bf16 (weights, gradients and AdamW states; sizing.memory's pure `bf16` policy, 8 bytes per parameter), "
         "fused AdamW, SDPA (flash) attention."
@@ -174,7 +170,7 @@ def _step_section(results: Results, peak: float) -> list[str]:
     ]
     note = (
         f"Predicted step times divide the model FLOPs per step by {TARGET_MFU:.0%} of the dense bf16 peak "
-        f"of an H100 SXM / H200 ({get_gpu(PEAK_GPU).peak_tflops['bf16']:g} TFLOP/s, sizing.hardware)."
+        f"of an H100 SXM / H200 ({get_gpu(PEAK_GPU).peak_tflops['bf16']:g} TFLOP/s, sizing.inputs.hardware)."
     )
     return ["## Step time and MFU", table(headers, rows, "markdown"), note]
 

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..planned_runs import PLANNED_RUNS, PlannedRun
-from ..validate import SizingError, require_bool, require_int, require_number, show
-from ..vocabulary import ATTENTION_CONVENTIONS
+from sizing.inputs import PLANNED_RUNS, PlannedRun
+from sizing.validate import SizingError, require_bool, require_int, require_number, show
+from sizing.vocabulary import ATTENTION_CONVENTIONS
 
 MAX_RESULT_FILE_BYTES = 16 * 2**20  # a result file is a few KB: refuse what cannot be one
 

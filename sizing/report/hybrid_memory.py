@@ -5,11 +5,10 @@ matplotlib is imported only when the plot is drawn (plots._render)."""
 
 from __future__ import annotations
 
-from ..hybrid.memory import hybrid_inference_memory
-from ..hybrid.presets import hybrid_preset
-from ..units import GIB
-from . import cells as fmt
-from .plots import Plot, _render
+from sizing.hybrid import hybrid_inference_memory, hybrid_preset
+from sizing.inputs import GIB
+from sizing.report import cells as fmt
+from sizing.report.plots import Plot, _render
 
 PAGE = "hybrid-memory.md"
 PLOT = "plots/hybrid-memory-vs-context.png"

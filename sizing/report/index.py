@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from ..conventions import model_flops_per_token
-from ..estimate import estimate
-from ..presets import PRESETS
-from ..units import GIB
-from ..vocabulary import DEFAULT_MFU
-from . import cells as fmt
-from . import memory_summary as report_memory
-from .plots import SHARE_MODELS, Plot
-from .sheet import attention_share
+from sizing.estimate import estimate
+from sizing.formulas import model_flops_per_token
+from sizing.inputs import GIB, PRESETS
+from sizing.report import cells as fmt
+from sizing.report import memory_summary as report_memory
+from sizing.report.plots import SHARE_MODELS, Plot
+from sizing.report.sheet import attention_share
+from sizing.vocabulary import DEFAULT_MFU
 
 SUMMARY_GPUS = (("a100-80gb", "A100-80GB"), ("h100-sxm", "H100-SXM"))
 SHARE_TABLE_CONTEXTS = (2048, 8192, 32768, 131072)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..config import ModelConfig
-from ..memory import summary_for_estimate
-from ..vocabulary import DEFAULT_GPU
+from sizing.inputs import ModelConfig
+from sizing.memory import summary_for_estimate
+from sizing.vocabulary import DEFAULT_GPU
 
 MEMORY_GPU = DEFAULT_GPU  # the GPU whose capacity the fit checks use
 TRAINING_KEYS = (

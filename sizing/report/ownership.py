@@ -22,8 +22,8 @@ import json
 import os
 from pathlib import Path, PurePosixPath
 
-from ..validate import SizingError, show
-from .files import png_text, write_bytes_atomic
+from sizing.report.files import png_text, write_bytes_atomic
+from sizing.validate import SizingError, show
 
 MANIFEST = ".sizing-report.json"  # {"generator": ..., "files": {relative path: sha256 hex}}
 GENERATOR = "sizing report"

@@ -5,15 +5,18 @@ most-loaded rank, step time, MFU), and a plot of per-GPU memory across layouts, 
 
 from __future__ import annotations
 
-from ..parallel.layout import ParallelLayout
-from ..parallel.plan import ParallelPlan, parallel_plan
-from ..parallel.published import PUBLISHED_LAYOUTS, PublishedLayout
-from ..parallel.search import would_fit
-from ..parallel.steptime import StepOptions
-from ..presets import get_preset
-from ..units import GIB
-from . import cells as fmt
-from .plots import Plot, _render
+from sizing.inputs import GIB, get_preset
+from sizing.parallel import (
+    PUBLISHED_LAYOUTS,
+    ParallelLayout,
+    ParallelPlan,
+    PublishedLayout,
+    StepOptions,
+    parallel_plan,
+    would_fit,
+)
+from sizing.report import cells as fmt
+from sizing.report.plots import Plot, _render
 
 PAGE = "parallel-layouts.md"
 PLOT_PATH = "plots/parallel-memory.png"

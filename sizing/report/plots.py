@@ -15,14 +15,12 @@ import json
 import math
 from dataclasses import dataclass
 
-from .. import params as P
-from ..estimate import estimate
-from ..hardware import get_gpu
-from ..presets import PRESETS
-from ..units import GIB
-from ..vocabulary import ATTENTION_CONVENTIONS, DEFAULT_MFU
-from . import memory_summary as report_memory
-from .sheet import attention_share
+from sizing.estimate import estimate
+from sizing.formulas import params as P
+from sizing.inputs import GIB, PRESETS, get_gpu
+from sizing.report import memory_summary as report_memory
+from sizing.report.sheet import attention_share
+from sizing.vocabulary import ATTENTION_CONVENTIONS, DEFAULT_MFU
 
 SIZE_INCHES = (7.0, 4.5)
 DPI = 100
@@ -109,7 +107,7 @@ MEMORY_SETTINGS = (
 
 def memory_settings_data() -> dict:
     """Per-GPU training bytes of MEMORY_MODEL at each micro-batch, for each MEMORY_SETTINGS."""
-    from ..memory import training_memory
+    from sizing.memory import training_memory
 
     series = {}
     for label, zero, dp, recompute in MEMORY_SETTINGS:

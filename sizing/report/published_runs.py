@@ -3,15 +3,13 @@ GPU-hours, each row with its source and the relative difference."""
 
 from __future__ import annotations
 
-from .. import params as P
-from .. import published as pub
-from ..conventions import model_training_flops, palm_flops_per_token
-from ..flops import kaplan_6n_per_token
-from ..hardware import get_gpu
-from ..presets import get_preset, published_value
-from ..training import SECONDS_PER_HOUR, gpu_hours, implied_mfu, training_flops
-from ..vocabulary import DEFAULT_MFU
-from . import cells as fmt
+from sizing.formulas import kaplan_6n_per_token, model_training_flops, palm_flops_per_token
+from sizing.formulas import params as P
+from sizing.inputs import get_gpu, get_preset, published_value
+from sizing.inputs import published as pub
+from sizing.report import cells as fmt
+from sizing.training import SECONDS_PER_HOUR, gpu_hours, implied_mfu, training_flops
+from sizing.vocabulary import DEFAULT_MFU
 
 
 def _six_nd(n_params: int, tokens: int) -> int:
@@ -80,8 +78,8 @@ def llama_rows(runs: list[dict] | None = None) -> list[dict]:
 
 def _energy_cells(run: dict) -> dict:
     """Energy and CO2 of the published GPU-hours at the GPU's TDP, PUE 1 and the grid intensity
-    the Llama 2 card implies (sizing.energy): the card's own method, so its rows come back."""
-    from ..energy import run_energy
+    the Llama 2 card implies (sizing.training.energy): the card's own method, so its rows come back."""
+    from sizing.training import run_energy
 
     e = run_energy(run["gpu_hours"], run["gpu"])
     return {"MWh (TDP, PUE 1)": f"{e.kwh / 1000:,.1f}", f"tCO2eq ({e.kg_co2_per_kwh:g} kg/kWh)": f"{e.tco2eq:,.2f}"}
@@ -319,7 +317,7 @@ def render_published_runs() -> str:
         "*difference* is predicted / published − 1 (for an MFU: implied / reported − 1). "
         "*Exact* FLOPs are this tool's matmul count, forward + backward, full attention (T keys per query), no "
         "recomputation — the model FLOPs of PaLM's MFU. *6ND* is Kaplan's approximation with the run's parameters. "
-        "Published figures are copied in `sizing/published.py` (checked against "
+        "Published figures are copied in `sizing/inputs/published.py` (checked against "
         "tests/fixtures/reference-figures.json by tests/test_report.py).",
         "## GPT-3 (Table D.1): total training compute, 300B tokens",
         "Table D.1 computes 6ND with its rounded N; we use our exact N, then our exact count at the training "

@@ -4,11 +4,11 @@ only when a plot is drawn (plots._render)."""
 
 from __future__ import annotations
 
-from ..hardware import get_gpu
-from ..serve import serve
-from ..vocabulary import DEFAULT_SERVE_BANDWIDTH_EFFICIENCY, DEFAULT_SERVE_COMPUTE_EFFICIENCY
-from .plots import Plot, _render
-from .serving_page import GPU, OUTPUT, PROMPT, SERVE_PRESETS
+from sizing.inputs import get_gpu
+from sizing.report.plots import Plot, _render
+from sizing.report.serving_page import GPU, OUTPUT, PROMPT, SERVE_PRESETS
+from sizing.serve import serve
+from sizing.vocabulary import DEFAULT_SERVE_BANDWIDTH_EFFICIENCY, DEFAULT_SERVE_COMPUTE_EFFICIENCY
 
 ROOFLINE_BATCHES = (1, 8, 64, 256)
 SWEEP_BATCHES = tuple(2**k for k in range(0, 11))  # 1 .. 1024
@@ -45,7 +45,7 @@ def tokens_per_second_data() -> dict:
 
 
 def render_serve_plots() -> list[Plot]:
-    from .serving_capacity import throughput_latency_plot
+    from sizing.report.serving_capacity import throughput_latency_plot
 
     return [_roofline_plot(), _tokens_plot(), throughput_latency_plot()]
 

@@ -7,25 +7,27 @@ from __future__ import annotations
 
 import math
 
-from ..presets import get_preset
-from ..render.capacity import CAPACITY_HEADERS, answer_line, capacity_rows
-from ..render.serve import format_seconds
-from ..serve.batching import ContinuousBatching
-from ..serve.calibration import CALIBRATION_SOURCE, SERVE_EFFICIENCY_BY_GPU
-from ..serve.calibration_fit import log_errors
-from ..serve.capacity import plan_capacity
-from ..serve.published import PUBLISHED_SERVING
-from ..serve.result import ServeSettings
-from . import cells as fmt
-from .plots import Plot, _render
+from sizing.inputs import get_preset
+from sizing.render import CAPACITY_HEADERS, answer_line, capacity_rows, format_seconds
+from sizing.report import cells as fmt
+from sizing.report.plots import Plot, _render
+from sizing.serve import (
+    CALIBRATION_SOURCE,
+    PUBLISHED_SERVING,
+    SERVE_EFFICIENCY_BY_GPU,
+    ContinuousBatching,
+    ServeSettings,
+    log_errors,
+    plan_capacity,
+)
 
 CAPACITY_MODEL, CAPACITY_GPU, RATE, CAP_PROMPT, CAP_OUTPUT, SLO_TPOT = "llama3-70b", "h100-sxm", 10, 1000, 200, 0.05
 CURVE_TPS = (2, 4, 8)  # bf16 llama3-70b does not fit one H100
 
 
 def _batching(tp: int, weight_dtype: str = "bf16") -> ContinuousBatching:
-    from ..hardware import get_gpu
-    from ..serve.calibration import default_efficiencies
+    from sizing.inputs import get_gpu
+    from sizing.serve import default_efficiencies
 
     c, b = default_efficiencies(CAPACITY_GPU)
     s = ServeSettings(1, CAP_PROMPT, CAP_OUTPUT, tp, tp, weight_dtype, "bf16", "bf16", "causal", c, b)
@@ -134,8 +136,7 @@ def calibration_section() -> str:
 
 
 def _unseen_rows() -> list[dict]:
-    from ..serve.calibration import default_efficiencies
-    from ..serve.published_unseen import UNSEEN_SERVING
+    from sizing.serve import UNSEEN_SERVING, default_efficiencies
 
     rows = []
     for r in UNSEEN_SERVING:

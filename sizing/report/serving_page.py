@@ -7,12 +7,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..serve import serve
-from ..serve.bench import MEASURED_FILE, MEASURED_HEADERS, SERVE_BENCH, measured_rows
-from ..serve.published import PUBLISHED_SERVING, bound_for
-from . import cells as fmt
-from .plots import Plot
-from .serving_capacity import CAPACITY_GPU, CAPACITY_MODEL, RATE, calibration_section, capacity_section
+from sizing.report import cells as fmt
+from sizing.report.plots import Plot
+from sizing.report.serving_capacity import CAPACITY_GPU, CAPACITY_MODEL, RATE, calibration_section, capacity_section
+from sizing.serve import (
+    MEASURED_FILE,
+    MEASURED_HEADERS,
+    PUBLISHED_SERVING,
+    SERVE_BENCH,
+    bound_for,
+    measured_rows,
+    serve,
+)
 
 GPU = "h100-sxm"
 PROMPT, OUTPUT = 1024, 256
@@ -77,7 +83,7 @@ def measured_section(existing_dir: Path | None) -> str:
         f"`benchmarks/gpu_profile.sh` times `generate()` of the reference model in the shape of the planned run "
         f"`{plan.run}` (Llama-3.2-1B: GQA, tied, vocab 128,256), {plan.dtype}, eager, prompt {plan.prompt}, "
         f"{plan.output} output tokens, batch {', '.join(map(str, plan.batches))} "
-        f"(`reference_model/serve_bench.py`), and commits its JSON as `reports/{MEASURED_FILE}`."
+        f"(`reference_model/profile/serve_bench.py`), and commits its JSON as `reports/{MEASURED_FILE}`."
     )
     if path is None or not path.is_file():
         return f"{what}\n\n**Not yet measured**: no GPU session has run it. Nothing below is a measurement."

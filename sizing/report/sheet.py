@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from .. import flops as F
-from .. import params as P
-from ..conventions import model_flops_per_token
-from ..estimate import estimate
-from ..hardware import get_gpu
-from ..presets import Preset
-from ..units import format_si
-from ..vocabulary import ATTENTION_CONVENTIONS, DEFAULT_MFU  # DEFAULT_MFU: every GPU-hour figure of the reports
-from . import cells as fmt
-from . import memory_summary as report_memory
+from sizing.estimate import estimate
+from sizing.formulas import flops as F
+from sizing.formulas import model_flops_per_token
+from sizing.formulas import params as P
+from sizing.inputs import Preset, format_si, get_gpu
+from sizing.report import cells as fmt
+from sizing.report import memory_summary as report_memory
+from sizing.vocabulary import ATTENTION_CONVENTIONS, DEFAULT_MFU  # DEFAULT_MFU: every GPU-hour figure of the reports
 
 SHEET_GPUS = ("a100-80gb", "h100-sxm", "h200", "b200", "mi300x")
 CLUSTER_GPUS = 1024  # for the wall-clock column

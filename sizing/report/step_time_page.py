@@ -4,9 +4,8 @@ against the published one, the error, the FLOP convention and the source, and th
 
 from __future__ import annotations
 
-from ..parallel.published_steps import FURTHER_GROUPS, error_rows, median_abs_error
-from ..parallel.stepdata import gpu_constants
-from . import cells as fmt
+from sizing.parallel import FURTHER_GROUPS, error_rows, gpu_constants, median_abs_error
+from sizing.report import cells as fmt
 
 PAGE = "step-time.md"
 CONVENTIONS = {

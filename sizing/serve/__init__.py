@@ -5,17 +5,17 @@ tokens/s, $ per million tokens and memory per GPU.
     est = serve("llama2-7b", prompt=4096, output=256, gpu="h100")
     est.ttft_seconds, est.tpot_seconds, est.to_dict()
 
-work.py (FLOPs and bytes of a prefill and a decode step, from sizing.flops / params / memory),
+work.py (FLOPs and bytes of a prefill and a decode step, from sizing.formulas.flops / params / memory),
 roofline.py (times, the TP all-reduce, the ridge point, the sum over decode steps),
 estimate.py (serve()), result.py (ServeEstimate). `sizing serve` renders the same object.
 """
 
 from __future__ import annotations
 
-from .estimate import serve
-from .result import ServeEstimate, ServeSettings, StepEstimate
-from .roofline import Roofline, ridge_intensity, tp_ring_allreduce_seconds
-from .work import decode_step_flops, expected_experts_hit, prefill_flops, step_bytes
+from sizing.serve.estimate import serve
+from sizing.serve.result import ServeEstimate, ServeSettings, StepEstimate
+from sizing.serve.roofline import Roofline, ridge_intensity, tp_ring_allreduce_seconds
+from sizing.serve.work import decode_step_flops, expected_experts_hit, prefill_flops, step_bytes
 
 __all__ = [
     "Roofline",
@@ -30,3 +30,45 @@ __all__ = [
     "step_bytes",
     "tp_ring_allreduce_seconds",
 ]
+
+
+# Names the rest of the code imports from this package, each loaded from its module on first
+# use (PEP 562), so that importing the package stays cheap and nothing reaches past it.
+_LAZY = {
+    "CALIBRATION_SOURCE": "sizing.serve.calibration",
+    "CapacityPlan": "sizing.serve.capacity",
+    "CapacityRow": "sizing.serve.capacity",
+    "ContinuousBatching": "sizing.serve.batching",
+    "LayoutStep": "sizing.serve.moe_layout",
+    "MEASURED_FILE": "sizing.serve.bench",
+    "MEASURED_HEADERS": "sizing.serve.bench",
+    "PUBLISHED_SERVING": "sizing.serve.published",
+    "PrefixCache": "sizing.serve.prefix",
+    "SERVE_BENCH": "sizing.serve.bench",
+    "SERVE_EFFICIENCY_BY_GPU": "sizing.serve.calibration",
+    "Speculation": "sizing.serve.speculative",
+    "UNSEEN_SERVING": "sizing.serve.published_unseen",
+    "WEIGHT_CHOICES": "sizing.serve.quant_bytes",
+    "bound_for": "sizing.serve.published",
+    "compare_layouts": "sizing.serve.moe_layout",
+    "default_efficiencies": "sizing.serve.calibration",
+    "log_errors": "sizing.serve.calibration_fit",
+    "measured_rows": "sizing.serve.bench",
+    "model_weights_bytes": "sizing.serve.quant_bytes",
+    "not_fit_reason": "sizing.serve.fit",
+    "parse_seconds": "sizing.serve.capacity",
+    "plan_capacity": "sizing.serve.capacity",
+    "prefix_cache": "sizing.serve.prefix",
+    "speculate": "sizing.serve.speculative",
+    "why_best": "sizing.serve.moe_layout",
+    "would_fit": "sizing.serve.fit",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)  # not cached: a test's stand-in module is seen

@@ -41,15 +41,20 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ..config import ModelConfig
-from ..hardware import GPU
-from ..memory.prefill import prefill_activation_peak_bytes
-from ..validate import SizingError, require_int
-from ..vocabulary import ceil_div
-from .estimate import serving_machine
-from .result import ServeSettings
-from .roofline import Roofline
-from .work import chunked_prefill_kv_reread_bytes, decode_step_flops, kv_read_bytes_per_rank, prefill_flops, step_bytes
+from sizing.inputs import GPU, ModelConfig
+from sizing.memory import prefill_activation_peak_bytes
+from sizing.serve.estimate import serving_machine
+from sizing.serve.result import ServeSettings
+from sizing.serve.roofline import Roofline
+from sizing.serve.work import (
+    chunked_prefill_kv_reread_bytes,
+    decode_step_flops,
+    kv_read_bytes_per_rank,
+    prefill_flops,
+    step_bytes,
+)
+from sizing.validate import SizingError, require_int
+from sizing.vocabulary import ceil_div
 
 DEFAULT_TOKEN_BUDGET = 8192  # vLLM's max_num_batched_tokens for chunked prefill on large GPUs (V1 default)
 DEFAULT_BLOCK_SIZE = 16  # vLLM's default KV block (tokens per page)

@@ -1,7 +1,7 @@
 """The serving measurement plan (torch-free): which model benchmarks/gpu_profile.sh times, at
 which batches, and how a measurement is set beside the prediction.
 
-reference_model/serve_bench.py runs it on a device and writes a JSON file; committed as
+reference_model/profile/serve_bench.py runs it on a device and writes a JSON file; committed as
 reports/serving-measured.json (from a CUDA run only), `sizing report` puts each measured
 TTFT and decode tokens/s beside the roofline bound (efficiency 1) and the estimate at the
 default efficiencies, with their ratios. Until then the page says "not yet measured".
@@ -12,16 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..config import ModelConfig
-from ..planned_runs import planned_run
-from .estimate import serve
+from sizing.inputs import ModelConfig, planned_run
+from sizing.serve.estimate import serve
 
 MEASURED_FILE = "serving-measured.json"  # under reports/, copied there from a GPU session's $OUT
 
 
 @dataclass(frozen=True)
 class ServeBenchPlan:
-    run: str  # a planned run of sizing/planned_runs.py whose model is timed
+    run: str  # a planned run of sizing/inputs/planned_runs.py whose model is timed
     prompt: int
     output: int  # tokens generated; the first comes from the prefill
     batches: tuple[int, ...]

@@ -20,8 +20,8 @@ different share of the roofline at different batch and sequence shapes.
 
 from __future__ import annotations
 
-from ..hardware import get_gpu
-from ..vocabulary import DEFAULT_SERVE_BANDWIDTH_EFFICIENCY, DEFAULT_SERVE_COMPUTE_EFFICIENCY
+from sizing.inputs import get_gpu
+from sizing.vocabulary import DEFAULT_SERVE_BANDWIDTH_EFFICIENCY, DEFAULT_SERVE_COMPUTE_EFFICIENCY
 
 CALIBRATION_SOURCE = "fit to sizing/serve/published.py (TensorRT-LLM v0.6.1 performance page)"
 SERVE_EFFICIENCY_BY_GPU: dict[str, tuple[float, float]] = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from .estimate import serve
+from sizing.serve.estimate import serve
 
 
 def predicted(row, compute_efficiency: float, bandwidth_efficiency: float) -> float:

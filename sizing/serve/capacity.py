@@ -19,17 +19,16 @@ import math
 import re
 from dataclasses import dataclass
 
-from ..config import ModelConfig
-from ..hardware import get_gpu
-from ..validate import MAX_PRICE, SizingError, require_int, require_number, show
-from ..vocabulary import (
+from sizing.inputs import ModelConfig, get_gpu
+from sizing.serve.batching import DEFAULT_BLOCK_SIZE, DEFAULT_TOKEN_BUDGET, BatchingPoint, ContinuousBatching
+from sizing.serve.calibration import default_efficiencies
+from sizing.serve.fit import valid_tp
+from sizing.serve.result import ServeSettings
+from sizing.validate import MAX_PRICE, SizingError, require_int, require_number, show
+from sizing.vocabulary import (
     DEFAULT_MLA_IMPL,
     DEFAULT_SERVE_PRICE_PER_GPU_HOUR,
 )
-from .batching import DEFAULT_BLOCK_SIZE, DEFAULT_TOKEN_BUDGET, BatchingPoint, ContinuousBatching
-from .calibration import default_efficiencies
-from .fit import valid_tp
-from .result import ServeSettings
 
 SEARCH_TP = (1, 2, 4, 8)
 SEARCH_WEIGHT_DTYPES = ("bf16", "fp8", "int4")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from .roofline import sum_of_steps
+from sizing.serve.roofline import sum_of_steps
 
 Seconds = Callable[[int], tuple[float, float, float]]  # context -> (compute, memory, all-reduce) seconds
 

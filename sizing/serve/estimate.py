@@ -15,28 +15,13 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from ..config import ModelConfig
-from ..default_gpu import default_gpu_for
-from ..hardware import GPU, get_gpu
-from ..memory.kv import dtype_bytes, kv_heads_per_rank
-from ..memory.prefill import prefill_activation_peak_bytes, prefill_tokens
-from ..presets import get_preset
-from ..validate import MAX_PRICE, SizingError, require_choice, require_fraction, require_int, require_number, show
-from ..vocabulary import (
-    ATTENTION_CONVENTIONS,
-    DEFAULT_MLA_IMPL,
-    DEFAULT_SERVE_ATTENTION,
-    DEFAULT_SERVE_PRICE_PER_GPU_HOUR,
-    MLA_IMPLS,
-    SERVE_ACTIVATION_DTYPES,
-    STORAGE_DTYPES,
-    ceil_div,
-)
-from .calibration import default_efficiencies
-from .chunked import chunked_decode_seconds
-from .quant_bytes import WEIGHT_CHOICES, format_note, model_weights_bytes, weights_step_bytes
-from .result import ServeEstimate, ServeSettings, StepEstimate
-from .roofline import (
+from sizing.inputs import GPU, ModelConfig, default_gpu_for, get_gpu, get_preset
+from sizing.memory import dtype_bytes, kv_heads_per_rank, prefill_activation_peak_bytes, prefill_tokens
+from sizing.serve.calibration import default_efficiencies
+from sizing.serve.chunked import chunked_decode_seconds
+from sizing.serve.quant_bytes import WEIGHT_CHOICES, format_note, model_weights_bytes, weights_step_bytes
+from sizing.serve.result import ServeEstimate, ServeSettings, StepEstimate
+from sizing.serve.roofline import (
     Roofline,
     compute_seconds,
     memory_seconds,
@@ -47,7 +32,18 @@ from .roofline import (
     tp_allreduces_per_layer,
     tp_ring_allreduce_seconds,
 )
-from .work import chunked_prefill_kv_reread_bytes, decode_step_flops, kv_read_bytes_per_rank, prefill_flops
+from sizing.serve.work import chunked_prefill_kv_reread_bytes, decode_step_flops, kv_read_bytes_per_rank, prefill_flops
+from sizing.validate import MAX_PRICE, SizingError, require_choice, require_fraction, require_int, require_number, show
+from sizing.vocabulary import (
+    ATTENTION_CONVENTIONS,
+    DEFAULT_MLA_IMPL,
+    DEFAULT_SERVE_ATTENTION,
+    DEFAULT_SERVE_PRICE_PER_GPU_HOUR,
+    MLA_IMPLS,
+    SERVE_ACTIVATION_DTYPES,
+    STORAGE_DTYPES,
+    ceil_div,
+)
 
 __all__ = ["ServeEstimate", "serve"]
 
@@ -170,7 +166,7 @@ def serve(
     prompt; past `trained_context` (the pretraining context) a note says so. `mla`: "absorbed"
     or "naive" (latent attention only). Efficiencies left None are the GPU's calibrated pair
     (calibration.default_efficiencies). A SizingError names the field for any bad input. gpu:
-    H100 unless the preset's published run names another (sizing.default_gpu)."""
+    H100 unless the preset's published run names another (sizing.inputs.default_gpu)."""
     gpu = gpu if gpu is not None else default_gpu_for(model if isinstance(model, str) else None)
     cfg, name, trained_context, served_context = _resolve(model, name, trained_context, served_context)
     s = _settings(cfg, prompt, output, batch, tp, gpus, weight_dtype, kv_dtype, activation_dtype, attention)
@@ -204,7 +200,7 @@ def _with_gpu_rates(
 
 def _estimate(name: str | None, machine: _Machine, notes: list[str]) -> ServeEstimate:
     """The prefill, the first and last decode steps, their totals, memory and the largest batch."""
-    from ..memory.search import largest_fitting  # the one "largest n that fits" search
+    from sizing.memory import largest_fitting  # the one "largest n that fits" search
 
     cfg, gpu_entry, s = machine.cfg, machine.gpu, machine.s
     p_flops, forwards, p_bytes, prefill = machine.prefill()

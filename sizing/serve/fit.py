@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..memory.kv import kv_heads_per_rank
-from ..memory.search import largest_fitting
-from ..units import format_gib
-from ..validate import SizingError
-from ..vocabulary import DTYPE_BITS
-from .result import ServeEstimate
+from sizing.inputs import format_gib
+from sizing.memory import kv_heads_per_rank, largest_fitting
+from sizing.serve.result import ServeEstimate
+from sizing.validate import SizingError
+from sizing.vocabulary import DTYPE_BITS
 
 TP_CANDIDATES = (1, 2, 4, 8, 16, 32, 64)  # powers of two: the degrees serving engines offer
 LOWER_WEIGHT_DTYPES = ("fp8", "int8", "int4")
@@ -21,7 +20,7 @@ LOWER_WEIGHT_DTYPES = ("fp8", "int8", "int4")
 
 def _again(est: ServeEstimate, **changes) -> ServeEstimate | None:
     """The same estimate with some settings changed; None when they are invalid for the model."""
-    from .estimate import serve
+    from sizing.serve.estimate import serve
 
     s = dataclasses.replace(est.settings, **changes)
     try:
@@ -95,7 +94,7 @@ def would_fit(est: ServeEstimate) -> list[str]:
 
 
 def _memory_at_prompt(est: ServeEstimate, prompt: int) -> int:
-    from .estimate import memory_bytes_per_gpu
+    from sizing.serve.estimate import memory_bytes_per_gpu
 
     return memory_bytes_per_gpu(est.config, est.gpu, dataclasses.replace(est.settings, prompt=prompt))
 

@@ -27,17 +27,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import ModelConfig
-from ..hardware import GPU, get_gpu
-from ..memory.kv import dtype_bytes, kv_cache_bytes
-from ..memory.quant import FORMATS as QUANT_FORMATS
-from ..memory.search import largest_fitting
-from ..validate import SizingError, require_choice, require_int
-from ..vocabulary import DEFAULT_SERVE_BANDWIDTH_EFFICIENCY, DEFAULT_SERVE_COMPUTE_EFFICIENCY, DTYPE_BITS, ceil_div
-from .pipeline import pipeline_stage
-from .quant_bytes import weight_split_bytes
-from .roofline import compute_seconds, memory_seconds, tp_ring_allreduce_seconds
-from .work import decode_step_flops, expected_experts_hit
+from sizing.inputs import GPU, ModelConfig, get_gpu
+from sizing.memory import FORMATS as QUANT_FORMATS
+from sizing.memory import dtype_bytes, kv_cache_bytes, largest_fitting
+from sizing.serve.pipeline import pipeline_stage
+from sizing.serve.quant_bytes import weight_split_bytes
+from sizing.serve.roofline import compute_seconds, memory_seconds, tp_ring_allreduce_seconds
+from sizing.serve.work import decode_step_flops, expected_experts_hit
+from sizing.validate import SizingError, require_choice, require_int
+from sizing.vocabulary import DEFAULT_SERVE_BANDWIDTH_EFFICIENCY, DEFAULT_SERVE_COMPUTE_EFFICIENCY, DTYPE_BITS, ceil_div
 
 LAYOUTS = ("tp", "ep-dp", "tp-pp")
 GPUS_PER_NODE = 8

@@ -14,13 +14,12 @@ nodes, one decode step of the whole model per token.
 
 from __future__ import annotations
 
-from .. import params as P
-from ..config import ModelConfig
-from ..hardware import GPU
-from ..memory.kv import dtype_bytes, kv_cache_bytes
-from ..vocabulary import ceil_div
-from .roofline import compute_seconds, memory_seconds, tp_allreduces_per_layer, tp_ring_allreduce_seconds
-from .work import decode_step_flops, expected_experts_hit
+from sizing.formulas import params as P
+from sizing.inputs import GPU, ModelConfig
+from sizing.memory import dtype_bytes, kv_cache_bytes
+from sizing.serve.roofline import compute_seconds, memory_seconds, tp_allreduces_per_layer, tp_ring_allreduce_seconds
+from sizing.serve.work import decode_step_flops, expected_experts_hit
+from sizing.vocabulary import ceil_div
 
 
 def stage_layers(n_layers: int, pp: int) -> int:

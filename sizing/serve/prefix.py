@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import ModelConfig
-from ..flops import lm_head_flops
-from ..memory.kv import dtype_bytes, kv_cache_bytes
-from ..validate import SizingError, require_int
-from .roofline import compute_seconds, memory_seconds, tp_allreduces_per_layer, tp_ring_allreduce_seconds
-from .work import prefill_flops, step_bytes
+from sizing.formulas import lm_head_flops
+from sizing.inputs import ModelConfig
+from sizing.memory import dtype_bytes, kv_cache_bytes
+from sizing.serve.roofline import compute_seconds, memory_seconds, tp_allreduces_per_layer, tp_ring_allreduce_seconds
+from sizing.serve.work import prefill_flops, step_bytes
+from sizing.validate import SizingError, require_int
 
 DEFAULT_PREFIX_BLOCK = 16  # vLLM --block-size
 

@@ -65,7 +65,7 @@ PUBLISHED_SERVING: tuple[PublishedServing, ...] = (
 def bound_for(row: PublishedServing) -> float:
     """The roofline bound for a published row, in the row's metric: output tokens/s per GPU
     (prefill included, static batch) or the first-token latency in ms, at efficiencies 1."""
-    from .estimate import serve
+    from sizing.serve.estimate import serve
 
     est = serve(
         row.preset,

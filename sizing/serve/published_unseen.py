@@ -13,7 +13,7 @@ the default prediction (tests/test_serve_published_unseen.py; the table on repor
 
 from __future__ import annotations
 
-from .published import TRTLLM_V061, PublishedServing
+from sizing.serve.published import TRTLLM_V061, PublishedServing
 
 H200_LAUNCH = (
     "NVIDIA TensorRT-LLM docs/source/blogs/H200launch.md (TensorRT-LLM v0.5.0, H200 FP8 max throughput), "

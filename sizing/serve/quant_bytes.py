@@ -10,13 +10,18 @@ is memory-bound.
 
 from __future__ import annotations
 
-from .. import params as P
-from ..config import ModelConfig
-from ..memory.kv import dtype_bytes, inference_weights_bytes
-from ..memory.quant import FORMATS, get_format, plain_dtype_note, quantized_weights, routed_expert_matrix_params
-from ..validate import require_int
-from ..vocabulary import DEFAULT_MLA_IMPL, DTYPE_BITS, ceil_div
-from .work import (
+from sizing.formulas import params as P
+from sizing.inputs import ModelConfig
+from sizing.memory import (
+    FORMATS,
+    dtype_bytes,
+    get_format,
+    inference_weights_bytes,
+    plain_dtype_note,
+    quantized_weights,
+    routed_expert_matrix_params,
+)
+from sizing.serve.work import (
     StepBytes,
     expected_experts_hit,
     kv_read_bytes,
@@ -24,6 +29,8 @@ from .work import (
     step_bytes,
     unread_table_params,
 )
+from sizing.validate import require_int
+from sizing.vocabulary import DEFAULT_MLA_IMPL, DTYPE_BITS, ceil_div
 
 WEIGHT_CHOICES = (*DTYPE_BITS, *FORMATS)  # a dtype or a format's key
 

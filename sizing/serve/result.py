@@ -6,16 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..config import ModelConfig
-from ..hardware import GPU
-from ..vocabulary import (
+from sizing.inputs import GPU, ModelConfig
+from sizing.serve.roofline import Roofline
+from sizing.serve.work import StepBytes
+from sizing.vocabulary import (
     DEFAULT_MLA_IMPL,
     DEFAULT_SERVE_BANDWIDTH_EFFICIENCY,
     DEFAULT_SERVE_COMPUTE_EFFICIENCY,
     DEFAULT_SERVE_PRICE_PER_GPU_HOUR,
 )
-from .roofline import Roofline
-from .work import StepBytes
 
 SECONDS_PER_HOUR = 3600
 PER_MILLION = 10**6

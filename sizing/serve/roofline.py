@@ -19,8 +19,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..parallel.comms import ring_all_reduce_seconds
-from ..validate import require_int
+from sizing.parallel import ring_all_reduce_seconds
+from sizing.validate import require_int
 
 
 def compute_seconds(flops: float, peak_flops_per_second: float, efficiency: float) -> float:

@@ -25,14 +25,13 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from ..config import ModelConfig
-from ..hardware import get_gpu
-from ..memory.kv import dtype_bytes
-from ..validate import SizingError, require_choice, require_int, require_number
-from ..vocabulary import DEFAULT_SERVE_BANDWIDTH_EFFICIENCY, DEFAULT_SERVE_COMPUTE_EFFICIENCY, STORAGE_DTYPES
-from .quant_bytes import WEIGHT_CHOICES, weights_step_bytes
-from .roofline import compute_seconds, memory_seconds
-from .work import decode_step_flops
+from sizing.inputs import ModelConfig, get_gpu
+from sizing.memory import dtype_bytes
+from sizing.serve.quant_bytes import WEIGHT_CHOICES, weights_step_bytes
+from sizing.serve.roofline import compute_seconds, memory_seconds
+from sizing.serve.work import decode_step_flops
+from sizing.validate import SizingError, require_choice, require_int, require_number
+from sizing.vocabulary import DEFAULT_SERVE_BANDWIDTH_EFFICIENCY, DEFAULT_SERVE_COMPUTE_EFFICIENCY, STORAGE_DTYPES
 
 
 def expected_tokens_per_step(alpha: float, k: int) -> float:

@@ -1,6 +1,6 @@
 """The work of serving: FLOPs and bytes of one prefill and of one decode step, exact integers
-(the expected MoE expert count aside), from the formula functions of sizing.flops,
-sizing.params and sizing.memory, so an architecture that changes those flows through here.
+(the expected MoE expert count aside), from the formula functions of sizing.formulas.flops,
+sizing.formulas.params and sizing.memory, so an architecture that changes those flows through here.
 
 Symbols: L layers, d d_model, V padded vocab, P prompt tokens, C positions in the KV cache
 (the new token included), b sequences in the batch, E experts, k experts per token.
@@ -20,25 +20,25 @@ Symbols: L layers, d d_model, V padded vocab, P prompt tokens, C positions in th
 * MoE routing is assumed uniform and independent: each of b tokens picks k of E experts, so
   an expert is missed by all with probability (1 - k/E)^b and E·(1 - (1 - k/E)^b) distinct
   experts are read per layer (expected value). Every other MoE weight (router, and shared
-  experts when sizing.params has them) is always read.
+  experts when sizing.formulas.params has them) is always read.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import params as P
-from ..config import ModelConfig
-from ..flops import decode_flops_per_token, flop_components, lm_head_flops, mla_absorbed_decode_flops_per_token
-from ..memory.kv import (
+from sizing.formulas import decode_flops_per_token, flop_components, lm_head_flops, mla_absorbed_decode_flops_per_token
+from sizing.formulas import params as P
+from sizing.inputs import ModelConfig
+from sizing.memory import (
     dtype_bytes,
     kv_cache_bytes,
     kv_cache_bytes_per_rank,
     naive_kv_cache_bytes,
     naive_kv_cache_bytes_per_rank,
 )
-from ..validate import require_choice, require_int
-from ..vocabulary import ATTENTION_CONVENTIONS, DEFAULT_MLA_IMPL, DEFAULT_SERVE_ATTENTION, MLA_IMPLS, ceil_div
+from sizing.validate import require_choice, require_int
+from sizing.vocabulary import ATTENTION_CONVENTIONS, DEFAULT_MLA_IMPL, DEFAULT_SERVE_ATTENTION, MLA_IMPLS, ceil_div
 
 
 # ---------------------------------------------------------------- FLOPs
@@ -52,7 +52,7 @@ def prefill_flops(cfg: ModelConfig, prompt: int, batch: int = 1, attention: str 
 
 def decode_step_flops(cfg: ModelConfig, context: int, batch: int = 1, mla: str = DEFAULT_MLA_IMPL) -> int:
     """b·decode_flops_per_token(C): one new token for each of b sequences with C cached positions.
-    Under MLA, `mla` picks the implementation: "absorbed" (sizing.flops'
+    Under MLA, `mla` picks the implementation: "absorbed" (sizing.formulas.flops'
     mla_absorbed_decode_flops_per_token) or "naive" (decompressed per-head K and V)."""
     require_int("batch", batch)
     require_choice("mla", mla, MLA_IMPLS)
@@ -129,7 +129,7 @@ def unread_table_params(cfg: ModelConfig, tokens: int, positions: int = 1) -> in
 
 
 def routed_expert_params(cfg: ModelConfig) -> int:
-    """Parameters of the routed experts, all layers: sizing.params' `moe.experts` component
+    """Parameters of the routed experts, all layers: sizing.formulas.params' `moe.experts` component
     (E·L·expert_params today; 0 for a dense model). Everything else of an MoE layer (router,
     shared experts as their own component) is always read."""
     return sum(c.count for c in P.param_components(cfg) if c.key == "moe.experts")

@@ -24,7 +24,7 @@ import threading
 
 import click
 
-from ..validate import SizingError
+from sizing.validate import SizingError
 
 ENDPOINTS = ("estimate", "memory", "parallel", "serve", "plan", "compare")
 # the largest integer a JavaScript number holds exactly (Number.MAX_SAFE_INTEGER)
@@ -43,7 +43,7 @@ class ApiError(Exception):
 
 
 def _command(endpoint: str) -> click.Command:
-    from ..cli import main
+    from sizing.cli import main
 
     if endpoint not in ENDPOINTS:
         raise ApiError(f"unknown endpoint ({endpoint!r}); valid: {', '.join(ENDPOINTS)}")
@@ -125,7 +125,7 @@ class ThreadOutput(io.TextIOBase):
 def run_cli(args: list[str]) -> tuple[int, str]:
     """Run `sizing ARGS` here: (exit code, stdout). Bad input raises ApiError with the message
     the CLI prints after 'Error: '."""
-    from ..cli import main
+    from sizing.cli import main
 
     with _LOCK:
         out, err = ThreadOutput(sys.stdout), ThreadOutput(sys.stderr)
@@ -178,7 +178,7 @@ def answer(endpoint: str, pairs: list[tuple[str, str]]) -> dict:
     if code not in (0, EXIT_DOES_NOT_FIT):
         raise ApiError(f"`{shlex.join(shown)}` ended with exit code {code}")
     result = json.loads(text)
-    from .verdict import VERDICT_LABELS, verdict
+    from sizing.ui.verdict import VERDICT_LABELS, verdict
 
     return {
         "endpoint": endpoint,
@@ -195,7 +195,7 @@ def _formulas(endpoint: str, result) -> dict:
     """Estimate's formulas with the model's numbers plugged in (sizing.ui.formulas)."""
     if endpoint != "estimate":
         return {}
-    from .formulas import plugged_formulas
+    from sizing.ui.formulas import plugged_formulas
 
     return plugged_formulas(result)
 
@@ -203,8 +203,8 @@ def _formulas(endpoint: str, result) -> dict:
 def fits_by_gpu(endpoint: str, pairs: list[tuple[str, str]]) -> list[dict]:
     """The same question asked of every GPU in `sizing gpus`: [{gpu, fits}], fits None where the
     answer has no verdict or the GPU cannot run it (e.g. no fp8 peak)."""
-    from ..hardware import GPUS
-    from .verdict import verdict
+    from sizing.inputs import GPUS
+    from sizing.ui.verdict import verdict
 
     rows = []
     kept = [(k, v) for k, v in pairs if k != "gpu"]

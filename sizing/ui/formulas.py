@@ -1,5 +1,5 @@
 """Estimate's formula strings with the model's numbers plugged in, for the page: "d·h·d_h"
-becomes "4096·32·128". The symbols mean what sizing.params' docstring says they mean (the same
+becomes "4096·32·128". The symbols mean what sizing.formulas.params' docstring says they mean (the same
 table tests/test_formula_strings.py evaluates every formula with); a symbol not in the table is
 left as written."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from ..config import ModelConfig
+from sizing.inputs import ModelConfig
 
 _IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 # names that are functions of the formulas, not symbols: pairs(T,W), chunks(T,C)

@@ -21,7 +21,7 @@ from importlib import resources
 from typing import ClassVar
 from urllib.parse import parse_qsl, urlsplit
 
-from .api import ENDPOINTS, ApiError, answer, fits_by_gpu, option_specs, run_cli
+from sizing.ui.api import ENDPOINTS, ApiError, answer, fits_by_gpu, option_specs, run_cli
 
 MAX_BODY_BYTES = 1 << 20  # a pasted config.json is a few KiB
 CONTENT_TYPES = {

@@ -1,0 +1,439 @@
+"""FLOPs of the matrix products, one declaration per component.
+
+Conventions (docs/conventions.md):
+- 2 FLOPs per multiply-add: x[1 x m] @ W[m x n] costs 2mn.
+- Matmuls only: norms, softmax, activations, residual adds, RoPE and the embedding lookup
+  count 0. The output projection (lm_head) counts, tied or not.
+- Attention `full`: every query meets every key, T keys per query (what FlopCounterMode,
+  PaLM's MFU and nanoGPT count for a dense masked matmul). `causal`: query i meets
+  min(i, W) keys, T(T+1)/2 pairs per sequence without a window (what a causal kernel needs).
+- Backward = 2 x forward (one product for the input gradient, one for the weight gradient;
+  QK^T and AV likewise need two products each).
+- Recompute `full` re-runs the forward of the transformer blocks (not the lm_head, which is
+  not checkpointed); `selective` (Korthikanti et al. 2022) re-runs QK^T and AV only.
+
+Each component function returns forward FLOPs for one sequence of T tokens, summed over
+layers: an exact integer. FLOP_TERMS declares every component once: its key, its formula
+(forward FLOPs per token, in the symbols of sizing.formulas.params plus T and W) and its function;
+tests/test_formula_strings.py evaluates each formula against its function. (Over ~400 lines
+for the same reason as sizing/formulas/params.py: FLOP_TERMS sits beside the functions it calls.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import cached_property
+
+from sizing.formulas.params import layer_symbol
+from sizing.inputs import ModelConfig, as_config
+from sizing.validate import MAX_SEQ_LEN, require_choice, require_int
+from sizing.vocabulary import ATTENTION_CONVENTIONS, RECOMPUTE_MODES
+
+# Components that a selective recompute re-runs (Korthikanti et al. 2022, section 4.2).
+SELECTIVE_RECOMPUTE_KEYS = ("attn.scores", "attn.av")
+MATMUL_FLOPS_PER_MAC = 2  # one multiply + one add
+BACKWARD_PER_FORWARD = 2  # dL/dinput and dL/dweight products, each the size of the forward one
+TRAINING_PER_FORWARD = 1 + BACKWARD_PER_FORWARD  # forward + backward, no recomputation
+# Kaplan et al. 2020's 6 per parameter per training token: 2 forward + 4 backward.
+KAPLAN_FLOPS_PER_PARAM = MATMUL_FLOPS_PER_MAC * TRAINING_PER_FORWARD
+
+
+def attended_pairs(seq_len: int, attention: str, window: int | None = None, chunk: int | None = None) -> int:
+    """Query-key pairs scored in one sequence of T tokens (per head, per layer). `causal`: query i
+    (1-based) sees keys 1..i, at most the last W of them with a window, or only those of its own
+    chunk of C positions with chunked attention (Llama-4). `full`: T x T whatever the mask."""
+    T = seq_len
+    if attention == "full":
+        return T * T
+    if chunk is not None:
+        C = min(chunk, T)
+        full_chunks, rest = divmod(T, C)
+        return full_chunks * C * (C + 1) // 2 + rest * (rest + 1) // 2  # each chunk is causal within itself
+    if window is None or window >= T:
+        return T * (T + 1) // 2  # query i (1-based) sees keys 1..i
+    W = window
+    return W * (W + 1) // 2 + (T - W) * W  # the first W queries ramp up, the rest see W keys
+
+
+def layer_pairs(cfg: ModelConfig, seq_len: int, attention: str) -> int:
+    """Query-key pairs of one sequence summed over the layers: local layers (a sliding window or a
+    chunk) and global ones (every full_attention_every-th, or all) each at their own cap."""
+    local = global_ = attended_pairs(seq_len, attention)
+    if attention == "causal" and cfg.local_window is not None:
+        local = attended_pairs(seq_len, attention, cfg.sliding_window, cfg.attention_chunk)
+    return cfg.n_local_layers * local + cfg.n_global_layers * global_
+
+
+def _linear_flops(
+    cfg: ModelConfig, seq_len: int, in_features: int, out_features: int, layers: int | None = None
+) -> int:
+    """A d_in x d_out weight applied to T tokens in `layers` blocks (default every block)."""
+    n = cfg.n_layers if layers is None else layers
+    return MATMUL_FLOPS_PER_MAC * in_features * out_features * seq_len * n
+
+
+def q_proj_flops(cfg: ModelConfig, seq_len: int) -> int:
+    """d -> h·d_h; under MLA without a query rank, d -> h·(d_n + d_r)."""
+    return _linear_flops(cfg, seq_len, cfg.d_model, cfg.n_heads * cfg.qk_head_width)
+
+
+def k_proj_flops(cfg: ModelConfig, seq_len: int) -> int:
+    return _linear_flops(cfg, seq_len, cfg.d_model, cfg.kv_width)
+
+
+def v_proj_flops(cfg: ModelConfig, seq_len: int) -> int:
+    return _linear_flops(cfg, seq_len, cfg.d_model, cfg.kv_width)
+
+
+def o_proj_flops(cfg: ModelConfig, seq_len: int) -> int:
+    return _linear_flops(cfg, seq_len, cfg.n_heads * cfg.v_head_width, cfg.d_model)
+
+
+# MLA as trained (DeepSeek-V2 section 2.1): the down- and up-projections run on every token.
+def mla_q_a_flops(cfg: ModelConfig, seq_len: int) -> int:
+    return _linear_flops(cfg, seq_len, cfg.d_model, cfg.q_lora_rank)
+
+
+def mla_q_b_flops(cfg: ModelConfig, seq_len: int) -> int:
+    return _linear_flops(cfg, seq_len, cfg.q_lora_rank, cfg.n_heads * cfg.qk_head_width)
+
+
+def mla_kv_a_flops(cfg: ModelConfig, seq_len: int) -> int:
+    return _linear_flops(cfg, seq_len, cfg.d_model, cfg.kv_lora_rank + cfg.qk_rope_head_dim)
+
+
+def mla_kv_b_flops(cfg: ModelConfig, seq_len: int) -> int:
+    return _linear_flops(cfg, seq_len, cfg.kv_lora_rank, cfg.n_heads * (cfg.qk_nope_head_dim + cfg.v_head_dim))
+
+
+def attention_matmul_flops(n_layers: int, n_heads: int, d_head: int, pairs: int) -> int:
+    """One attention product, QK^T or AV, over `pairs` query-key pairs per head, all layers:
+    a d_h-long dot product (QK^T) or a d_h-wide row update (AV) per pair per query head.
+    The one attention formula: training, decoding and PaLM's 12·L·H·Q·T all call it.
+    `pairs` may be summed over layers already (then n_layers is 1)."""
+    return MATMUL_FLOPS_PER_MAC * n_layers * n_heads * d_head * pairs
+
+
+def attention_scores_flops(cfg: ModelConfig, seq_len: int, attention: str) -> int:
+    """QK^T over one sequence, at the q/k head width (d_h; d_n + d_r under MLA). Query heads set
+    the cost; GQA shares K between heads but each head still scores its own pairs."""
+    return attention_matmul_flops(1, cfg.n_heads, cfg.qk_head_width, layer_pairs(cfg, seq_len, attention))
+
+
+def attention_values_flops(cfg: ModelConfig, seq_len: int, attention: str) -> int:
+    """A @ V: each pair's weight scales a value row of d_h (d_v under MLA)."""
+    return attention_matmul_flops(1, cfg.n_heads, cfg.v_head_width, layer_pairs(cfg, seq_len, attention))
+
+
+def mlp_matrix_flops(cfg: ModelConfig, seq_len: int) -> int:
+    """One dense d x f (or f x d) MLP matrix, in the dense layers."""
+    return _linear_flops(cfg, seq_len, cfg.d_model, cfg.d_ff, cfg.n_dense_layers)
+
+
+def router_flops(cfg: ModelConfig, seq_len: int) -> int:
+    return _linear_flops(cfg, seq_len, cfg.d_model, cfg.n_experts, cfg.n_moe_layers)
+
+
+def active_expert_flops(cfg: ModelConfig, seq_len: int) -> int:
+    """top_k experts per token, each with the MLP's matrices at the expert width, in the MoE layers."""
+    return cfg.top_k * cfg.mlp_matrices * _linear_flops(cfg, seq_len, cfg.d_model, cfg.expert_ff, cfg.n_moe_layers)
+
+
+def shared_expert_flops(cfg: ModelConfig, seq_len: int) -> int:
+    """The shared experts run on every token of an MoE layer: one MLP of width E_s·f_s."""
+    width = cfg.n_shared_experts * cfg.shared_ff
+    return cfg.mlp_matrices * _linear_flops(cfg, seq_len, cfg.d_model, width, cfg.n_moe_layers)
+
+
+def shared_expert_gate_flops(cfg: ModelConfig, seq_len: int) -> int:
+    return _linear_flops(cfg, seq_len, cfg.d_model, 1, cfg.n_moe_layers)  # Qwen2-MoE: d -> 1
+
+
+def lm_head_flops(cfg: ModelConfig, seq_len: int) -> int:
+    return MATMUL_FLOPS_PER_MAC * cfg.d_model * cfg.padded_vocab * seq_len  # once, after the blocks
+
+
+# ---- the declarations: key, formula (forward per token), function (forward per sequence)
+Formula = str | Callable[[ModelConfig, str], str]  # text, or text built from (cfg, attention)
+FlopFunction = Callable[[ModelConfig, int, str], int]  # (cfg, seq_len, attention) -> FLOPs
+
+
+def _always(cfg: ModelConfig) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class FlopTerm:
+    """One component, declared once."""
+
+    key: str
+    formula: Formula  # forward FLOPs per token
+    flops: FlopFunction  # forward FLOPs for one sequence, summed over layers
+    in_blocks: bool = True  # re-run by full recomputation
+    present: Callable[[ModelConfig], bool] = _always
+
+    def formula_text(self, cfg: ModelConfig, attention: str) -> str:
+        return self.formula if isinstance(self.formula, str) else self.formula(cfg, attention)
+
+
+def _keys_per_query(cfg: ModelConfig, attention: str) -> str:
+    """Keys per query summed over layers, as the formula text writes it (pairs(T,W) and
+    chunks(T,C): attended_pairs; L_local / L_global: the local and global layer counts)."""
+    if attention == "full":
+        return "L·T"
+    if cfg.local_window is None:
+        return "L·(T+1)/2"
+    local = "pairs(T,W)/T" if cfg.sliding_window is not None else "chunks(T,C)/T"
+    if cfg.n_global_layers == 0:
+        return f"L·{local}"
+    return f"(L_local·{local} + L_global·(T+1)/2)"
+
+
+def _attention_formula(width: Callable[[ModelConfig], str]) -> Formula:
+    def text(cfg: ModelConfig, attention: str) -> str:
+        keys = _keys_per_query(cfg, attention)
+        if keys.startswith("L·"):  # the same cap in every layer: 2·L·h·d_h·T as before
+            return f"2·L·h·{width(cfg)}·{keys[2:]}"
+        return f"2·h·{width(cfg)}·{keys}"
+
+    return text
+
+
+def _layers(kind: str, text: str) -> Formula:
+    """A formula over the MoE or dense layers: written with L when those are all the layers."""
+    return lambda cfg, att: text.replace("L_x", layer_symbol(cfg, kind))
+
+
+def _qk_width(cfg: ModelConfig) -> str:
+    return "(d_n + d_r)" if cfg.is_mla else "d_h"
+
+
+def _v_width(cfg: ModelConfig) -> str:
+    return "d_v" if cfg.is_mla else "d_h"
+
+
+def _mla(cfg: ModelConfig) -> bool:
+    return cfg.is_mla
+
+
+def _mla_q(cfg: ModelConfig) -> bool:
+    return cfg.is_mla and cfg.q_lora_rank is not None
+
+
+# The functions are called through their module names (lambdas), so that a test that plants a
+# wrong formula with monkeypatch (tests/test_flop_verify.py) reaches the declarations too.
+FLOP_TERMS: tuple[FlopTerm, ...] = (
+    FlopTerm(
+        "attn.q",
+        lambda cfg, att: "2·L·d·h·(d_n + d_r)" if cfg.is_mla else "2·L·d·h·d_h",
+        lambda cfg, T, att: q_proj_flops(cfg, T),
+        present=lambda cfg: not _mla_q(cfg),
+    ),
+    FlopTerm("attn.q_a", "2·L·d·r_q", lambda cfg, T, att: mla_q_a_flops(cfg, T), present=_mla_q),
+    FlopTerm("attn.q_b", "2·L·r_q·h·(d_n + d_r)", lambda cfg, T, att: mla_q_b_flops(cfg, T), present=_mla_q),
+    FlopTerm("attn.k", "2·L·d·h_kv·d_h", lambda cfg, T, att: k_proj_flops(cfg, T), present=lambda cfg: not cfg.is_mla),
+    FlopTerm("attn.v", "2·L·d·h_kv·d_h", lambda cfg, T, att: v_proj_flops(cfg, T), present=lambda cfg: not cfg.is_mla),
+    FlopTerm("attn.kv_a", "2·L·d·(r_kv + d_r)", lambda cfg, T, att: mla_kv_a_flops(cfg, T), present=_mla),
+    FlopTerm("attn.kv_b", "2·L·r_kv·h·(d_n + d_v)", lambda cfg, T, att: mla_kv_b_flops(cfg, T), present=_mla),
+    FlopTerm(
+        "attn.scores",
+        _attention_formula(_qk_width),
+        lambda cfg, T, att: attention_scores_flops(cfg, T, att),
+    ),
+    FlopTerm(
+        "attn.av",
+        _attention_formula(_v_width),
+        lambda cfg, T, att: attention_values_flops(cfg, T, att),
+    ),
+    FlopTerm(
+        "attn.o",
+        lambda cfg, att: "2·L·h·d_v·d" if cfg.is_mla else "2·L·h·d_h·d",
+        lambda cfg, T, att: o_proj_flops(cfg, T),
+    ),
+    FlopTerm(
+        "moe.router",
+        _layers("moe", "2·L_x·d·E"),
+        lambda cfg, T, att: router_flops(cfg, T),
+        present=lambda cfg: cfg.is_moe,
+    ),
+    FlopTerm(
+        "moe.experts",
+        lambda cfg, att: f"2·{layer_symbol(cfg, 'moe')}·k·{cfg.mlp_matrices}·d·f_e",
+        lambda cfg, T, att: active_expert_flops(cfg, T),
+        present=lambda cfg: cfg.is_moe,
+    ),
+    FlopTerm(
+        "moe.shared",
+        lambda cfg, att: f"2·{layer_symbol(cfg, 'moe')}·{cfg.mlp_matrices}·d·E_s·f_s",
+        lambda cfg, T, att: shared_expert_flops(cfg, T),
+        present=lambda cfg: cfg.n_shared_experts > 0,
+    ),
+    FlopTerm(
+        "moe.shared_gate",
+        _layers("moe", "2·L_x·d"),
+        lambda cfg, T, att: shared_expert_gate_flops(cfg, T),
+        present=lambda cfg: cfg.shared_expert_gate,
+    ),
+    FlopTerm(
+        "mlp.up",
+        _layers("dense", "2·L_x·d·f"),
+        lambda cfg, T, att: mlp_matrix_flops(cfg, T),
+        present=lambda c: c.n_dense_layers > 0,
+    ),
+    FlopTerm(
+        "mlp.gate",
+        _layers("dense", "2·L_x·d·f"),
+        lambda cfg, T, att: mlp_matrix_flops(cfg, T),
+        present=lambda cfg: cfg.n_dense_layers > 0 and cfg.gated_mlp,
+    ),
+    FlopTerm(
+        "mlp.down",
+        _layers("dense", "2·L_x·f·d"),
+        lambda cfg, T, att: mlp_matrix_flops(cfg, T),
+        present=lambda c: c.n_dense_layers > 0,
+    ),
+    FlopTerm("lm_head", "2·d·V", lambda cfg, T, att: lm_head_flops(cfg, T), in_blocks=False),
+)
+
+
+def per_token(total: int, seq_len: int) -> int | float:
+    """Exact integer when T divides it (always, except causal with a sliding window)."""
+    value = Fraction(total, seq_len)
+    return int(value) if value.denominator == 1 else float(value)
+
+
+@dataclass(frozen=True)
+class FlopComponent:
+    """One component's forward FLOPs at one T, per sequence and per token."""
+
+    key: str
+    formula: str  # forward FLOPs per token (= forward_per_token)
+    forward_per_sequence: int  # one sequence of seq_len tokens, exact
+    forward_per_token: int | float  # forward_per_sequence / T: an int unless causal with a window
+    in_blocks: bool  # re-run by full recomputation
+
+    @property
+    def forward(self) -> int:
+        """forward_per_sequence, by its older name (reference_model.verify.flops still reads it)."""
+        return self.forward_per_sequence
+
+
+def flop_components(cfg: ModelConfig, seq_len: int, attention: str = "full") -> list[FlopComponent]:
+    """Forward matmul FLOPs of one sequence by component (components the model lacks left out)."""
+    require_choice("attention", attention, ATTENTION_CONVENTIONS)
+    rows = []
+    for term in FLOP_TERMS:
+        if term.present(cfg):
+            forward = term.flops(cfg, seq_len, attention)
+            rows.append(
+                FlopComponent(
+                    term.key, term.formula_text(cfg, attention), forward, per_token(forward, seq_len), term.in_blocks
+                )
+            )
+    return rows
+
+
+@dataclass(frozen=True)
+class FlopBreakdown:
+    """Matmul FLOPs of one sequence of `seq_len` tokens; per-token values divide by T."""
+
+    seq_len: int
+    attention: str
+    recompute: str
+    components: tuple[FlopComponent, ...]
+
+    @cached_property  # read by every total below; the components never change (frozen)
+    def forward(self) -> int:
+        return sum(c.forward_per_sequence for c in self.components)
+
+    @property
+    def backward(self) -> int:
+        return BACKWARD_PER_FORWARD * self.forward
+
+    @property
+    def model_training(self) -> int:
+        """Forward + backward: the model FLOPs of PaLM's MFU (recomputation left out)."""
+        return self.forward + self.backward
+
+    @property
+    def recompute_flops(self) -> int:
+        if self.recompute == "full":
+            return sum(c.forward_per_sequence for c in self.components if c.in_blocks)
+        if self.recompute == "selective":
+            return sum(c.forward_per_sequence for c in self.components if c.key in SELECTIVE_RECOMPUTE_KEYS)
+        return 0
+
+    @property
+    def training(self) -> int:
+        """What the GPUs execute: model FLOPs + recomputation (hardware FLOPs)."""
+        return self.model_training + self.recompute_flops
+
+    def per_token(self, total: int) -> int | float:
+        return per_token(total, self.seq_len)
+
+
+def flop_breakdown(cfg: ModelConfig, seq_len: int, attention: str = "full", recompute: str = "none") -> FlopBreakdown:
+    cfg = as_config(cfg)  # a Preset or a preset name too
+    require_choice("recompute", recompute, RECOMPUTE_MODES)
+    require_int("seq_len", seq_len, maximum=MAX_SEQ_LEN)
+    return FlopBreakdown(seq_len, attention, recompute, tuple(flop_components(cfg, seq_len, attention)))
+
+
+def decode_keys(cfg: ModelConfig, context: int) -> int:
+    """Keys the newest query meets, summed over layers, with `context` positions cached (the new
+    one included): C in a global layer, min(C, W) in a sliding one, and in a chunked one the
+    positions of the current chunk so far, (C - 1) mod chunk + 1."""
+    local = context
+    if cfg.sliding_window is not None:
+        local = min(context, cfg.sliding_window)
+    elif cfg.attention_chunk is not None:
+        local = (context - 1) % cfg.attention_chunk + 1
+    return cfg.n_local_layers * local + cfg.n_global_layers * context
+
+
+def _weight_flops_per_token(cfg: ModelConfig) -> int:
+    return sum(c.forward_per_token for c in flop_components(cfg, 1) if c.key not in SELECTIVE_RECOMPUTE_KEYS)
+
+
+def decode_flops_per_token(cfg: ModelConfig, context: int) -> int:
+    """Forward FLOPs to generate one token with a KV cache holding `context` positions
+    (the new one included): every weight matmul once, plus QK^T and AV of one query over the
+    keys each layer keeps (decode_keys). Equal to the `full` per-token forward at T = C when
+    there is no window. Under MLA this is the naive form (decode_flops_by_form)."""
+    keys = decode_keys(cfg, context)
+    scores = attention_matmul_flops(1, cfg.n_heads, cfg.qk_head_width, pairs=keys)  # one query
+    values = attention_matmul_flops(1, cfg.n_heads, cfg.v_head_width, pairs=keys)
+    return _weight_flops_per_token(cfg) + scores + values
+
+
+def mla_absorbed_decode_flops_per_token(cfg: ModelConfig, context: int) -> int:
+    """MLA decode with the up-projections absorbed (DeepSeek-V2 section 2.1.2): the cache holds
+    the latent c_kv and the rope key; W_UK folds into the query (q_nope -> r_kv per head,
+    2·h·d_n·r_kv) and W_UV into the output (2·h·r_kv·d_v), so kv_b never runs on the cache.
+    Scores then cost 2·h·(r_kv + d_r) per key and AV 2·h·r_kv per key: more FLOPs per key
+    than the naive form, but a cache of r_kv + d_r numbers per token instead of h·(d_n + d_r + d_v)."""
+    L, h, r_kv = cfg.n_layers, cfg.n_heads, cfg.kv_lora_rank
+    keys = decode_keys(cfg, context)
+    weights = _weight_flops_per_token(cfg) - mla_kv_b_flops(cfg, 1)  # kv_b is absorbed ...
+    absorbed = MATMUL_FLOPS_PER_MAC * L * h * r_kv * (cfg.qk_nope_head_dim + cfg.v_head_dim)  # ... into q and o
+    scores = attention_matmul_flops(1, h, r_kv + cfg.qk_rope_head_dim, pairs=keys)
+    values = attention_matmul_flops(1, h, r_kv, pairs=keys)
+    return weights + absorbed + scores + values
+
+
+def decode_flops_by_form(cfg: ModelConfig, context: int) -> dict[str, int]:
+    """{"naive": ..., "absorbed": ...} under MLA (naive: K and V up-projected and cached per head,
+    as transformers' DeepseekV3 runs it); {"naive": ...} otherwise."""
+    out = {"naive": decode_flops_per_token(cfg, context)}
+    if cfg.is_mla:
+        out["absorbed"] = mla_absorbed_decode_flops_per_token(cfg, context)
+    return out
+
+
+def kaplan_6n_per_token(n_params: int) -> int:
+    """Kaplan et al. 2020's C ~ 6N per training token (2N forward + 4N backward), the
+    approximation: it ignores attention scores and counts lookups as matmuls. Every 6N of
+    the tool (estimate, reports, the published-convention table) is this function."""
+    return KAPLAN_FLOPS_PER_PARAM * n_params

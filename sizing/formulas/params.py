@@ -1,0 +1,559 @@
+"""Exact parameter counts, one function per component.
+
+Symbols: V vocab rows (padded), d d_model, L layers, h query heads, h_kv kv heads,
+d_h head width, f MLP hidden width, f_e expert MLP width, E experts, k experts per token,
+P learned position rows. Formulas multiply with '·'. The layer patterns: L_moe MoE layers,
+L_dense dense ones (L = L_moe + L_dense); E_s shared experts of width f_s. Latent attention
+(MLA): r_q query rank, r_kv key/value latent rank, d_n and d_r the per-head q/k widths
+without and with RoPE, d_v the per-head value width.
+
+Component keys match the reference model's module paths with the layer index and the
+expert index removed (`blocks.3.attn.q.weight` -> `attn.q`), so verification compares
+dicts component by component. The total is the sum of the components: breakdown and total
+cannot disagree. PARAM_TERMS declares every component once (key, label, formula, function);
+tests/test_formula_strings.py evaluates each formula against its function.
+
+Longer than the ~400 lines the project aims for, for a reason: PARAM_TERMS (one declaration per
+component, several lines each as ruff formats them) must sit beside the functions it calls
+through this module's names, so that a test's monkeypatch of one function reaches it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sizing.inputs import ModelConfig, as_config
+
+
+# ---- outside the blocks ----
+def token_embedding_params(cfg: ModelConfig) -> int:
+    return cfg.padded_vocab * cfg.d_model  # V x d lookup table
+
+
+def position_embedding_params(cfg: ModelConfig) -> int:
+    return cfg.max_positions * cfg.d_model if cfg.position == "learned" else 0  # P x d; RoPE has none
+
+
+def norm_params(cfg: ModelConfig) -> int:
+    """One norm over d features: gain (and LayerNorm's bias)."""
+    return cfg.d_model * (2 if cfg.has_norm_bias else 1)
+
+
+def embedding_norm_params(cfg: ModelConfig) -> int:
+    """BLOOM's word_embeddings_layernorm: one norm on the embedding output, before the blocks."""
+    return norm_params(cfg) if cfg.embedding_norm else 0
+
+
+def final_norm_params(cfg: ModelConfig) -> int:
+    return norm_params(cfg) if cfg.final_norm else 0
+
+
+def lm_head_params(cfg: ModelConfig) -> int:
+    """d x V unembedding unless tied to the token embedding (then counted once, there).
+    A bias (Phi-2) is its own tensor even when the weight is tied."""
+    weight = 0 if cfg.tied_embeddings else cfg.d_model * cfg.padded_vocab
+    return weight + (cfg.padded_vocab if cfg.lm_head_bias else 0)
+
+
+# ---- attention, per layer ----
+def q_proj_params(cfg: ModelConfig) -> int:
+    """h·d_h query heads; under MLA without a query rank, h·(d_n + d_r) and no bias (DeepSeek-V2-Lite)."""
+    if cfg.is_mla:
+        return cfg.d_model * cfg.n_heads * cfg.qk_head_width
+    return cfg.d_model * cfg.q_width + (cfg.q_width if cfg.qkv_bias else 0)
+
+
+def k_proj_params(cfg: ModelConfig) -> int:
+    return cfg.d_model * cfg.kv_width + (cfg.kv_width if cfg.qkv_bias else 0)
+
+
+def v_proj_params(cfg: ModelConfig) -> int:
+    return k_proj_params(cfg)  # same shape as K
+
+
+def o_proj_params(cfg: ModelConfig) -> int:
+    """h heads of d_v (= d_h unless MLA) back to d."""
+    width = cfg.n_heads * cfg.v_head_width
+    return width * cfg.d_model + (cfg.d_model if cfg.attn_out_bias else 0)
+
+
+# Multi-head latent attention (DeepSeek-V2, arXiv:2405.04434 section 2.1; HF DeepseekV3Attention):
+# q = W_qb · norm(W_qa · x), [c_kv, k_rope] = W_kva · x, [k_nope, v] = W_kvb · norm(c_kv).
+# The biases follow attention_bias on q_a, kv_a (qkv_bias here) and o (attn_out_bias).
+def mla_q_a_params(cfg: ModelConfig) -> int:
+    return cfg.d_model * cfg.q_lora_rank + (cfg.q_lora_rank if cfg.qkv_bias else 0)
+
+
+def mla_q_b_params(cfg: ModelConfig) -> int:
+    return cfg.q_lora_rank * cfg.n_heads * cfg.qk_head_width
+
+
+def mla_kv_a_params(cfg: ModelConfig) -> int:
+    """d -> the latent c_kv (r_kv) and the one rope key every head shares (d_r)."""
+    width = cfg.kv_lora_rank + cfg.qk_rope_head_dim
+    return cfg.d_model * width + (width if cfg.qkv_bias else 0)
+
+
+def mla_kv_b_params(cfg: ModelConfig) -> int:
+    return cfg.kv_lora_rank * cfg.n_heads * (cfg.qk_nope_head_dim + cfg.v_head_dim)
+
+
+def qk_norm_params(cfg: ModelConfig, kv: bool) -> int:
+    """RMSNorm gain of q (kv False) or k: one d_h vector shared by the heads ("head": Qwen3,
+    Gemma-3), one over the whole projection ("width": OLMo-2), none ("unweighted": Llama-4)."""
+    if cfg.qk_norm == "head":
+        return cfg.d_head
+    if cfg.qk_norm == "width":
+        return cfg.kv_width if kv else cfg.q_width
+    return 0
+
+
+def attention_sink_params(cfg: ModelConfig) -> int:
+    return cfg.n_heads if cfg.attention_sinks else 0  # GPT-OSS: one logit per head
+
+
+# ---- MLP, per layer (per expert for MoE) ----
+def mlp_up_params(cfg: ModelConfig, width: int) -> int:
+    return cfg.d_model * width + (width if cfg.mlp_bias else 0)
+
+
+def mlp_gate_params(cfg: ModelConfig, width: int) -> int:
+    return mlp_up_params(cfg, width) if cfg.gated_mlp else 0
+
+
+def mlp_down_params(cfg: ModelConfig, width: int) -> int:
+    return width * cfg.d_model + (cfg.d_model if cfg.mlp_bias else 0)
+
+
+def mlp_params(cfg: ModelConfig, width: int) -> int:
+    return mlp_up_params(cfg, width) + mlp_gate_params(cfg, width) + mlp_down_params(cfg, width)
+
+
+def expert_params(cfg: ModelConfig) -> int:
+    """One expert: the same MLP as a dense layer, at the expert width."""
+    return mlp_params(cfg, cfg.expert_ff)
+
+
+def shared_expert_params(cfg: ModelConfig) -> int:
+    """The shared experts of one MoE layer, built as one MLP of width E_s·f_s as HF DeepSeek and
+    Qwen2-MoE build them (with a bias, the fused MLP has one down bias, not E_s)."""
+    return mlp_params(cfg, cfg.n_shared_experts * cfg.shared_ff) if cfg.n_shared_experts else 0
+
+
+def shared_expert_gate_params(cfg: ModelConfig) -> int:
+    return cfg.d_model if cfg.shared_expert_gate else 0  # Qwen2-MoE: Linear(d, 1, bias=False)
+
+
+def router_params(cfg: ModelConfig) -> int:
+    """W_router d x E (+ E bias: GPT-OSS). DeepSeek-V3's e_score_correction_bias is a buffer in
+    HF's modeling code (nn.Buffer), not a parameter: not counted."""
+    return cfg.d_model * cfg.n_experts + (cfg.n_experts if cfg.router_bias else 0)
+
+
+# ---- the declarations: key, label, formula, function ----
+Text = str | Callable[[ModelConfig], str]  # fixed text, or text built from the config
+
+# Which blocks a per-layer part sits in: its layer count and the symbol formulas write for it.
+LAYER_KINDS: dict[str, tuple[Callable[[ModelConfig], int], str]] = {
+    "all": (lambda cfg: cfg.n_layers, "L"),
+    "moe": (lambda cfg: cfg.n_moe_layers, "L_moe"),
+    "dense": (lambda cfg: cfg.n_dense_layers, "L_dense"),
+}
+
+
+def layer_count(cfg: ModelConfig, kind: str) -> int:
+    return LAYER_KINDS[kind][0](cfg)
+
+
+def layer_symbol(cfg: ModelConfig, kind: str) -> str:
+    """ "L" when the part is in every block (a dense model, an all-MoE model), else L_moe / L_dense."""
+    return "L" if layer_count(cfg, kind) == cfg.n_layers else LAYER_KINDS[kind][1]
+
+
+def _always(cfg: ModelConfig) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class ParamTerm:
+    """One component, declared once. `formula` is in the symbols of the module docstring and
+    counts what `params` returns: per layer for block parts, the whole model otherwise."""
+
+    key: str
+    label: Text
+    formula: Text
+    params: Callable[[ModelConfig], int]
+    per_layer: bool  # a part of blocks (the count is the layer count of `layers` times it)
+    present: Callable[[ModelConfig], bool] = _always
+    layers: str = "all"  # a LAYER_KINDS key: every block, the MoE blocks or the dense ones
+
+
+def _text(text: Text, cfg: ModelConfig) -> str:
+    return text if isinstance(text, str) else text(cfg)
+
+
+def _plus(on: bool, term: str) -> str:
+    """An optional bias term of a formula."""
+    return f" + {term}" if on else ""
+
+
+def _norm_formula(cfg: ModelConfig) -> str:
+    return "d" + _plus(cfg.has_norm_bias, "d")
+
+
+def _lm_head_formula(cfg: ModelConfig) -> str:
+    if cfg.tied_embeddings:
+        return "V (bias; weight tied to tok_emb)"  # present only with a bias
+    return "d·V" + _plus(cfg.lm_head_bias, "V")
+
+
+def _mlp_formula(m: int, width: str, bias: bool, copies: str = "") -> str:
+    return f"{copies}{m}·d·{width}" + _plus(bias, f"{copies}({m - 1}·{width} + d)")
+
+
+def _experts_formula(cfg: ModelConfig) -> str:
+    return _mlp_formula(cfg.mlp_matrices, "f_e", cfg.mlp_bias, "E·")
+
+
+def _shared_formula(cfg: ModelConfig) -> str:
+    return _mlp_formula(cfg.mlp_matrices, "E_s·f_s", cfg.mlp_bias)
+
+
+def _q_formula(cfg: ModelConfig) -> str:
+    return "d·h·(d_n + d_r)" if cfg.is_mla else "d·h·d_h" + _plus(cfg.qkv_bias, "h·d_h")
+
+
+def _plain_q(cfg: ModelConfig) -> bool:
+    return not cfg.is_mla or cfg.q_lora_rank is None
+
+
+def _mla_q(cfg: ModelConfig) -> bool:
+    return cfg.is_mla and cfg.q_lora_rank is not None
+
+
+def _not_mla(cfg: ModelConfig) -> bool:
+    return not cfg.is_mla
+
+
+def _qk_norm_formula(kv: bool) -> Callable[[ModelConfig], str]:
+    return lambda cfg: "d_h" if cfg.qk_norm == "head" else ("h_kv·d_h" if kv else "h·d_h")
+
+
+def _has_qk_norm(cfg: ModelConfig) -> bool:
+    return cfg.qk_norm in ("head", "width")
+
+
+def _sandwich(cfg: ModelConfig) -> bool:
+    return cfg.norm_placement == "sandwich"
+
+
+def _branch_label(cfg: ModelConfig, sublayer: str) -> str:
+    return f"{sublayer} output norm" if cfg.norm_placement == "branch_post" else f"{sublayer} norm"
+
+
+def _rms(width: str) -> Callable[[ModelConfig], int]:
+    return lambda cfg: getattr(cfg, width)  # an RMSNorm gain over `width` features, no bias
+
+
+# Functions are called through their module names (lambdas) so that monkeypatching one in a
+# test reaches the declarations too.
+PARAM_TERMS: tuple[ParamTerm, ...] = (  # in forward order
+    ParamTerm("tok_emb", "token embedding", "V·d", lambda cfg: token_embedding_params(cfg), per_layer=False),
+    ParamTerm("pos_emb", "learned positions", "P·d", lambda cfg: position_embedding_params(cfg), per_layer=False),
+    ParamTerm("emb_norm", "embedding norm", _norm_formula, lambda cfg: embedding_norm_params(cfg), per_layer=False),
+    ParamTerm(
+        "attn_norm",
+        lambda cfg: "block norm (shared)" if cfg.shared_block_norm else _branch_label(cfg, "attention"),
+        _norm_formula,
+        lambda cfg: norm_params(cfg),
+        per_layer=True,
+    ),
+    ParamTerm("attn.q", "W_Q", _q_formula, lambda cfg: q_proj_params(cfg), per_layer=True, present=_plain_q),
+    ParamTerm(
+        "attn.q_a",
+        "W_Q down (MLA)",
+        lambda cfg: "d·r_q" + _plus(cfg.qkv_bias, "r_q"),
+        lambda cfg: mla_q_a_params(cfg),
+        per_layer=True,
+        present=_mla_q,
+    ),
+    ParamTerm("attn.q_a_norm", "q latent norm (MLA)", "r_q", _rms("q_lora_rank"), per_layer=True, present=_mla_q),
+    ParamTerm(
+        "attn.q_b", "W_Q up (MLA)", "r_q·h·(d_n + d_r)", lambda cfg: mla_q_b_params(cfg), per_layer=True, present=_mla_q
+    ),
+    ParamTerm(
+        "attn.k",
+        "W_K",
+        lambda cfg: "d·h_kv·d_h" + _plus(cfg.qkv_bias, "h_kv·d_h"),
+        lambda cfg: k_proj_params(cfg),
+        per_layer=True,
+        present=_not_mla,
+    ),
+    ParamTerm(
+        "attn.v",
+        "W_V",
+        lambda cfg: "d·h_kv·d_h" + _plus(cfg.qkv_bias, "h_kv·d_h"),
+        lambda cfg: v_proj_params(cfg),
+        per_layer=True,
+        present=_not_mla,
+    ),
+    ParamTerm(
+        "attn.kv_a",
+        "W_KV down + rope key (MLA)",
+        lambda cfg: "d·(r_kv + d_r)" + _plus(cfg.qkv_bias, "r_kv + d_r"),
+        lambda cfg: mla_kv_a_params(cfg),
+        per_layer=True,
+        present=lambda cfg: cfg.is_mla,
+    ),
+    ParamTerm(
+        "attn.kv_a_norm",
+        "kv latent norm (MLA)",
+        "r_kv",
+        _rms("kv_lora_rank"),
+        per_layer=True,
+        present=lambda c: c.is_mla,
+    ),
+    ParamTerm(
+        "attn.kv_b",
+        "W_KV up (MLA)",
+        "r_kv·h·(d_n + d_v)",
+        lambda cfg: mla_kv_b_params(cfg),
+        per_layer=True,
+        present=lambda cfg: cfg.is_mla,
+    ),
+    ParamTerm(
+        "attn.q_norm",
+        "q norm",
+        _qk_norm_formula(False),
+        lambda cfg: qk_norm_params(cfg, False),
+        per_layer=True,
+        present=_has_qk_norm,
+    ),
+    ParamTerm(
+        "attn.k_norm",
+        "k norm",
+        _qk_norm_formula(True),
+        lambda cfg: qk_norm_params(cfg, True),
+        per_layer=True,
+        present=_has_qk_norm,
+    ),
+    ParamTerm(
+        "attn.sinks",
+        "attention sinks",
+        "h",
+        lambda cfg: attention_sink_params(cfg),
+        per_layer=True,
+        present=lambda cfg: cfg.attention_sinks,
+    ),
+    ParamTerm(
+        "attn.o",
+        "W_O",
+        lambda cfg: ("h·d_v·d" if cfg.is_mla else "h·d_h·d") + _plus(cfg.attn_out_bias, "d"),
+        lambda cfg: o_proj_params(cfg),
+        per_layer=True,
+    ),
+    ParamTerm(
+        "attn_post_norm",
+        "attention output norm",
+        _norm_formula,
+        lambda cfg: norm_params(cfg),
+        per_layer=True,
+        present=_sandwich,
+    ),
+    ParamTerm(
+        "mlp_norm",
+        lambda cfg: _branch_label(cfg, "MLP"),
+        _norm_formula,
+        lambda cfg: norm_params(cfg),
+        per_layer=True,
+        present=lambda cfg: not cfg.shared_block_norm,
+    ),
+    ParamTerm(
+        "moe.router",
+        "router",
+        lambda cfg: "d·E" + _plus(cfg.router_bias, "E"),
+        lambda cfg: router_params(cfg),
+        per_layer=True,
+        present=lambda cfg: cfg.is_moe,
+        layers="moe",
+    ),
+    ParamTerm(
+        "moe.experts",
+        lambda cfg: f"experts ({cfg.n_experts} x {cfg.mlp})",
+        _experts_formula,
+        lambda cfg: cfg.n_experts * expert_params(cfg),
+        per_layer=True,
+        present=lambda cfg: cfg.is_moe,
+        layers="moe",
+    ),
+    ParamTerm(
+        "moe.shared",
+        lambda cfg: f"shared experts ({cfg.n_shared_experts} x {cfg.mlp})",
+        _shared_formula,
+        lambda cfg: shared_expert_params(cfg),
+        per_layer=True,
+        present=lambda cfg: cfg.n_shared_experts > 0,
+        layers="moe",
+    ),
+    ParamTerm(
+        "moe.shared_gate",
+        "shared-expert gate",
+        "d",
+        lambda cfg: shared_expert_gate_params(cfg),
+        per_layer=True,
+        present=lambda cfg: cfg.shared_expert_gate,
+        layers="moe",
+    ),
+    ParamTerm(
+        "mlp.up",
+        "MLP up",
+        lambda cfg: "d·f" + _plus(cfg.mlp_bias, "f"),
+        lambda cfg: mlp_up_params(cfg, cfg.d_ff),
+        per_layer=True,
+        layers="dense",
+    ),
+    ParamTerm(
+        "mlp.gate",
+        "MLP gate",
+        lambda cfg: "d·f" + _plus(cfg.mlp_bias, "f"),
+        lambda cfg: mlp_gate_params(cfg, cfg.d_ff),
+        per_layer=True,
+        layers="dense",
+    ),
+    ParamTerm(
+        "mlp.down",
+        "MLP down",
+        lambda cfg: "f·d" + _plus(cfg.mlp_bias, "d"),
+        lambda cfg: mlp_down_params(cfg, cfg.d_ff),
+        per_layer=True,
+        layers="dense",
+    ),
+    ParamTerm(
+        "mlp_post_norm",
+        "MLP output norm",
+        _norm_formula,
+        lambda cfg: norm_params(cfg),
+        per_layer=True,
+        present=_sandwich,
+    ),
+    ParamTerm("norm_f", "final norm", _norm_formula, lambda cfg: final_norm_params(cfg), per_layer=False),
+    ParamTerm("lm_head", "lm_head", _lm_head_formula, lambda cfg: lm_head_params(cfg), per_layer=False),
+)
+
+
+@dataclass(frozen=True)
+class ParamComponent:
+    key: str
+    label: str
+    formula: str  # counts per_layer for block parts, count otherwise
+    per_layer: int | None  # None for the parts outside the blocks
+    count: int  # over the whole model
+    layers: str = "L"  # for block parts: how many blocks hold it, as a symbol (L, L_moe, L_dense)
+
+
+def param_components(cfg: ModelConfig) -> list[ParamComponent]:
+    """Every parameter tensor group of the model, in forward order. Zero-sized parts
+    (no position table, no embedding norm, tied head, dense model's router) are left out.
+    `cfg` may also be a Preset or a preset name."""
+    cfg = as_config(cfg)
+    rows = []
+    for term in PARAM_TERMS:
+        if not term.present(cfg):
+            continue
+        size = term.params(cfg)
+        per_layer = size if term.per_layer else None
+        count = term_count(cfg, term, size)
+        if count:
+            label, formula = _text(term.label, cfg), _text(term.formula, cfg)
+            symbol = layer_symbol(cfg, term.layers)
+            rows.append(ParamComponent(term.key, label, formula, per_layer, count, symbol))
+    return rows
+
+
+def term_count(cfg: ModelConfig, term: ParamTerm, size: int | None = None) -> int:
+    """A component's parameters in the whole model: per layer x its layers' count for block parts."""
+    size = term.params(cfg) if size is None else size
+    return size * layer_count(cfg, term.layers) if term.per_layer else size
+
+
+def total_params(cfg: ModelConfig) -> int:
+    """The sum of the components (param_components), without building their text: sweeps call it
+    for thousands of configs. `cfg` may also be a Preset or a preset name."""
+    cfg = as_config(cfg)
+    return sum(term_count(cfg, term) for term in PARAM_TERMS if term.present(cfg))
+
+
+def embedding_params(cfg: ModelConfig) -> int:
+    """The lookup tables: token and learned position embeddings (Kaplan et al. 2020 leave
+    these out of N). An untied lm_head is a matmul on every token and stays in."""
+    return token_embedding_params(cfg) + position_embedding_params(cfg)
+
+
+def non_embedding_params(cfg: ModelConfig) -> int:
+    return total_params(cfg) - embedding_params(cfg)
+
+
+def inactive_expert_params(cfg: ModelConfig) -> int:
+    """Parameters of the experts a token does not visit: (E - k) experts per layer."""
+    return (cfg.n_experts - cfg.top_k) * expert_params(cfg) * cfg.n_moe_layers if cfg.is_moe else 0
+
+
+def active_params(cfg: ModelConfig) -> int:
+    """Parameters used for one token: everything but the (E - k) experts not routed to in each
+    MoE layer (dense layers, shared experts, router and the k routed experts all count)."""
+    cfg = as_config(cfg)
+    return total_params(cfg) - inactive_expert_params(cfg)
+
+
+def layer_params(cfg: ModelConfig) -> int:
+    """Parameters of the largest block: a dense block or an MoE block, whichever is bigger."""
+    sizes = {"all": 0, "moe": 0, "dense": 0}
+    for term in PARAM_TERMS:
+        if term.per_layer and term.present(cfg) and layer_count(cfg, term.layers):
+            sizes[term.layers] += term.params(cfg)
+    return sizes["all"] + max(sizes["moe"], sizes["dense"])
+
+
+# The seed's worked-example view (000_56565e6abcdabd53.txt): components grouped the way a
+# person adds them up by hand. Every key lands in exactly one group.
+PARAM_GROUPS: dict[str, tuple[str, ...]] = {
+    "attention": (
+        "attn.q",
+        "attn.q_a",
+        "attn.q_b",
+        "attn.k",
+        "attn.v",
+        "attn.kv_a",
+        "attn.kv_b",
+        "attn.sinks",
+        "attn.o",
+    ),
+    "mlp": ("mlp.up", "mlp.gate", "mlp.down", "moe.router", "moe.experts", "moe.shared", "moe.shared_gate"),
+    "norms": (
+        "emb_norm",
+        "attn_norm",
+        "attn.q_a_norm",
+        "attn.kv_a_norm",
+        "attn.q_norm",
+        "attn.k_norm",
+        "attn_post_norm",
+        "mlp_norm",
+        "mlp_post_norm",
+        "norm_f",
+    ),
+    "embeddings": ("tok_emb", "pos_emb", "lm_head"),
+}
+
+
+def param_groups(cfg: ModelConfig) -> dict[str, dict[str, int | None]]:
+    """{group: {"per_layer": int | None, "count": int}}; the counts sum to the total."""
+    out = {}
+    for group, keys in PARAM_GROUPS.items():
+        rows = [c for c in param_components(cfg) if c.key in keys]
+        per_layer = [c.per_layer for c in rows if c.per_layer is not None]
+        out[group] = {
+            "per_layer": sum(per_layer) if per_layer and len(per_layer) == len(rows) else None,
+            "count": sum(c.count for c in rows),
+        }
+    return out

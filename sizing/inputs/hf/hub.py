@@ -1,0 +1,85 @@
+"""Hugging Face hub ids as config sources: `--config meta-llama/Llama-3.1-8B` reads that
+repository's config.json through `huggingface_hub` (imported only on this path).
+
+Only config.json is fetched (`hf_hub_download`, one file, never a snapshot), and it is read as
+JSON by sizing.inputs.hf.config_file like any other path: no model code is downloaded or run, whatever
+`auto_map` the config names. The local cache is read first (a cached config.json needs no
+network); with HF_HUB_OFFLINE set, it is the only place looked in. The cache is the one the
+Hugging Face tools share (HF_HUB_CACHE, else HF_HOME/hub, else ~/.cache/huggingface/hub), read
+from the environment at call time.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from sizing.inputs.config import ConfigError
+from sizing.validate import show
+
+# owner/name as the hub spells repository ids (letters, digits, '-', '_', '.'), optionally
+# @revision; a string that exists as a path is always the path.
+_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*(@[A-Za-z0-9_./-]+)?$")
+_TRUE = {"1", "ON", "YES", "TRUE"}
+
+
+def looks_like_hub_id(text: str) -> bool:
+    """'owner/name' (or 'owner/name@revision') that is not a file or directory here and not a
+    .json file name."""
+    return bool(_HUB_ID.match(text)) and not text.endswith(".json") and not os.path.exists(text)
+
+
+def hub_cache_dir() -> Path:
+    """The cache the Hugging Face tools share, as the environment says at call time."""
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"])
+    home = os.environ.get("HF_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "huggingface")
+    return Path(home) / "hub"
+
+
+def offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in _TRUE
+
+
+def hub_config_path(hub_id: str) -> str:
+    """The local path of `hub_id`'s config.json: from the cache when offline, else downloaded
+    (that file alone). One ConfigError line for a gated, missing or unreachable repository."""
+    repo, _, revision = hub_id.partition("@")
+    where = f"hub id {show(hub_id)}"
+    try:
+        from huggingface_hub import errors as hub_errors
+        from huggingface_hub import hf_hub_download
+        from huggingface_hub.utils import logging as hf_logging
+    except ImportError:
+        raise ConfigError(f"{where}: reading a hub id needs huggingface_hub (pip install huggingface_hub)") from None
+    cache = hub_cache_dir()
+    fetch = dict(revision=revision or None, cache_dir=cache)
+    try:  # the cache first: a cached config.json needs no network (config files do not change)
+        return hf_hub_download(repo, "config.json", local_files_only=True, **fetch)
+    except OSError:  # LocalEntryNotFoundError: not cached
+        if offline():
+            raise ConfigError(
+                f"{where}: its config.json is not in the local cache ({cache}) and HF_HUB_OFFLINE is set; "
+                "run once online, or give the path to a config.json"
+            ) from None
+    hf_logging.set_verbosity_error()  # one Error line, not the client's retry warnings
+    try:
+        return hf_hub_download(repo, "config.json", **fetch)
+    except hub_errors.GatedRepoError:
+        raise ConfigError(
+            f"{where} is gated: accept its licence on huggingface.co, then log in (hf auth login, or HF_TOKEN)"
+        ) from None
+    except hub_errors.RepositoryNotFoundError:
+        raise ConfigError(f"{where}: no such model on the Hugging Face hub (or it is private: log in)") from None
+    except hub_errors.RevisionNotFoundError:
+        raise ConfigError(f"{where}: no revision {show(revision)} in that repository") from None
+    except hub_errors.LocalEntryNotFoundError:
+        raise ConfigError(
+            f"{where}: its config.json is not in the local cache ({cache}) and the hub could not be reached; "
+            "run once online, or give the path to a config.json"
+        ) from None
+    except (hub_errors.EntryNotFoundError, hub_errors.RemoteEntryNotFoundError):
+        raise ConfigError(f"{where} has no config.json") from None
+    except OSError as exc:  # network errors, HTTP errors, an unwritable cache
+        raise ConfigError(f"{where}: config.json could not be fetched ({type(exc).__name__})") from None

@@ -1,0 +1,24 @@
+"""Vision-language models: vision tower + projector + language model, image tokens, prefill."""
+
+# Names the rest of the code imports from this package, each loaded from its module on first
+# use (PEP 562), so that importing the package stays cheap and nothing reaches past it.
+_LAZY = {
+    "VISION_PRESETS": "sizing.vision.presets",
+    "VisionTower": "sizing.vision.model",
+    "parse_image_size": "sizing.vision.model",
+    "prefill_with_images": "sizing.vision.prefill",
+    "text_only_label": "sizing.vision.hf",
+    "vision_preset": "sizing.vision.presets",
+    "vlm_active_params": "sizing.vision.prefill",
+    "vlm_from_hf_config": "sizing.vision.hf",
+    "vlm_params": "sizing.vision.prefill",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)  # not cached: a test's stand-in module is seen
