@@ -260,3 +260,20 @@ def test_nemotron_flops_by_hand():
     assert M.decode_flops_per_token(m, C) == weights + 24 * m.mixer.decode_flops_per_token() + scores
     assert M.prefill_flops(m, C) == C * (weights + 24 * m.mixer.prefill_flops_per_token()) + C * scores
     assert M.training_flops(m, C) == 3 * M.prefill_flops(m, C)
+
+
+def test_memory_inference_of_a_hybrid_is_its_state_and_attention_kv():
+    """`sizing memory --inference` on Jamba gives `sizing hybrid`'s answer: the KV cache of its 4
+    attention layers, 2 (K, V) x 8 kv heads x 128 x 2 bytes x 262,144 positions each = 4 GiB,
+    against 32 GiB for the same shape with all 32 layers attention."""
+    from click.testing import CliRunner
+
+    from sizing.cli import main
+
+    args = ["--preset", "jamba-v0.1", "--context", "262144", "--format", "json"]
+    memory = CliRunner().invoke(main, ["memory", "--inference", *args])
+    hybrid = CliRunner().invoke(main, ["hybrid", *args])
+    assert memory.exit_code == 0 and memory.output == hybrid.output
+    kv = json.loads(memory.output)["memory_bytes"]
+    assert kv["kv_cache"] == 4 * 2 * 8 * 128 * 2 * 262_144
+    assert kv["all_attention_kv_cache"] == 32 * 2 * 8 * 128 * 2 * 262_144
