@@ -254,13 +254,7 @@ def estimate(
     target = _resolve_model(model)
     cfg, preset = target.config, target.preset
     gpu = gpu if gpu is not None else default_gpu_for(preset.name if preset else None)
-    if seq_len is None:
-        if target.context is None:
-            raise SizingError("seq_len must be given for a config that is not a preset and states no context")
-        seq_len, seq_len_source = target.context, target.context_source
-    else:
-        seq_len, seq_len_source = _count("seq_len", seq_len, MAX_SEQ_LEN), "given"
-    cfg.check_context(seq_len, "seq_len")
+    seq_len, seq_len_source = _seq_len(target, seq_len)
     tokens = _count("tokens", tokens, MAX_TOKENS) if tokens is not None else preset.training_tokens if preset else None
     check_hardware_options(gpu, dtype, mfu, num_gpus, price_per_gpu_hour)
     run_energy(0.0, gpu, power_watts, pue, grid_kg_co2_per_kwh)  # the energy inputs, checked with or without tokens
@@ -285,6 +279,19 @@ def estimate(
         pue=pue,
         grid_kg_co2_per_kwh=grid_kg_co2_per_kwh,
     )
+
+
+def _seq_len(target: _Target, seq_len: int | str | None) -> tuple[int, str]:
+    """(T, where it came from): as given, else the preset's or the file's context; checked
+    against the model's own limits."""
+    if seq_len is None:
+        if target.context is None:
+            raise SizingError("seq_len must be given for a config that is not a preset and states no context")
+        seq_len, source = target.context, target.context_source
+    else:
+        seq_len, source = _count("seq_len", seq_len, MAX_SEQ_LEN), "given"
+    target.config.check_context(seq_len, "seq_len")
+    return seq_len, source
 
 
 @dataclass(frozen=True)

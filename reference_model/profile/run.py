@@ -85,22 +85,8 @@ def profile_training(
     )
     extras = reference_extras_bytes(cfg, s.seq_len, s.micro_batch, s.dtype, s.attention_impl, s.recompute)
     if dev.type == "cuda" and check_fit:
-        free, _total = torch.cuda.mem_get_info(dev)
-        need = max(memory.per_gpu_bytes, step_peak_estimate_bytes(memory, extras))
-        if need > free:
-            raise ProfileError(
-                f"predicted {format_gib(need)} for this step, more than the {format_gib(free)} free on "
-                f"{env['device_name']}: scale the model down with --set (e.g. --set n_layers=...), lower "
-                "--micro-batch or --seq-len, or use --recompute full"
-            )
-    try:
-        measurement = measure(cfg, s, dev)
-    except torch.cuda.OutOfMemoryError as exc:
-        torch.cuda.empty_cache()
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else "out of memory"
-        raise ProfileError(
-            f"CUDA out of memory ({first[:160]}); scale down with --set, --micro-batch, --seq-len or --recompute full"
-        ) from None
+        _check_fits(dev, env, memory, extras)
+    measurement = _measure_or_explain(cfg, s, dev)
 
     flops = model_flops_per_step(cfg, s.seq_len, s.micro_batch, s.recompute)
     result = ProfileResult(
@@ -124,6 +110,31 @@ def profile_training(
     )
     result.projection = published_run_projection(preset, peak, result.mfu("full"), cfg, s.seq_len)
     return result
+
+
+def _check_fits(dev: torch.device, env: dict, memory, extras: int) -> None:
+    """Refuse before allocating when the predicted step peak exceeds the free GPU memory: a
+    clear message beats an out-of-memory error deep in the first step."""
+    free, _total = torch.cuda.mem_get_info(dev)
+    need = max(memory.per_gpu_bytes, step_peak_estimate_bytes(memory, extras))
+    if need > free:
+        raise ProfileError(
+            f"predicted {format_gib(need)} for this step, more than the {format_gib(free)} free on "
+            f"{env['device_name']}: scale the model down with --set (e.g. --set n_layers=...), lower "
+            "--micro-batch or --seq-len, or use --recompute full"
+        )
+
+
+def _measure_or_explain(cfg: ModelConfig, s: ProfileSettings, dev: torch.device) -> Measurement:
+    """measure(), with CUDA out-of-memory turned into a ProfileError that says what to scale down."""
+    try:
+        return measure(cfg, s, dev)
+    except torch.cuda.OutOfMemoryError as exc:
+        torch.cuda.empty_cache()
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else "out of memory"
+        raise ProfileError(
+            f"CUDA out of memory ({first[:160]}); scale down with --set, --micro-batch, --seq-len or --recompute full"
+        ) from None
 
 
 def _device(name: str) -> torch.device:

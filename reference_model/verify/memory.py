@@ -7,22 +7,12 @@ from __future__ import annotations
 
 import time
 
-import torch
-
 from reference_model.model import small_config
-from reference_model.probes import TOLERANCE, check_activations, check_cuda_memory, check_kv_cache, check_model_states
+from reference_model.probes import TOLERANCE, check_model_states
 from reference_model.verify.check import CheckResult
+from reference_model.verify.memory_checks import ACTIVATION_CASES, activation_rows, cuda_rows, kv_cache_row  # noqa: F401
 from sizing.inputs import ModelConfig
 from sizing.memory import activations_not_modelled
-
-ACTIVATION_CASES = (
-    ("math", "none"),
-    ("sdpa", "none"),
-    ("math", "selective"),
-    ("sdpa", "selective"),
-    ("sdpa", "full"),
-    ("math", "full"),
-)
 
 
 def verify_memory(name: str, cfg: ModelConfig, *, toy_seq_len: int = 32, toy_batch: int = 2, **options) -> CheckResult:
@@ -52,74 +42,14 @@ def _verify_memory(name: str, cfg: ModelConfig, *, toy_seq_len: int = 32, toy_ba
     if missing:
         rows.append(["activations: not modelled", "", "", "", ", ".join(missing)])
         notes.append(f"activation bytes not compared: sizing.memory does not model {', '.join(missing)}")
-    for impl, recompute in () if missing else ACTIVATION_CASES:
-        check = check_activations(small, impl, recompute, seq_len, batch)
-        ok &= check.ok
-        layer = check.measured.per_layer[0]
-        rows.append(
-            [
-                f"activations {check.label}",
-                check.expected_total,
-                check.measured.total,
-                check.measured.total - check.expected_total,
-                f"{check.relative_error * 100:+.2f}%",
-            ]
-        )
-        rows.append(
-            [
-                f"  per layer {check.label}",
-                check.expected_per_layer,
-                layer,
-                layer - check.expected_per_layer,
-                f"{(layer / check.expected_per_layer - 1) * 100:+.2f}%",
-            ]
-        )
-        notes += check.notes()
-    kv = check_kv_cache(small, prompt=seq_len // 4, new_tokens=seq_len - seq_len // 4, batch=batch)
-    ok &= kv.ok
-    rows.append(
-        [
-            f"KV cache (generate, context {kv.prompt + kv.new_tokens})",
-            kv.formula,
-            kv.measured,
-            kv.measured - kv.formula,
-            "exact" if kv.ok else "MISMATCH",
-        ]
-    )
+    else:
+        ok &= activation_rows(small, seq_len, batch, rows, notes)
+    ok &= kv_cache_row(small, seq_len, batch, rows)
     states = check_model_states(small)
     ok &= states.ok
     for quantity, formula, measured in states.rows:
         rows.append([quantity, formula, measured, measured - formula, "exact" if formula == measured else "MISMATCH"])
-    if torch.cuda.is_available() and small.sliding_window is None:
-        cuda = check_cuda_memory(small)
-        ok &= cuda.ok
-        rows.append(
-            [
-                "GPU forward: saved + logits (bf16)",
-                cuda.formula_forward,
-                cuda.measured_forward,
-                cuda.measured_forward - cuda.formula_forward,
-                f"{cuda.relative_error * 100:+.2f}%",
-            ]
-        )
-        rows.append(
-            [
-                "GPU peak fwd+bwd over weights",
-                cuda.formula_peak,
-                cuda.measured_peak,
-                cuda.measured_peak - cuda.formula_peak,
-                "reported",
-            ]
-        )
-    else:
-        notes.append(
-            "GPU max_memory_allocated check skipped: "
-            + (
-                "no CUDA device"
-                if not torch.cuda.is_available()
-                else "a windowed mask sends CUDA SDPA to another kernel"
-            )
-        )
+    ok &= cuda_rows(small, rows, notes)
     notes.append(
         f"{name} at toy size: d_model {small.d_model}, {small.n_layers} layers, {small.n_heads} heads / "
         f"{small.kv_heads} kv, T {seq_len}, batch {batch}, fp32 on CPU; tolerance {TOLERANCE:.0%} for "

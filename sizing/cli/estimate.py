@@ -127,14 +127,7 @@ def estimate(
     from sizing.estimate import estimate as run_estimate
 
     model = resolve_model(preset, config_path, overrides)
-    try:
-        seq_len, seq_len_source = default_seq_len(model, config_path, seq_len)
-        model.config.check_context(seq_len, "--seq-len")
-        gpu_entry = get_gpu(gpu or default_gpu_for(model.preset.name if model.preset else None))
-        if dtype is not None:
-            gpu_entry.peak_flops_per_second(dtype)
-    except SizingError as exc:
-        raise UserError(str(exc)) from None
+    seq_len, seq_len_source, gpu_entry = _context_and_gpu(model, config_path, seq_len, gpu, dtype)
     # A preset with --set overrides keeps its context, published tokens and source as defaults.
     target = dataclasses.replace(model.preset, config=model.config) if model.preset else model.config
     mfu, layout_mfu, mfu_source = run_mfu(model.config, seq_len, attention, gpu, gpu_entry, dtype, mfu, num_gpus)
@@ -159,6 +152,20 @@ def estimate(
 
     est = dataclasses.replace(est, seq_len_source=seq_len_source, mfu_layout=layout_mfu, mfu_source=mfu_source)
     click.echo(render_estimate(est, fmt), nl=False)
+
+
+def _context_and_gpu(model, config_path, seq_len, gpu, dtype):
+    """The sequence length (given, or the model's default and where it came from) and the GPU
+    (given, or the default for the preset's published run), checked as the user typed them."""
+    try:
+        seq_len, seq_len_source = default_seq_len(model, config_path, seq_len)
+        model.config.check_context(seq_len, "--seq-len")
+        gpu_entry = get_gpu(gpu or default_gpu_for(model.preset.name if model.preset else None))
+        if dtype is not None:
+            gpu_entry.peak_flops_per_second(dtype)
+    except SizingError as exc:
+        raise UserError(str(exc)) from None
+    return seq_len, seq_len_source, gpu_entry
 
 
 def run_mfu(cfg, seq_len, attention, gpu, gpu_entry, dtype, mfu, num_gpus):

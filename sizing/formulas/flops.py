@@ -15,8 +15,9 @@ Conventions (docs/conventions.md):
 Each component function returns forward FLOPs for one sequence of T tokens, summed over
 layers: an exact integer. FLOP_TERMS declares every component once: its key, its formula
 (forward FLOPs per token, in the symbols of sizing.formulas.params plus T and W) and its function;
-tests/test_formula_strings.py evaluates each formula against its function. (Over ~400 lines
-for the same reason as sizing/formulas/params.py: FLOP_TERMS sits beside the functions it calls.)
+tests/test_formula_strings.py evaluates each formula against its function. The functions live in
+flops_linear.py (weight matmuls) and flops_attention.py (QK^T, AV); FLOP_TERMS calls them through
+this module's names, so a test's monkeypatch of one reaches it.
 """
 
 from __future__ import annotations
@@ -26,6 +27,31 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
 
+from sizing.formulas.flops_attention import (  # noqa: F401  (re-exported: sizing.formulas.flops is their public home)
+    attended_pairs,
+    attention_matmul_flops,
+    attention_scores_flops,
+    attention_values_flops,
+    layer_pairs,
+)
+from sizing.formulas.flops_linear import (  # noqa: F401
+    MATMUL_FLOPS_PER_MAC,
+    _linear_flops,
+    active_expert_flops,
+    k_proj_flops,
+    lm_head_flops,
+    mla_kv_a_flops,
+    mla_kv_b_flops,
+    mla_q_a_flops,
+    mla_q_b_flops,
+    mlp_matrix_flops,
+    o_proj_flops,
+    q_proj_flops,
+    router_flops,
+    shared_expert_flops,
+    shared_expert_gate_flops,
+    v_proj_flops,
+)
 from sizing.formulas.params import layer_symbol
 from sizing.inputs import ModelConfig, as_config
 from sizing.validate import MAX_SEQ_LEN, require_choice, require_int
@@ -33,126 +59,10 @@ from sizing.vocabulary import ATTENTION_CONVENTIONS, RECOMPUTE_MODES
 
 # Components that a selective recompute re-runs (Korthikanti et al. 2022, section 4.2).
 SELECTIVE_RECOMPUTE_KEYS = ("attn.scores", "attn.av")
-MATMUL_FLOPS_PER_MAC = 2  # one multiply + one add
 BACKWARD_PER_FORWARD = 2  # dL/dinput and dL/dweight products, each the size of the forward one
 TRAINING_PER_FORWARD = 1 + BACKWARD_PER_FORWARD  # forward + backward, no recomputation
 # Kaplan et al. 2020's 6 per parameter per training token: 2 forward + 4 backward.
 KAPLAN_FLOPS_PER_PARAM = MATMUL_FLOPS_PER_MAC * TRAINING_PER_FORWARD
-
-
-def attended_pairs(seq_len: int, attention: str, window: int | None = None, chunk: int | None = None) -> int:
-    """Query-key pairs scored in one sequence of T tokens (per head, per layer). `causal`: query i
-    (1-based) sees keys 1..i, at most the last W of them with a window, or only those of its own
-    chunk of C positions with chunked attention (Llama-4). `full`: T x T whatever the mask."""
-    T = seq_len
-    if attention == "full":
-        return T * T
-    if chunk is not None:
-        C = min(chunk, T)
-        full_chunks, rest = divmod(T, C)
-        return full_chunks * C * (C + 1) // 2 + rest * (rest + 1) // 2  # each chunk is causal within itself
-    if window is None or window >= T:
-        return T * (T + 1) // 2  # query i (1-based) sees keys 1..i
-    W = window
-    return W * (W + 1) // 2 + (T - W) * W  # the first W queries ramp up, the rest see W keys
-
-
-def layer_pairs(cfg: ModelConfig, seq_len: int, attention: str) -> int:
-    """Query-key pairs of one sequence summed over the layers: local layers (a sliding window or a
-    chunk) and global ones (every full_attention_every-th, or all) each at their own cap."""
-    local = global_ = attended_pairs(seq_len, attention)
-    if attention == "causal" and cfg.local_window is not None:
-        local = attended_pairs(seq_len, attention, cfg.sliding_window, cfg.attention_chunk)
-    return cfg.n_local_layers * local + cfg.n_global_layers * global_
-
-
-def _linear_flops(
-    cfg: ModelConfig, seq_len: int, in_features: int, out_features: int, layers: int | None = None
-) -> int:
-    """A d_in x d_out weight applied to T tokens in `layers` blocks (default every block)."""
-    n = cfg.n_layers if layers is None else layers
-    return MATMUL_FLOPS_PER_MAC * in_features * out_features * seq_len * n
-
-
-def q_proj_flops(cfg: ModelConfig, seq_len: int) -> int:
-    """d -> h·d_h; under MLA without a query rank, d -> h·(d_n + d_r)."""
-    return _linear_flops(cfg, seq_len, cfg.d_model, cfg.n_heads * cfg.qk_head_width)
-
-
-def k_proj_flops(cfg: ModelConfig, seq_len: int) -> int:
-    return _linear_flops(cfg, seq_len, cfg.d_model, cfg.kv_width)
-
-
-def v_proj_flops(cfg: ModelConfig, seq_len: int) -> int:
-    return _linear_flops(cfg, seq_len, cfg.d_model, cfg.kv_width)
-
-
-def o_proj_flops(cfg: ModelConfig, seq_len: int) -> int:
-    return _linear_flops(cfg, seq_len, cfg.n_heads * cfg.v_head_width, cfg.d_model)
-
-
-# MLA as trained (DeepSeek-V2 section 2.1): the down- and up-projections run on every token.
-def mla_q_a_flops(cfg: ModelConfig, seq_len: int) -> int:
-    return _linear_flops(cfg, seq_len, cfg.d_model, cfg.q_lora_rank)
-
-
-def mla_q_b_flops(cfg: ModelConfig, seq_len: int) -> int:
-    return _linear_flops(cfg, seq_len, cfg.q_lora_rank, cfg.n_heads * cfg.qk_head_width)
-
-
-def mla_kv_a_flops(cfg: ModelConfig, seq_len: int) -> int:
-    return _linear_flops(cfg, seq_len, cfg.d_model, cfg.kv_lora_rank + cfg.qk_rope_head_dim)
-
-
-def mla_kv_b_flops(cfg: ModelConfig, seq_len: int) -> int:
-    return _linear_flops(cfg, seq_len, cfg.kv_lora_rank, cfg.n_heads * (cfg.qk_nope_head_dim + cfg.v_head_dim))
-
-
-def attention_matmul_flops(n_layers: int, n_heads: int, d_head: int, pairs: int) -> int:
-    """One attention product, QK^T or AV, over `pairs` query-key pairs per head, all layers:
-    a d_h-long dot product (QK^T) or a d_h-wide row update (AV) per pair per query head.
-    The one attention formula: training, decoding and PaLM's 12·L·H·Q·T all call it.
-    `pairs` may be summed over layers already (then n_layers is 1)."""
-    return MATMUL_FLOPS_PER_MAC * n_layers * n_heads * d_head * pairs
-
-
-def attention_scores_flops(cfg: ModelConfig, seq_len: int, attention: str) -> int:
-    """QK^T over one sequence, at the q/k head width (d_h; d_n + d_r under MLA). Query heads set
-    the cost; GQA shares K between heads but each head still scores its own pairs."""
-    return attention_matmul_flops(1, cfg.n_heads, cfg.qk_head_width, layer_pairs(cfg, seq_len, attention))
-
-
-def attention_values_flops(cfg: ModelConfig, seq_len: int, attention: str) -> int:
-    """A @ V: each pair's weight scales a value row of d_h (d_v under MLA)."""
-    return attention_matmul_flops(1, cfg.n_heads, cfg.v_head_width, layer_pairs(cfg, seq_len, attention))
-
-
-def mlp_matrix_flops(cfg: ModelConfig, seq_len: int) -> int:
-    """One dense d x f (or f x d) MLP matrix, in the dense layers."""
-    return _linear_flops(cfg, seq_len, cfg.d_model, cfg.d_ff, cfg.n_dense_layers)
-
-
-def router_flops(cfg: ModelConfig, seq_len: int) -> int:
-    return _linear_flops(cfg, seq_len, cfg.d_model, cfg.n_experts, cfg.n_moe_layers)
-
-
-def active_expert_flops(cfg: ModelConfig, seq_len: int) -> int:
-    """top_k experts per token, each with the MLP's matrices at the expert width, in the MoE layers."""
-    return cfg.top_k * cfg.mlp_matrices * _linear_flops(cfg, seq_len, cfg.d_model, cfg.expert_ff, cfg.n_moe_layers)
-
-
-def shared_expert_flops(cfg: ModelConfig, seq_len: int) -> int:
-    """The shared experts run on every token of an MoE layer: one MLP of width E_s·f_s."""
-    width = cfg.n_shared_experts * cfg.shared_ff
-    return cfg.mlp_matrices * _linear_flops(cfg, seq_len, cfg.d_model, width, cfg.n_moe_layers)
-
-
-def shared_expert_gate_flops(cfg: ModelConfig, seq_len: int) -> int:
-    return _linear_flops(cfg, seq_len, cfg.d_model, 1, cfg.n_moe_layers)  # Qwen2-MoE: d -> 1
-
-
-def lm_head_flops(cfg: ModelConfig, seq_len: int) -> int:
-    return MATMUL_FLOPS_PER_MAC * cfg.d_model * cfg.padded_vocab * seq_len  # once, after the blocks
 
 
 # ---- the declarations: key, formula (forward per token), function (forward per sequence)

@@ -13,9 +13,6 @@ dicts component by component. The total is the sum of the components: breakdown 
 cannot disagree. PARAM_TERMS declares every component once (key, label, formula, function);
 tests/test_formula_strings.py evaluates each formula against its function.
 
-Longer than the ~400 lines the project aims for, for a reason: PARAM_TERMS (one declaration per
-component, several lines each as ruff formats them) must sit beside the functions it calls
-through this module's names, so that a test's monkeypatch of one function reaches it.
 """
 
 from __future__ import annotations
@@ -23,152 +20,59 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from sizing.formulas.params_dense import (  # noqa: F401  (re-exported: sizing.formulas.params is their public home)
+    embedding_norm_params,
+    final_norm_params,
+    k_proj_params,
+    lm_head_params,
+    mlp_down_params,
+    mlp_gate_params,
+    mlp_params,
+    mlp_up_params,
+    norm_params,
+    o_proj_params,
+    position_embedding_params,
+    q_proj_params,
+    token_embedding_params,
+    v_proj_params,
+)
+from sizing.formulas.params_formulas import (  # noqa: F401
+    LAYER_KINDS,
+    Text,
+    _branch_label,
+    _experts_formula,
+    _has_qk_norm,
+    _lm_head_formula,
+    _mla_q,
+    _mlp_formula,
+    _norm_formula,
+    _not_mla,
+    _plain_q,
+    _plus,
+    _q_formula,
+    _qk_norm_formula,
+    _rms,
+    _sandwich,
+    _shared_formula,
+    _text,
+    layer_count,
+    layer_symbol,
+)
+from sizing.formulas.params_moe import (
+    attention_sink_params,
+    expert_params,
+    mla_kv_a_params,
+    mla_kv_b_params,
+    mla_q_a_params,
+    mla_q_b_params,
+    qk_norm_params,
+    router_params,
+    shared_expert_gate_params,
+    shared_expert_params,
+)
 from sizing.inputs import ModelConfig, as_config
 
-
-# ---- outside the blocks ----
-def token_embedding_params(cfg: ModelConfig) -> int:
-    return cfg.padded_vocab * cfg.d_model  # V x d lookup table
-
-
-def position_embedding_params(cfg: ModelConfig) -> int:
-    return cfg.max_positions * cfg.d_model if cfg.position == "learned" else 0  # P x d; RoPE has none
-
-
-def norm_params(cfg: ModelConfig) -> int:
-    """One norm over d features: gain (and LayerNorm's bias)."""
-    return cfg.d_model * (2 if cfg.has_norm_bias else 1)
-
-
-def embedding_norm_params(cfg: ModelConfig) -> int:
-    """BLOOM's word_embeddings_layernorm: one norm on the embedding output, before the blocks."""
-    return norm_params(cfg) if cfg.embedding_norm else 0
-
-
-def final_norm_params(cfg: ModelConfig) -> int:
-    return norm_params(cfg) if cfg.final_norm else 0
-
-
-def lm_head_params(cfg: ModelConfig) -> int:
-    """d x V unembedding unless tied to the token embedding (then counted once, there).
-    A bias (Phi-2) is its own tensor even when the weight is tied."""
-    weight = 0 if cfg.tied_embeddings else cfg.d_model * cfg.padded_vocab
-    return weight + (cfg.padded_vocab if cfg.lm_head_bias else 0)
-
-
-# ---- attention, per layer ----
-def q_proj_params(cfg: ModelConfig) -> int:
-    """h·d_h query heads; under MLA without a query rank, h·(d_n + d_r) and no bias (DeepSeek-V2-Lite)."""
-    if cfg.is_mla:
-        return cfg.d_model * cfg.n_heads * cfg.qk_head_width
-    return cfg.d_model * cfg.q_width + (cfg.q_width if cfg.qkv_bias else 0)
-
-
-def k_proj_params(cfg: ModelConfig) -> int:
-    return cfg.d_model * cfg.kv_width + (cfg.kv_width if cfg.qkv_bias else 0)
-
-
-def v_proj_params(cfg: ModelConfig) -> int:
-    return k_proj_params(cfg)  # same shape as K
-
-
-def o_proj_params(cfg: ModelConfig) -> int:
-    """h heads of d_v (= d_h unless MLA) back to d."""
-    width = cfg.n_heads * cfg.v_head_width
-    return width * cfg.d_model + (cfg.d_model if cfg.attn_out_bias else 0)
-
-
-# Multi-head latent attention (DeepSeek-V2, arXiv:2405.04434 section 2.1; HF DeepseekV3Attention):
-# q = W_qb · norm(W_qa · x), [c_kv, k_rope] = W_kva · x, [k_nope, v] = W_kvb · norm(c_kv).
-# The biases follow attention_bias on q_a, kv_a (qkv_bias here) and o (attn_out_bias).
-def mla_q_a_params(cfg: ModelConfig) -> int:
-    return cfg.d_model * cfg.q_lora_rank + (cfg.q_lora_rank if cfg.qkv_bias else 0)
-
-
-def mla_q_b_params(cfg: ModelConfig) -> int:
-    return cfg.q_lora_rank * cfg.n_heads * cfg.qk_head_width
-
-
-def mla_kv_a_params(cfg: ModelConfig) -> int:
-    """d -> the latent c_kv (r_kv) and the one rope key every head shares (d_r)."""
-    width = cfg.kv_lora_rank + cfg.qk_rope_head_dim
-    return cfg.d_model * width + (width if cfg.qkv_bias else 0)
-
-
-def mla_kv_b_params(cfg: ModelConfig) -> int:
-    return cfg.kv_lora_rank * cfg.n_heads * (cfg.qk_nope_head_dim + cfg.v_head_dim)
-
-
-def qk_norm_params(cfg: ModelConfig, kv: bool) -> int:
-    """RMSNorm gain of q (kv False) or k: one d_h vector shared by the heads ("head": Qwen3,
-    Gemma-3), one over the whole projection ("width": OLMo-2), none ("unweighted": Llama-4)."""
-    if cfg.qk_norm == "head":
-        return cfg.d_head
-    if cfg.qk_norm == "width":
-        return cfg.kv_width if kv else cfg.q_width
-    return 0
-
-
-def attention_sink_params(cfg: ModelConfig) -> int:
-    return cfg.n_heads if cfg.attention_sinks else 0  # GPT-OSS: one logit per head
-
-
-# ---- MLP, per layer (per expert for MoE) ----
-def mlp_up_params(cfg: ModelConfig, width: int) -> int:
-    return cfg.d_model * width + (width if cfg.mlp_bias else 0)
-
-
-def mlp_gate_params(cfg: ModelConfig, width: int) -> int:
-    return mlp_up_params(cfg, width) if cfg.gated_mlp else 0
-
-
-def mlp_down_params(cfg: ModelConfig, width: int) -> int:
-    return width * cfg.d_model + (cfg.d_model if cfg.mlp_bias else 0)
-
-
-def mlp_params(cfg: ModelConfig, width: int) -> int:
-    return mlp_up_params(cfg, width) + mlp_gate_params(cfg, width) + mlp_down_params(cfg, width)
-
-
-def expert_params(cfg: ModelConfig) -> int:
-    """One expert: the same MLP as a dense layer, at the expert width."""
-    return mlp_params(cfg, cfg.expert_ff)
-
-
-def shared_expert_params(cfg: ModelConfig) -> int:
-    """The shared experts of one MoE layer, built as one MLP of width E_s·f_s as HF DeepSeek and
-    Qwen2-MoE build them (with a bias, the fused MLP has one down bias, not E_s)."""
-    return mlp_params(cfg, cfg.n_shared_experts * cfg.shared_ff) if cfg.n_shared_experts else 0
-
-
-def shared_expert_gate_params(cfg: ModelConfig) -> int:
-    return cfg.d_model if cfg.shared_expert_gate else 0  # Qwen2-MoE: Linear(d, 1, bias=False)
-
-
-def router_params(cfg: ModelConfig) -> int:
-    """W_router d x E (+ E bias: GPT-OSS). DeepSeek-V3's e_score_correction_bias is a buffer in
-    HF's modeling code (nn.Buffer), not a parameter: not counted."""
-    return cfg.d_model * cfg.n_experts + (cfg.n_experts if cfg.router_bias else 0)
-
-
 # ---- the declarations: key, label, formula, function ----
-Text = str | Callable[[ModelConfig], str]  # fixed text, or text built from the config
-
-# Which blocks a per-layer part sits in: its layer count and the symbol formulas write for it.
-LAYER_KINDS: dict[str, tuple[Callable[[ModelConfig], int], str]] = {
-    "all": (lambda cfg: cfg.n_layers, "L"),
-    "moe": (lambda cfg: cfg.n_moe_layers, "L_moe"),
-    "dense": (lambda cfg: cfg.n_dense_layers, "L_dense"),
-}
-
-
-def layer_count(cfg: ModelConfig, kind: str) -> int:
-    return LAYER_KINDS[kind][0](cfg)
-
-
-def layer_symbol(cfg: ModelConfig, kind: str) -> str:
-    """ "L" when the part is in every block (a dense model, an all-MoE model), else L_moe / L_dense."""
-    return "L" if layer_count(cfg, kind) == cfg.n_layers else LAYER_KINDS[kind][1]
 
 
 def _always(cfg: ModelConfig) -> bool:
@@ -187,73 +91,6 @@ class ParamTerm:
     per_layer: bool  # a part of blocks (the count is the layer count of `layers` times it)
     present: Callable[[ModelConfig], bool] = _always
     layers: str = "all"  # a LAYER_KINDS key: every block, the MoE blocks or the dense ones
-
-
-def _text(text: Text, cfg: ModelConfig) -> str:
-    return text if isinstance(text, str) else text(cfg)
-
-
-def _plus(on: bool, term: str) -> str:
-    """An optional bias term of a formula."""
-    return f" + {term}" if on else ""
-
-
-def _norm_formula(cfg: ModelConfig) -> str:
-    return "d" + _plus(cfg.has_norm_bias, "d")
-
-
-def _lm_head_formula(cfg: ModelConfig) -> str:
-    if cfg.tied_embeddings:
-        return "V (bias; weight tied to tok_emb)"  # present only with a bias
-    return "d·V" + _plus(cfg.lm_head_bias, "V")
-
-
-def _mlp_formula(m: int, width: str, bias: bool, copies: str = "") -> str:
-    return f"{copies}{m}·d·{width}" + _plus(bias, f"{copies}({m - 1}·{width} + d)")
-
-
-def _experts_formula(cfg: ModelConfig) -> str:
-    return _mlp_formula(cfg.mlp_matrices, "f_e", cfg.mlp_bias, "E·")
-
-
-def _shared_formula(cfg: ModelConfig) -> str:
-    return _mlp_formula(cfg.mlp_matrices, "E_s·f_s", cfg.mlp_bias)
-
-
-def _q_formula(cfg: ModelConfig) -> str:
-    return "d·h·(d_n + d_r)" if cfg.is_mla else "d·h·d_h" + _plus(cfg.qkv_bias, "h·d_h")
-
-
-def _plain_q(cfg: ModelConfig) -> bool:
-    return not cfg.is_mla or cfg.q_lora_rank is None
-
-
-def _mla_q(cfg: ModelConfig) -> bool:
-    return cfg.is_mla and cfg.q_lora_rank is not None
-
-
-def _not_mla(cfg: ModelConfig) -> bool:
-    return not cfg.is_mla
-
-
-def _qk_norm_formula(kv: bool) -> Callable[[ModelConfig], str]:
-    return lambda cfg: "d_h" if cfg.qk_norm == "head" else ("h_kv·d_h" if kv else "h·d_h")
-
-
-def _has_qk_norm(cfg: ModelConfig) -> bool:
-    return cfg.qk_norm in ("head", "width")
-
-
-def _sandwich(cfg: ModelConfig) -> bool:
-    return cfg.norm_placement == "sandwich"
-
-
-def _branch_label(cfg: ModelConfig, sublayer: str) -> str:
-    return f"{sublayer} output norm" if cfg.norm_placement == "branch_post" else f"{sublayer} norm"
-
-
-def _rms(width: str) -> Callable[[ModelConfig], int]:
-    return lambda cfg: getattr(cfg, width)  # an RMSNorm gain over `width` features, no bias
 
 
 # Functions are called through their module names (lambdas) so that monkeypatching one in a

@@ -10,8 +10,7 @@ re-derives them; read the resolved values through the properties (`kv_heads`, `d
 
 This module holds the architecture only: sequence length, batch, tokens, GPUs and dtypes
 live in the workload objects, so a parameter count never depends on how a model is trained.
-(Over ~400 lines: the dataclass, its checks and its resolved per-layer sizes are one unit that
-sizing and reference_model both read.)
+Its checks and the kinds each field may hold are in config_checks.py.
 """
 
 from __future__ import annotations
@@ -22,67 +21,29 @@ import functools
 from dataclasses import dataclass, fields
 from typing import Any
 
+from sizing.inputs.config_checks import (  # noqa: F401  (re-exported: sizing.inputs.config is their public home)
+    _CHOICES,
+    _FLOAT_CHECKS,
+    _INT_MINIMUM,
+    MLP_KINDS,
+    NORM_KINDS,
+    NORM_PLACEMENTS,
+    POSITION_KINDS,
+    QK_NORM_KINDS,
+    ConfigError,
+    _positive_number,
+    check_consistency,
+    check_types,
+)
 from sizing.validate import (
-    MAX_FLOAT,
     MAX_SEQ_LEN,
     SizingError,
     parse_float,
     parse_int,
-    require_bool,
-    require_choice,
-    require_fraction,
     require_int,
     require_number,
     show,
 )
-
-# MLP kind -> (number of d x d_ff matrices, activation). Gated kinds (GLU family) have an
-# extra "gate" matrix: SwiGLU = down(silu(gate(x)) * up(x)), Shazeer 2020.
-MLP_KINDS: dict[str, tuple[int, str]] = {
-    "gelu": (2, "gelu"),
-    "relu": (2, "relu"),
-    "swiglu": (3, "silu"),
-    "geglu": (3, "gelu"),
-}
-NORM_KINDS = ("layernorm", "rmsnorm")
-# pre: x + f(n(x)); post: n(x + f(x)); sandwich (Gemma-2/3): x + n2(f(n1(x))), four norms per block;
-# branch_post (OLMo-2): x + n(f(x)), the norm inside the residual branch, after the sublayer.
-NORM_PLACEMENTS = ("pre", "post", "sandwich", "branch_post")
-# Per-head RMSNorm on q and k before RoPE: "head" (Qwen3, Gemma-3: one d_h gain each for q and k,
-# shared by the heads), "width" (OLMo-2: a gain over all of h·d_h and h_kv·d_h), "unweighted"
-# (Llama-4's L2 norm, no parameters).
-QK_NORM_KINDS = ("none", "head", "width", "unweighted")
-POSITION_KINDS = ("learned", "rope", "none")
-
-# What each field may hold, beyond its declared type (checked in ModelConfig._check_types).
-_INT_MINIMUM = {  # every other int field: >= 1
-    "max_positions": 0,
-    "n_experts": 0,
-    "top_k": 0,
-    "first_dense_layers": 0,
-    "n_shared_experts": 0,
-    "full_attention_every": 0,
-    "nope_layer_every": 0,
-}
-_CHOICES = {
-    "mlp": tuple(MLP_KINDS),
-    "norm": NORM_KINDS,
-    "norm_placement": NORM_PLACEMENTS,
-    "position": POSITION_KINDS,
-    "qk_norm": QK_NORM_KINDS,
-}
-
-
-def _positive_number(name: str, value: Any) -> float:
-    return require_number(name, value, 0, MAX_FLOAT, exclusive_minimum=True)
-
-
-_FLOAT_CHECKS = {"rotary_fraction": require_fraction, "rope_theta": _positive_number, "norm_eps": _positive_number}
-
-
-class ConfigError(SizingError):
-    """A config field has a value that cannot describe a real model. The message names
-    the field, the value and what would be valid."""
 
 
 def llama_ffn_dim(d_model: int, multiple_of: int, ffn_dim_multiplier: float | None = None) -> int:
@@ -163,131 +124,10 @@ class ModelConfig:
 
     def __post_init__(self) -> None:
         try:
-            self._check_types()
+            check_types(self, _field_kinds())
         except SizingError as exc:  # the same message, as the config's own error type
             raise ConfigError(str(exc)) from None
-        self._check_consistency()
-
-    def _check_types(self) -> None:
-        """Every field against its declared type, before any formula sees it: bools are
-        bools ("false" is not false), ints are ints within MAX_COUNT (not bools, not
-        floats), floats are finite numbers within bounds, kinds are among their choices."""
-        for name, kind, optional in _field_kinds():
-            value = getattr(self, name)
-            if value is None and optional:
-                continue
-            if kind == "int":
-                require_int(name, value, minimum=_INT_MINIMUM.get(name, 1))
-            elif kind == "bool":
-                require_bool(name, value)
-            elif kind == "float":
-                _FLOAT_CHECKS[name](name, value)
-            else:
-                require_choice(name, value, _CHOICES[name])
-
-    def _check_consistency(self) -> None:
-        """Fields that are each valid but describe no real model together."""
-        if self.head_dim is None and self.d_model % self.n_heads and self.kv_lora_rank is None:
-            raise ConfigError(
-                f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads}), or set head_dim explicitly"
-            )
-        if self.n_heads % self.kv_heads:
-            raise ConfigError(f"n_heads ({self.n_heads}) must be divisible by n_kv_heads ({self.kv_heads})")
-        if self.norm == "rmsnorm" and self.norm_bias:
-            raise ConfigError("norm_bias (True) must be False when norm is 'rmsnorm' (RMSNorm has no bias)")
-        if self.position == "learned" and self.max_positions <= 0:
-            raise ConfigError(
-                f"max_positions ({self.max_positions}) must be a positive row count when position is 'learned'"
-            )
-        if self.position == "rope" and (self.rotary_dim == 0 or self.rotary_dim % 2):
-            raise ConfigError(
-                f"rotary_fraction ({self.rotary_fraction}) x head_dim ({self.d_head}) must give a "
-                f"positive even number of rotated dims, got {self.rotary_dim}"
-            )
-        if self.parallel_block and self.norm_placement != "pre":
-            raise ConfigError(
-                "parallel_block (True) needs norm_placement 'pre' (no real model is post-LN and parallel)"
-            )
-        if self.shared_block_norm and not self.parallel_block:
-            raise ConfigError("shared_block_norm (True) needs parallel_block True")
-        if self.n_experts == 1:
-            raise ConfigError("n_experts (1) must be 0 (dense MLP) or at least 2")
-        if self.n_experts and not 1 <= self.top_k <= self.n_experts:
-            raise ConfigError(f"top_k ({self.top_k}) must be between 1 and n_experts ({self.n_experts})")
-        if not self.n_experts and (self.top_k or self.expert_d_ff is not None or self.router_bias):
-            raise ConfigError(
-                f"top_k ({self.top_k}), expert_d_ff and router_bias need n_experts >= 2 (got n_experts 0)"
-            )
-        self._check_moe_layers()
-        self._check_mla()
-        self._check_layer_attention()
-
-    def _check_moe_layers(self) -> None:
-        moe_only = {
-            "first_dense_layers": (self.first_dense_layers, 0),
-            "moe_layer_step": (self.moe_layer_step, 1),
-            "n_shared_experts": (self.n_shared_experts, 0),
-            "shared_expert_d_ff": (self.shared_expert_d_ff, None),
-            "shared_expert_gate": (self.shared_expert_gate, False),
-        }
-        if not self.n_experts:
-            for name, (value, default) in moe_only.items():
-                if value != default:
-                    raise ConfigError(f"{name} ({show(value)}) needs n_experts >= 2 (got n_experts 0)")
-            return
-        if self.n_moe_layers == 0:
-            raise ConfigError(
-                f"first_dense_layers ({self.first_dense_layers}) and moe_layer_step ({self.moe_layer_step}) leave "
-                f"no MoE layer among n_layers ({self.n_layers}); use n_experts 0 for a dense model"
-            )
-        if not self.n_shared_experts and (self.shared_expert_d_ff is not None or self.shared_expert_gate):
-            raise ConfigError("shared_expert_d_ff and shared_expert_gate need n_shared_experts >= 1")
-
-    def _check_mla(self) -> None:
-        parts = {"q_lora_rank": self.q_lora_rank, "qk_nope_head_dim": self.qk_nope_head_dim}
-        parts |= {"qk_rope_head_dim": self.qk_rope_head_dim, "v_head_dim": self.v_head_dim}
-        if self.kv_lora_rank is None:
-            given = [name for name, value in parts.items() if value is not None]
-            if given:
-                raise ConfigError(f"{', '.join(given)} describe latent attention and need kv_lora_rank set")
-            return
-        missing = [name for name in ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim") if parts[name] is None]
-        if missing:
-            raise ConfigError(f"kv_lora_rank ({self.kv_lora_rank}) needs {', '.join(missing)} set (MLA head widths)")
-        if self.position != "rope" or self.qk_rope_head_dim % 2:
-            raise ConfigError(
-                f"latent attention needs position 'rope' and an even qk_rope_head_dim "
-                f"(got {show(self.position)}, {self.qk_rope_head_dim})"
-            )
-        if self.kv_heads != self.n_heads or self.head_dim is not None or self.qk_norm != "none":
-            raise ConfigError(
-                "latent attention has one key and value per query head: leave n_kv_heads and head_dim unset "
-                "(the MLA widths replace them) and qk_norm 'none'"
-            )
-        if self.rotary_fraction != 1.0 or self.nope_layer_every:
-            raise ConfigError(
-                "latent attention rotates exactly qk_rope_head_dim: rotary_fraction 1, nope_layer_every 0"
-            )
-
-    def _check_layer_attention(self) -> None:
-        if self.sliding_window is not None and self.attention_chunk is not None:
-            raise ConfigError("sliding_window and attention_chunk cannot both be set (one local pattern per model)")
-        for name, every in (
-            ("full_attention_every", self.full_attention_every),
-            ("nope_layer_every", self.nope_layer_every),
-        ):
-            if every == 1:
-                raise ConfigError(f"{name} (1) must be 0 (off) or at least 2")
-        if self.full_attention_every and self.sliding_window is None and self.attention_chunk is None:
-            raise ConfigError(
-                f"full_attention_every ({self.full_attention_every}) needs sliding_window or attention_chunk set"
-            )
-        if self.nope_layer_every and self.position != "rope":
-            raise ConfigError(f"nope_layer_every ({self.nope_layer_every}) needs position 'rope'")
-        if self.qk_norm != "none" and self.norm != "rmsnorm":
-            raise ConfigError(f"qk_norm ({show(self.qk_norm)}) is an RMSNorm: it needs norm 'rmsnorm'")
-        if self.norm_placement in ("sandwich", "branch_post") and self.parallel_block:
-            raise ConfigError(f"norm_placement {show(self.norm_placement)} needs parallel_block False")
+        check_consistency(self)
 
     # ---- resolved sizes (used by sizing and by reference_model alike) ----
     @property

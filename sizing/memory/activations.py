@@ -109,19 +109,31 @@ def activation_terms(
       input, the fp32 log-softmax of the loss (b.T.V.4), the int64 targets and nll_loss's
       fp32 total weight.
     """
-    impl = require_choice("attention_impl", attention_impl, ATTENTION_IMPLS, ATTENTION_IMPL_ALIASES)
-    require_choice("recompute", recompute, RECOMPUTE_MODES)
-    for name, value in (("seq_len", seq_len), ("micro_batch", micro_batch), ("activation_bytes", activation_bytes)):
-        require_int(name, value)
+    impl = _checked_impl(seq_len, micro_batch, attention_impl, recompute, activation_bytes)
     b, T, a = micro_batch, seq_len, activation_bytes
-    d, V = cfg.d_model, cfg.padded_vocab
+    d = cfg.d_model
     terms = _Terms()
     if recompute == "full":
         terms.add("block.input", "b·T·d·a (checkpointed block keeps its input)", b * T * d * a)
     else:
         _block_terms(cfg, terms, b, T, a, impl, recompute, cfg.is_moe if moe_layer is None else moe_layer)
 
-    # ---- outside the blocks
+    _outside_terms(cfg, terms, b, T, a, recompute)
+    return list(terms)
+
+
+def _checked_impl(seq_len: int, micro_batch: int, attention_impl: str, recompute: str, activation_bytes: int) -> str:
+    """The run's options checked before any formula sees them; the attention kernel's canonical name."""
+    impl = require_choice("attention_impl", attention_impl, ATTENTION_IMPLS, ATTENTION_IMPL_ALIASES)
+    require_choice("recompute", recompute, RECOMPUTE_MODES)
+    for name, value in (("seq_len", seq_len), ("micro_batch", micro_batch), ("activation_bytes", activation_bytes)):
+        require_int(name, value)
+    return impl
+
+
+def _outside_terms(cfg: ModelConfig, terms: _Terms, b: int, T: int, a: int, recompute: str) -> None:
+    """The tensors saved outside the blocks: ids, positions, embedding and final norms, RoPE tables,
+    the lm_head input and the loss's (activation_terms' docstring derives each)."""
     terms.add("tok_emb.ids", "b·T·8 (int64)", b * T * INDEX_BYTES, False)
     if cfg.position == "learned":
         terms.add("pos_emb.positions", "T·8 (int64)", T * INDEX_BYTES, False)
@@ -131,11 +143,11 @@ def activation_terms(
         terms.add("rope.cos_sin", "2·T·r·a (shared by all layers)", 2 * T * cfg.rotary_dim * a, False)
     if cfg.final_norm:
         _norm_terms(cfg, terms, "norm_f", b, T, a, with_output=False, per_layer=False)
+    d, V = cfg.d_model, cfg.padded_vocab
     terms.add("lm_head.input", "b·T·d·a", b * T * d * a, False)
     terms.add("loss.log_probs", "b·T·V·4 (fp32 log-softmax)", b * T * V * FP32_BYTES, False)
     terms.add("loss.targets", "b·T·8 (int64)", b * T * INDEX_BYTES, False)
     terms.add("loss.total_weight", "4 (fp32 scalar of nll_loss)", FP32_BYTES, False)
-    return list(terms)
 
 
 def _block_terms(cfg: ModelConfig, terms: _Terms, b: int, T: int, a: int, impl: str, recompute: str, moe: bool) -> None:

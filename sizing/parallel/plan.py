@@ -164,16 +164,7 @@ def parallel_plan(
     require_choice("recompute", recompute, RECOMPUTE_MODES)
     impl = require_choice("attention_impl", attention_impl, ATTENTION_IMPLS, ATTENTION_IMPL_ALIASES)
     require_choice("attention", attention, ATTENTION_CONVENTIONS)
-    if mfu is not None and compute_efficiency is not None:
-        raise SizingError("give mfu (the whole run's) or compute_efficiency (of the compute alone), not both")
-    for what, value in (("mfu", mfu), ("compute_efficiency", compute_efficiency)):
-        if value is not None:
-            require_mfu(what, value)
-    for what, gbs in (("nvlink_gbs", nvlink_gbs), ("network_gbs", network_gbs)):
-        if gbs is not None:
-            require_number(what, gbs, 0, 1e6, exclusive_minimum=True)
-    if tokens is not None:
-        require_int("tokens", tokens, 1, 10**30)
+    _check_rates(mfu, compute_efficiency, nvlink_gbs, network_gbs, tokens)
     layout.check_model(cfg, seq_len, impl)
     gpu_entry = get_gpu(gpu)
     if precision == "fp8" and "fp8" not in gpu_entry.peak_tflops:
@@ -197,6 +188,26 @@ def parallel_plan(
     return ParallelPlan(
         name, cfg, layout, work, gpu_entry, stage, terms, tuple(collectives), st, tokens, predicted, mfu
     )
+
+
+def _check_rates(
+    mfu: float | None,
+    compute_efficiency: float | None,
+    nvlink_gbs: float | None,
+    network_gbs: float | None,
+    tokens: int | None,
+) -> None:
+    """parallel_plan's optional numbers, checked before any formula sees them."""
+    if mfu is not None and compute_efficiency is not None:
+        raise SizingError("give mfu (the whole run's) or compute_efficiency (of the compute alone), not both")
+    for what, value in (("mfu", mfu), ("compute_efficiency", compute_efficiency)):
+        if value is not None:
+            require_mfu(what, value)
+    for what, gbs in (("nvlink_gbs", nvlink_gbs), ("network_gbs", network_gbs)):
+        if gbs is not None:
+            require_number(what, gbs, 0, 1e6, exclusive_minimum=True)
+    if tokens is not None:
+        require_int("tokens", tokens, 1, 10**30)
 
 
 def whole_run_step(st: StepTime, mfu: float) -> StepTime:
