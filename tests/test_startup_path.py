@@ -53,7 +53,8 @@ def test_help_lists_every_command_as_click_would_without_importing_one():
 
     clicks = ClickListing(name=main.name, help=main.help, params=main.params, context_settings=main.context_settings)
     assert CliRunner().invoke(clicks, ["--help"]).output == ours
-    assert set(clicks.commands) == set(LazyGroup.lazy_commands) and "estimate  Parameters by component" in ours
+    assert set(clicks.commands) == set(LazyGroup.lazy_commands)
+    assert re.search(r"^  estimate +Parameters by component", ours, re.M)
 
 
 def test_estimate_path_imports_neither_importlib_metadata_nor_wcwidth():
