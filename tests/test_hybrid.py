@@ -170,7 +170,7 @@ def test_every_hybrid_type_is_pointed_to_from_the_block_stack_converter():
 
 
 def test_block_stack_commands_name_the_hybrid_command():
-    out = CliRunner().invoke(main, ["memory", "--preset", "jamba-v0.1", "--inference", "--context", "262144"])
+    out = CliRunner().invoke(main, ["memory", "--preset", "jamba-v0.1"])  # training: not a stack of blocks
     assert out.exit_code == 2 and "sizing hybrid --preset jamba-v0.1" in out.output and out.output.count("\n") == 1
 
 
