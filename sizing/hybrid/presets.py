@@ -28,18 +28,18 @@ class HybridPreset:
         return hybrid_from_hf_config(dict(self.hf_config, _name_or_path=self.name))
 
 
-def _read_presets() -> tuple[HybridPreset, ...]:
-    """The entries of sizing/data/hybrid_presets.json, each field checked against its type (the HF config
-    object as it is: sizing reads it like any config.json)."""
-    content = data_files.builtin("hybrid_presets.json")
-    as_is = {"hf_config": lambda value, label: value}
-    return tuple(
-        data_files.build(HybridPreset, row, f"hybrid_presets.json: preset {row.get('name')!r}", as_is)
-        for row in data_files.entries(content, "presets", "hybrid_presets.json")
+# the entries are data: sizing/data/hybrid_presets.json, each field checked against its type (the HF config
+# object as it is: sizing reads it like any config.json)
+HYBRID_PRESETS: tuple[HybridPreset, ...] = tuple(
+    data_files.records(
+        HybridPreset,
+        data_files.builtin("hybrid_presets.json"),
+        "presets",
+        "hybrid_presets.json",
+        "name",
+        {"hf_config": lambda v, _: v},
     )
-
-
-HYBRID_PRESETS: tuple[HybridPreset, ...] = _read_presets()
+)
 
 
 @cache

@@ -193,3 +193,25 @@ def to_json_value(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: to_json_value(v) for k, v in value.items()}
     return value
+
+
+def records(cls, content, kind: str, origin: str, key: str, special: dict | None = None) -> list:
+    """The `kind` entries of one file as `cls` records, each labelled by its `key` field."""
+    rows = entries(content, kind, origin)
+    what = kind.rstrip("s")
+    return [build(cls, row, f"{origin}: {what} {row.get(key)!r}", special) for row in rows]
+
+
+def table_with_user_files(cls, kind: str, key: str, special: dict | None = None) -> tuple[dict, dict]:
+    """(records by key, aliases): sizing/data/<kind>.json, then the user's <kind> files, none of
+    which may reuse a built-in key or alias."""
+    content = builtin(f"{kind}.json")
+    table = {getattr(r, key): r for r in records(cls, content, kind, f"{kind}.json", key, special)}
+    aliases = dict(content.get("aliases", {}))
+    for path in user_files(kind):
+        for record in records(cls, read_json(path), kind, path.name, key, special):
+            name = getattr(record, key)
+            if name in table or name in aliases:
+                raise DataFileError(f"{path.name}: {kind.rstrip('s')} {name!r} is already defined")
+            table[name] = record
+    return table, aliases

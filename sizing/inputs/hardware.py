@@ -81,23 +81,10 @@ def _peaks(value, label: str) -> dict:
     return peaks
 
 
-def _read(content, origin: str) -> list[GPU]:
-    rows = data_files.entries(content, "gpus", origin)
-    return [data_files.build(GPU, row, f"{origin}: gpu {row.get('key')!r}", {"peak_tflops": _peaks}) for row in rows]
-
-
 @data_files.cached_table
 def _tables() -> tuple[dict[str, GPU], dict[str, str]]:
     """(GPUs by key, aliases): the built-in file, then the user's (no key reused)."""
-    content = data_files.builtin("gpus.json")
-    table = {g.key: g for g in _read(content, "gpus.json")}
-    aliases = dict(content.get("aliases", {}))
-    for path in data_files.user_files("gpus"):
-        for gpu in _read(data_files.read_json(path), path.name):
-            if gpu.key in table or gpu.key in aliases:
-                raise data_files.DataFileError(f"{path.name}: gpu {gpu.key!r} is already defined")
-            table[gpu.key] = gpu
-    return table, aliases
+    return data_files.table_with_user_files(GPU, "gpus", "key", {"peak_tflops": _peaks})
 
 
 GPUS = data_files.LiveTable(_tables, 0)  # key -> GPU, read on first use

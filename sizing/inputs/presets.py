@@ -78,24 +78,10 @@ def _published(value, label: str) -> Published:
     return data_files.build(Published, value, f"{label}: published")
 
 
-def _read(content, origin: str) -> list[Preset]:
-    rows = data_files.entries(content, "presets", origin)
-    special = {"config": _config, "published": _published}
-    return [data_files.build(Preset, row, f"{origin}: preset {row.get('name')!r}", special) for row in rows]
-
-
 @data_files.cached_table
 def _tables() -> tuple[dict[str, Preset], dict[str, str]]:
     """(presets by name, aliases): the built-in file, then the user's (no name reused)."""
-    content = data_files.builtin("presets.json")
-    table = {p.name: p for p in _read(content, "presets.json")}
-    aliases = dict(content.get("aliases", {}))
-    for path in data_files.user_files("presets"):
-        for preset in _read(data_files.read_json(path), path.name):
-            if preset.name in table or preset.name in aliases:
-                raise data_files.DataFileError(f"{path.name}: preset {preset.name!r} is already defined")
-            table[preset.name] = preset
-    return table, aliases
+    return data_files.table_with_user_files(Preset, "presets", "name", {"config": _config, "published": _published})
 
 
 PRESETS = data_files.LiveTable(_tables, 0)  # name -> Preset, read on first use

@@ -21,18 +21,18 @@ class VisionPreset:
     source: str
 
 
-def _read_presets() -> tuple[VisionPreset, ...]:
-    """The entries of sizing/data/vision_presets.json, each field checked against its type (the HF config
-    object as it is: sizing reads it like any config.json)."""
-    content = data_files.builtin("vision_presets.json")
-    as_is = {"hf_config": lambda value, label: value}
-    return tuple(
-        data_files.build(VisionPreset, row, f"vision_presets.json: preset {row.get('name')!r}", as_is)
-        for row in data_files.entries(content, "presets", "vision_presets.json")
+# the entries are data: sizing/data/vision_presets.json, each field checked against its type (the HF config
+# object as it is: sizing reads it like any config.json)
+VISION_PRESETS: tuple[VisionPreset, ...] = tuple(
+    data_files.records(
+        VisionPreset,
+        data_files.builtin("vision_presets.json"),
+        "presets",
+        "vision_presets.json",
+        "name",
+        {"hf_config": lambda v, _: v},
     )
-
-
-VISION_PRESETS: tuple[VisionPreset, ...] = _read_presets()
+)
 
 
 def vision_preset(name: str) -> VisionPreset:
