@@ -5,28 +5,7 @@ from __future__ import annotations
 
 import math
 
-from sizing.serve.estimate import serve
-
-
-def predicted(row, compute_efficiency: float, bandwidth_efficiency: float) -> float:
-    """A published row's metric predicted at these efficiencies (first-token ms, or output
-    tokens/s per GPU with the prefill included)."""
-    est = serve(
-        row.preset,
-        row.prompt,
-        row.output,
-        row.batch,
-        row.gpu,
-        tp=row.tp,
-        weight_dtype=row.dtype,
-        kv_dtype=row.dtype,
-        activation_dtype=row.dtype,
-        compute_efficiency=compute_efficiency,
-        bandwidth_efficiency=bandwidth_efficiency,
-    )
-    if row.metric == "first-token latency ms":
-        return est.ttft_seconds * 1e3
-    return est.output_tokens_per_second / row.tp
+from sizing.serve.published import predicted
 
 
 def log_errors(rows, compute_efficiency: float, bandwidth_efficiency: float) -> list[float]:

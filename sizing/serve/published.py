@@ -62,9 +62,9 @@ PUBLISHED_SERVING: tuple[PublishedServing, ...] = (
 )
 
 
-def bound_for(row: PublishedServing) -> float:
-    """The roofline bound for a published row, in the row's metric: output tokens/s per GPU
-    (prefill included, static batch) or the first-token latency in ms, at efficiencies 1."""
+def predicted(row: PublishedServing, compute_efficiency: float, bandwidth_efficiency: float) -> float:
+    """A published row's metric predicted at these efficiencies: output tokens/s per GPU
+    (prefill included, static batch) or the first-token latency in ms."""
     from sizing.serve.estimate import serve
 
     est = serve(
@@ -77,9 +77,15 @@ def bound_for(row: PublishedServing) -> float:
         weight_dtype=row.dtype,
         kv_dtype=row.dtype,
         activation_dtype=row.dtype,
-        compute_efficiency=1.0,
-        bandwidth_efficiency=1.0,
+        compute_efficiency=compute_efficiency,
+        bandwidth_efficiency=bandwidth_efficiency,
     )
     if row.metric == _TTFT:
         return est.ttft_seconds * 1e3
     return est.output_tokens_per_second / row.tp
+
+
+def bound_for(row: PublishedServing) -> float:
+    """The roofline bound for a published row, in the row's metric: its prediction at
+    efficiencies 1."""
+    return predicted(row, 1.0, 1.0)
