@@ -201,8 +201,11 @@ def test_verification_page_wraps_the_reference_model_text(monkeypatch):
     verify_report = types.ModuleType("reference_model.verify.report")
     verify_report.verification_report_markdown = lambda: "# Verification\n\nall good"
     package = types.ModuleType("reference_model")
-    package.verify_report = verify_report
+    verify = types.ModuleType("reference_model.verify")  # the package lends the page's function
+    verify.verification_report_markdown = verify_report.verification_report_markdown
+    package.verify = verify
     monkeypatch.setitem(sys.modules, "reference_model", package)
+    monkeypatch.setitem(sys.modules, "reference_model.verify", verify)
     monkeypatch.setitem(sys.modules, "reference_model.verify.report", verify_report)
     text = report.verification_markdown(lambda _line: None)
     assert "`sizing report --with-verification`" in text and text.endswith("all good\n")
