@@ -162,12 +162,9 @@ def _nemotron_h(d: dict) -> HybridModel:
     return HybridModel(_name(d), base, mixer, tuple(table[k] for k in kinds), layer_norms=1)
 
 
-def _bamba(d: dict) -> HybridModel:
-    L = _layers_count(d)
-    attn = d.get("attn_layer_indices") or []
-    if not isinstance(attn, list) or any(not isinstance(i, int) or not 0 <= i < L for i in attn):
-        raise ConfigError(f"attn_layer_indices ({show(attn)}) must list layer indices below {L}")
-    base = _base(
+def _swiglu_attention_base(d: dict, **extra):
+    """The attention and SwiGLU MLP fields Bamba and Falcon-H1 read alike (HF's defaults)."""
+    return _base(
         d,
         n_heads=_get(d, "num_attention_heads", default=32),
         n_kv_heads=_get(d, "num_key_value_heads", default=8),
@@ -176,8 +173,13 @@ def _bamba(d: dict) -> HybridModel:
         qkv_bias=_get(d, "attention_bias", default=False, kind="bool"),
         attn_out_bias=_get(d, "attention_bias", default=False, kind="bool"),
         mlp_bias=_get(d, "mlp_bias", default=False, kind="bool"),
+        **extra,
     )
-    mixer = _mamba2_from(
+
+
+def _mamba_prefixed_mixer(d: dict):
+    """The Mamba-2 mixer of configs that prefix its fields with `mamba_` (Bamba, Falcon-H1)."""
+    return _mamba2_from(
         d,
         "mamba_n_heads",
         "mamba_d_head",
@@ -188,6 +190,15 @@ def _bamba(d: dict) -> HybridModel:
         proj_bias="mamba_proj_bias",
         chunk="mamba_chunk_size",
     )
+
+
+def _bamba(d: dict) -> HybridModel:
+    L = _layers_count(d)
+    attn = d.get("attn_layer_indices") or []
+    if not isinstance(attn, list) or any(not isinstance(i, int) or not 0 <= i < L for i in attn):
+        raise ConfigError(f"attn_layer_indices ({show(attn)}) must list layer indices below {L}")
+    base = _swiglu_attention_base(d)
+    mixer = _mamba_prefixed_mixer(d)
     kinds = tuple(("attention" if i in attn else "mamba", "dense") for i in range(L))
     return HybridModel(_name(d), base, mixer, kinds)
 
@@ -242,28 +253,8 @@ def _falcon_h1(d: dict) -> HybridModel:
     """Attention and a Mamba-2 mixer side by side in every layer, then a SwiGLU MLP. The muP
     multipliers are buffers, not parameters."""
     L = _layers_count(d)
-    base = _base(
-        d,
-        n_heads=_get(d, "num_attention_heads", default=32),
-        n_kv_heads=_get(d, "num_key_value_heads", default=8),
-        head_dim=_get(d, "head_dim", default=None, kind="int?"),
-        d_ff=_get(d, "intermediate_size", default=14336),
-        mlp="swiglu",
-        qkv_bias=_get(d, "attention_bias", default=False, kind="bool"),
-        attn_out_bias=_get(d, "attention_bias", default=False, kind="bool"),
-        mlp_bias=_get(d, "mlp_bias", default=False, kind="bool"),
-    )
-    mixer = _mamba2_from(
-        d,
-        "mamba_n_heads",
-        "mamba_d_head",
-        "mamba_d_state",
-        "mamba_n_groups",
-        "mamba_d_conv",
-        conv_bias="mamba_conv_bias",
-        proj_bias="mamba_proj_bias",
-        chunk="mamba_chunk_size",
-    )
+    base = _swiglu_attention_base(d, head_dim=_get(d, "head_dim", default=None, kind="int?"))
+    mixer = _mamba_prefixed_mixer(d)
     d_ssm = _get(d, "mamba_d_ssm", default=None, kind="int?")
     d_ssm = d_ssm if d_ssm is not None else int(_get(d, "mamba_expand", default=2, kind="num") * base.d_model)
     if d_ssm != mixer.n_heads * mixer.head_dim:
