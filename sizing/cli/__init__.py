@@ -163,5 +163,16 @@ def main():
     """
 
 
+# The option layer as data, for the browser form (sizing.ui): loaded on first use (PEP 562).
+_LAZY = {"OPTION_GROUPS": "sizing.cli.specs", "SPECS": "sizing.cli.option_layer", "command_options": "sizing.cli.specs"}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -1,9 +1,9 @@
-"""What every command shares: the user-error type (exit 2, one line), the model options
-(--preset / --config / --set) and parsing of quantities. Light imports only."""
+"""What every command shares: the user-error type (exit 2, one line), resolving the model that
+--preset / --config / --set name (the options themselves: sizing/cli/option_layer.py) and parsing
+of quantities. Light imports only."""
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import click
@@ -35,7 +35,7 @@ class ModelChoice:
     preset: Preset | None
 
 
-def _once(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> str | None:
+def once(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> str | None:
     """The value of an option that names one model. Declared `multiple` so that a second
     `--preset` is seen and refused instead of silently replacing the first."""
     if len(values) > 1:
@@ -44,34 +44,6 @@ def _once(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -
             "model per command (`sizing verify` takes several)"
         )
     return values[0] if values else None
-
-
-def model_options(func):
-    """--preset NAME | --config PATH (each at most once), plus repeatable --set FIELD=VALUE."""
-
-    @click.option(
-        "--preset", "-p", metavar="NAME", multiple=True, callback=_once, help="A preset name (see `sizing presets`)."
-    )
-    @click.option(
-        "--config",
-        "config_path",
-        metavar="PATH",
-        multiple=True,
-        callback=_once,
-        help="A Hugging Face config.json or this tool's JSON config. Never executes code.",
-    )
-    @click.option(
-        "--set",
-        "overrides",
-        metavar="FIELD=VALUE",
-        multiple=True,
-        help="Override a config field, e.g. --set n_layers=48 (repeatable).",
-    )
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        return func(*args, **kwargs)
-
-    return wrapper
 
 
 def resolve_model(

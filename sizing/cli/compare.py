@@ -5,10 +5,9 @@ from __future__ import annotations
 import click
 
 from sizing.cli.common import UserError
-from sizing.cli.options import Quantity
-from sizing.cli.single import one_value_option
-from sizing.cli.workload import conventions_options, format_option, hardware_options
+from sizing.cli.option_layer import option
 from sizing.validate import SizingError
+from sizing.vocabulary import DEFAULT_GPU, DEFAULT_MFU
 
 # What the table and markdown show; CSV and JSON carry every column of sizing.rows.COLUMNS.
 VIEW = [
@@ -30,16 +29,18 @@ VIEW = [
 
 
 @click.command()
-@click.option("--preset", "-p", "presets", metavar="NAME", multiple=True, help="A preset (repeatable).")
-@click.option(
-    "--config", "configs", metavar="PATH", multiple=True, help="A config.json or this tool's JSON (repeatable)."
-)
-@conventions_options
-@one_value_option(
-    "--tokens", metavar="N", type=Quantity("--tokens"), help="Training tokens, e.g. 2T (default: published)."
-)
-@hardware_options
-@format_option
+@option("preset", dest="presets", multiple=True, help="A preset (repeatable).")
+@option("config", dest="configs", multiple=True, help="A config.json or this tool's JSON (repeatable).")
+@option("seq_len")
+@option("attention")
+@option("recompute")
+@option("tokens", help="Training tokens, e.g. 2T (default: published).")
+@option("gpu", default=DEFAULT_GPU)
+@option("dtype")
+@option("mfu", default=DEFAULT_MFU)
+@option("gpus", dest="num_gpus", default=1, help="GPUs, for wall-clock days.")
+@option("price")
+@option("format")
 def compare(presets, configs, seq_len, attention, recompute, tokens, gpu, dtype, mfu, num_gpus, price, fmt):
     """Several models side by side: params, FLOPs, training cost and memory, one row each.
 

@@ -6,97 +6,32 @@ import dataclasses
 
 import click
 
-from sizing.cli.common import FORMATS, UserError, model_options, resolve_model
-from sizing.cli.options import MFU_TYPE, PRICE_TYPE, Choice, Count, Number, Quantity
+from sizing.cli.common import UserError, resolve_model
+from sizing.cli.option_layer import model_options, option
 from sizing.inputs import default_gpu_for, get_gpu
-from sizing.training import DEFAULT_KG_CO2_PER_KWH, DEFAULT_PUE
-from sizing.validate import MAX_SEQ_LEN, SizingError
-from sizing.vocabulary import (
-    ATTENTION_CONVENTIONS,
-    COMPUTE_DTYPES,
-    DEFAULT_ATTENTION,
-    DEFAULT_MFU,
-    DEFAULT_RECOMPUTE,
-    RECOMPUTE_MODES,
-)
+from sizing.validate import SizingError
+from sizing.vocabulary import DEFAULT_MFU
 
 
 @click.command()
 @model_options
-@click.option(
-    "--seq-len",
-    "-T",
-    type=Count("--seq-len", maximum=MAX_SEQ_LEN),
+@option(
+    "seq_len",
     help="Tokens per sequence (default: the preset's training context, or the config's pretraining context).",
 )
-@click.option(
-    "--attention",
-    type=Choice("--attention", ATTENTION_CONVENTIONS),
-    default=DEFAULT_ATTENTION,
-    show_default=True,
-    help="full: T keys per query; causal: T(T+1)/2 pairs per sequence.",
-)
-@click.option(
-    "--recompute",
-    type=Choice("--recompute", RECOMPUTE_MODES),
-    default=DEFAULT_RECOMPUTE,
-    show_default=True,
-    help="Activation recomputation: full adds one forward of the blocks.",
-)
-@click.option(
-    "--tokens",
-    metavar="N",
-    type=Quantity("--tokens"),
-    help="Training tokens, e.g. 2T, 300B, 1.4e12 (default: published).",
-)
-@click.option("--gpu", help="GPU name (see `sizing gpus`).  [default: h100-sxm, or the preset's published run's GPU]")
-@click.option(
-    "--dtype", type=Choice("--dtype", COMPUTE_DTYPES), help="Peak rate to use (default: bf16, else the GPU's first)."
-)
-@click.option(
-    "--mfu",
-    type=MFU_TYPE,
-    help=f"Model FLOPs utilisation of the whole run, in (0, 1]. [default: with --gpus and --gpu, the "
-    f"predicted MFU of the fastest layout on those GPUs; else {DEFAULT_MFU}]",
-)
-@click.option(
-    "--gpus", "num_gpus", type=Count("--gpus"), help="GPUs, for wall-clock days (and the layout search).  [default: 1]"
-)
-@click.option(
-    "--price",
-    type=PRICE_TYPE,
-    metavar="USD",
-    help="Price per GPU-hour, for the cost.",
-)
-@click.option(
-    "--power",
-    "power_watts",
-    type=Number("--power", 0, 100_000, exclusive_minimum=False, what="watts per GPU in [0, 100000]"),
-    metavar="W",
-    help="Power per GPU for the energy line (default: the GPU's TDP; docs/energy.md).",
-)
-@click.option(
-    "--pue",
-    type=Number("--pue", 1, 10, exclusive_minimum=False, what="a number in [1, 10]"),
-    default=DEFAULT_PUE,
-    show_default=True,
-    help="Data-centre power usage effectiveness (1.0: GPU power alone, the Llama 2 card's convention).",
-)
-@click.option(
-    "--grid-intensity",
-    "grid_kg_co2_per_kwh",
-    type=Number("--grid-intensity", 0, 10, exclusive_minimum=False, what="kgCO2eq per kWh in [0, 10]"),
-    metavar="KG_PER_KWH",
-    help=f"Grid carbon intensity, kgCO2eq/kWh (default: {DEFAULT_KG_CO2_PER_KWH}, implied by the Llama 2 card).",
-)
-@click.option(
-    "--memory/--no-memory",
-    "with_memory",
-    default=True,
-    show_default=True,
-    help="Include the memory summary (bf16 AdamW training, bf16 inference).",
-)
-@click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
+@option("attention")
+@option("recompute")
+@option("tokens", help="Training tokens, e.g. 2T, 300B, 1.4e12 (default: published).")
+@option("gpu", help="GPU name (see `sizing gpus`).  [default: h100-sxm, or the preset's published run's GPU]")
+@option("dtype")
+@option("mfu")
+@option("gpus", dest="num_gpus", help="GPUs, for wall-clock days (and the layout search).  [default: 1]")
+@option("price")
+@option("power")
+@option("pue")
+@option("grid_intensity")
+@option("memory", help="Include the memory summary (bf16 AdamW training, bf16 inference).")
+@option("format")
 def estimate(
     preset,
     config_path,

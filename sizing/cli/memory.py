@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 from click.core import ParameterSource
 
-from sizing.cli.common import FORMATS, UserError, model_options, resolve_model
+from sizing.cli.common import UserError, resolve_model
 from sizing.cli.memory_options import (
     engine_options,
     gpu_and_finetune_options,
@@ -17,7 +17,7 @@ from sizing.cli.memory_options import (
     tp_option,
     training_options,
 )
-from sizing.cli.options import Choice
+from sizing.cli.option_layer import model_options, option
 from sizing.inputs import GIB, default_gpu_for, get_gpu
 from sizing.memory import inference_memory, training_memory
 from sizing.render import render_memory
@@ -33,7 +33,7 @@ EXIT_DOES_NOT_FIT = 3
 @inference_options
 @engine_options
 @tp_option
-@click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
+@option("format")
 def memory(preset, config_path, overrides, inference, fmt, **options):
     """Training memory per GPU (or inference memory) and the largest batch that fits.
 
@@ -97,7 +97,7 @@ def _hybrid_inference(preset: str, overrides, fmt: str, **options) -> None:
         hybrid,
         preset=preset,
         config_path=None,
-        context=str(context),
+        context=context,
         batch=options["batch"] or 1,
         weight_dtype=options["weight_dtype"] or "bf16",
         kv_dtype=options["kv_dtype"] or "bf16",
