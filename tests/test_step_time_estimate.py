@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from sizing.cli import main
 from sizing.formulas.flops import flop_breakdown
+from sizing.inputs import Workload
 from sizing.inputs.presets import get_preset
 from sizing.parallel.estimate_mfu import BATCH_TOKENS, search_batches
 from sizing.parallel.search import search_layout
@@ -32,7 +33,7 @@ def test_search_batches():
 def test_estimate_quotes_the_best_layouts_mfu():
     t = _training("--gpu", "h100", "--gpus", "64")
     cfg = get_preset("llama2-7b").config
-    best = search_layout(cfg, 4096, 1024, 64, gpu="h100-sxm").best
+    best = search_layout(cfg, Workload(4096, recompute=None, global_batch=1024, gpus=64), gpu="h100-sxm").best
     # the same step time, the estimate's model FLOPs (attention "full") over it
     ratio = (
         flop_breakdown(cfg, 4096, "full", "none").model_training

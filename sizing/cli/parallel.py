@@ -101,16 +101,16 @@ def parallel(preset, config_path, overrides, seq_len, **opts):
     fmt = opts.pop("fmt") or "table"
     try:
         gpu_key = get_gpu(opts.pop("gpu") or default_gpu_for(model.preset.name if model.preset else None)).key
-        plan_options = _plan_options(opts, gpu_key)
         layout, search = _layout(opts)
+        work = _workload(opts, T, search)
+        plan_options = _plan_options(opts, gpu_key, work)
         model.config.check_context(T, "--seq-len")
         if search:
-            return _search(model, T, layout, opts, plan_options, fmt)
+            return _search(model, work, layout, opts, plan_options, fmt)
         from sizing.parallel import parallel_plan
         from sizing.render import render_parallel_plan
 
-        recompute = opts.get("recompute") or "none"
-        plan = parallel_plan(model.config, layout, T, recompute=recompute, name=model.name, **plan_options)
+        plan = parallel_plan(model.config, layout, work, name=model.name, **plan_options)
     except SizingError as exc:
         raise UserError(str(exc)) from None
     click.echo(render_parallel_plan(plan, fmt))
@@ -118,7 +118,26 @@ def parallel(preset, config_path, overrides, seq_len, **opts):
         raise SystemExit(EXIT_DOES_NOT_FIT)
 
 
-def _plan_options(opts: dict, gpu_key: str) -> dict:
+def _workload(opts: dict, seq_len: int, search: bool):
+    """What is run, from the options (sizing.inputs.Workload): recompute left to a search when
+    not given; the GPUs and global batch as given (a search fills them in)."""
+    from sizing.inputs import Workload
+
+    given_recompute = opts.pop("recompute")
+    return Workload(
+        seq_len,
+        precision=opts.pop("precision") or DEFAULT_PRECISION,
+        optimizer=opts.pop("optimizer") or DEFAULT_OPTIMIZER,
+        recompute=given_recompute if given_recompute or search else "none",
+        attention_impl=opts.pop("attention_impl") or "flash",
+        global_batch=opts.get("global_batch"),
+        tokens=opts.pop("tokens"),
+        gpus=opts.get("gpus"),
+        finetune=opts.get("finetune") or "full",
+    )
+
+
+def _plan_options(opts: dict, gpu_key: str, work) -> dict:
     overlap = {}
     for item in opts.pop("overlap"):
         dim, sep, share = item.partition("=")
@@ -130,23 +149,19 @@ def _plan_options(opts: dict, gpu_key: str) -> dict:
         overlap[dim] = Number(f"--overlap {dim}", 0, 1, exclusive_minimum=False).convert(share, None, None)
     out = {
         "gpu": gpu_key,
-        "precision": opts.pop("precision") or DEFAULT_PRECISION,
-        "optimizer": opts.pop("optimizer") or DEFAULT_OPTIMIZER,
-        "attention_impl": opts.pop("attention_impl") or "flash",
         "mfu": opts.pop("mfu"),
         "compute_efficiency": opts.pop("compute_efficiency"),
         "overlap": overlap,
         "nvlink_gbs": opts.pop("nvlink_gbs"),
         "network_gbs": opts.pop("network_gbs"),
-        "tokens": opts.pop("tokens"),
     }
     stack = opts.pop("stack")
-    if stack is not None or out["precision"] == "fp8" or out["nvlink_gbs"] or out["network_gbs"]:
+    if stack is not None or work.precision == "fp8" or out["nvlink_gbs"] or out["network_gbs"]:
         from sizing.parallel import StepOptions
 
         out["step_options"] = StepOptions(
             stack=stack or DEFAULT_STACK,
-            precision="fp8" if out["precision"] == "fp8" else "bf16",
+            precision="fp8" if work.precision == "fp8" else "bf16",
             nvlink_gbs=out["nvlink_gbs"],
             network_gbs=out["network_gbs"],
         )
@@ -214,7 +229,6 @@ def _layout(opts: dict) -> tuple[ParallelLayout, bool]:
         "micro_batch": mb,
         "offload_optimizer": opts.get("offload_optimizer", False),
         "offload_params": opts.get("offload_params", False),
-        "finetune": opts.get("finetune") or "full",
     }
     if opts.get("lora_rank") is not None:
         fields["lora_rank"] = opts["lora_rank"]
@@ -238,24 +252,21 @@ def _layout(opts: dict) -> tuple[ParallelLayout, bool]:
     return layout, search
 
 
-def _search(model, T, base, opts, plan_options, fmt):
+def _search(model, work, base, opts, plan_options, fmt):
     from sizing.parallel import min_gpus_that_fit, search_layout, would_fit
     from sizing.render import render_no_fit, render_parallel_plan
 
-    global_batch = opts.get("global_batch") or DEFAULT_GLOBAL_BATCH
-    gpus, max_gpus = opts.get("gpus"), opts.get("max_gpus") or 2**15
-    recompute = opts.get("recompute")
     plan_options = {**plan_options, "name": model.name}
-    result = search_layout(model.config, T, global_batch, gpus, max_gpus, recompute, base, **plan_options)
+    result = search_layout(model.config, work, opts.get("max_gpus") or 2**15, base, **plan_options)
     if result.best is not None:
         click.echo(render_parallel_plan(result.best, fmt))
         return
-    if gpus is None:
+    if work.gpus is None:
         click.echo(render_no_fit(model.name, result.gpus, plan_options["gpu"], [], fmt))
     else:
-        alternatives = would_fit(model.config, T, global_batch, gpus, recompute, base, more_gpus=False, **plan_options)
-        fewest = min_gpus_that_fit(model.config, T, global_batch, recompute=recompute, base=base, **plan_options)
-        if fewest is not None and fewest.layout.world > gpus:  # the count `sizing memory` quotes too
+        alternatives = would_fit(model.config, work, base, more_gpus=False, **plan_options)
+        fewest = min_gpus_that_fit(model.config, work, base=base, **plan_options)
+        if fewest is not None and fewest.layout.world > work.gpus:  # the count `sizing memory` quotes too
             alternatives.append((f"{fewest.layout.world} GPUs", fewest))
         click.echo(render_no_fit(model.name, result.gpus, plan_options["gpu"], alternatives, fmt))
     raise SystemExit(EXIT_DOES_NOT_FIT)

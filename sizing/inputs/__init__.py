@@ -19,6 +19,8 @@ _LAZY = {
     "ProfileError": "sizing.inputs.profile_settings",
     "ProfileSettings": "sizing.inputs.profile_settings",
     "SCRIPT": "sizing.inputs.planned_runs",
+    "Workload": "sizing.inputs.workload",
+    "as_workload": "sizing.inputs.workload",
     "TARGET_MFU": "sizing.inputs.planned_runs",
     "add_user_file": "sizing.inputs.data_files",
     "as_config": "sizing.inputs.model_arg",

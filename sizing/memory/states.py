@@ -17,6 +17,7 @@ from sizing.formulas import params as P
 from sizing.inputs import ModelConfig
 from sizing.validate import require_choice
 from sizing.vocabulary import DTYPE_BITS, PRECISION_POLICIES, ceil_div
+from sizing.vocabulary import OPTIMIZER_ALIASES as VOCABULARY_OPTIMIZER_ALIASES
 
 # ---------------------------------------------------------------- element sizes
 FP32_BYTES = DTYPE_BITS["fp32"] // 8  # softmax/log-softmax outputs, norm statistics, logsumexp: kept in fp32
@@ -84,7 +85,7 @@ OPTIMIZERS: dict[str, Optimizer] = {
         f"{ADAM8BIT_BLOCK}-element block per state (Dettmers et al. 2022)",
     ),
 }
-OPTIMIZER_ALIASES: dict[str, str] = {"adam": "adamw"}  # the CLI accepts these
+OPTIMIZER_ALIASES = VOCABULARY_OPTIMIZER_ALIASES  # the CLI accepts these (sizing.vocabulary)
 
 
 def get_precision(key: str) -> Precision:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sizing.formulas import flop_breakdown
-from sizing.inputs import ModelConfig
+from sizing.inputs import ModelConfig, Workload
 from sizing.parallel.search import search_layout
 from sizing.parallel.stepdata import has_constants
 from sizing.vocabulary import ceil_div
@@ -54,7 +54,8 @@ def best_layout_mfu(cfg: ModelConfig, seq_len: int, gpus: int, gpu_key: str, att
     if not has_constants(gpu_key):
         return None
     for batch in search_batches(seq_len, gpus):
-        best = search_layout(cfg, seq_len, batch, gpus, gpu=gpu_key).best
+        work = Workload(seq_len, recompute=None, global_batch=batch, gpus=gpus)
+        best = search_layout(cfg, work, gpu=gpu_key).best
         if best is not None and best.predicted is not None:
             break
     else:
