@@ -76,6 +76,15 @@ MLA_IMPLS: tuple[str, ...] = ("absorbed", "naive")
 DEFAULT_MLA_IMPL: str = "absorbed"
 
 
+def mfu_meaning(attention: str, dtype: str) -> str:
+    """What "MFU" means, in one sentence printed beside every MFU (docs/conventions.md): PaLM's
+    model FLOPs utilisation, one meaning everywhere."""
+    return (
+        f"MFU = model FLOPs (6N-style matmuls + attention counted {attention}, no recomputation) / "
+        f"(GPU-seconds x the GPU's dense {dtype} peak)"
+    )
+
+
 def ceil_div(numerator: int, denominator: int) -> int:
     """⌈a / b⌉ for integers, exactly (no float): shards, padded buffers, blocks."""
     return -(-numerator // denominator)

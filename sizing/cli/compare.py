@@ -33,12 +33,14 @@ VIEW = [
 @option("config", dest="configs", multiple=True, help="A config.json or this tool's JSON (repeatable).")
 @option("seq_len")
 @option("attention")
-@option("recompute")
+@option("recompute", default=None, help="Activation recomputation.  [default: none; with --gpus, the search's]")
 @option("tokens", help="Training tokens, e.g. 2T (default: published).")
 @option("gpu", default=DEFAULT_GPU)
 @option("dtype")
-@option("mfu", default=DEFAULT_MFU)
-@option("gpus", dest="num_gpus", default=1, help="GPUs, for wall-clock days.")
+@option("mfu", help=f"A constant whole-run MFU instead of the step model.  [default: as estimate: with --gpus the "
+        f"step model's, else {DEFAULT_MFU}, assumed]")  # fmt: skip
+@option("gpus", dest="num_gpus", help="GPUs: the step model's layout search, and wall-clock days.  [default: 1 GPU "
+        "for the days, MFU assumed]")  # fmt: skip
 @option("price")
 @option("format")
 def compare(presets, configs, seq_len, attention, recompute, tokens, gpu, dtype, mfu, num_gpus, price, fmt):
@@ -87,5 +89,6 @@ def _workload_note(result) -> str:
     fl = result.estimates[0].flops
     t = next((e.training for e in result.estimates if e.training is not None), None)
     gpu = result.estimates[0].memory.training.gpu
-    where = f"{t.gpu.key} {t.dtype}, MFU {t.run.mfu:g}, {t.run.num_gpus} GPU(s)" if t else gpu
+    first = next((e for e in result.estimates if e.training is not None), None)
+    where = f"{t.gpu.key} {t.dtype}, {t.run.num_gpus} GPU(s), MFU {first.mfu_source}" if t else gpu
     return f"attention {fl.attention}, recompute {fl.recompute}; {where}; memory per GPU (1 GPU, no ZeRO)"

@@ -20,12 +20,26 @@ from sizing.vocabulary import DEFAULT_MFU
     help="Tokens per sequence (default: the preset's training context, or the config's pretraining context).",
 )
 @option("attention")
-@option("recompute")
+@option(
+    "recompute",
+    default=None,
+    help="Activation recomputation: selective (the attention core) or full (one more forward of the blocks).  "
+    "[default: none; with --gpus, the layout search's choice]",
+)
 @option("tokens", help="Training tokens, e.g. 2T, 300B, 1.4e12 (default: published).")
 @option("gpu", help="GPU name (see `sizing gpus`).  [default: h100-sxm, or the preset's published run's GPU]")
 @option("dtype")
-@option("mfu")
-@option("gpus", dest="num_gpus", help="GPUs, for wall-clock days (and the layout search).  [default: 1]")
+@option(
+    "mfu",
+    help="A constant whole-run MFU in (0, 1] instead of the step model.  [default: with --gpus, the step model's "
+    f"for the fastest layout that fits (as `sizing parallel --gpus N`); without, {DEFAULT_MFU}, assumed]",
+)
+@option(
+    "gpus",
+    dest="num_gpus",
+    help="GPUs: the layout search of the step model, and wall-clock days.  [default: none: 1 GPU for the days, "
+    "MFU assumed]",
+)
 @option("price")
 @option("power")
 @option("pue")
@@ -53,9 +67,14 @@ def estimate(
 ):
     """Parameters by component, FLOPs per token and training cost.
 
+    The training cost's MFU is the step model's with --gpus N (the fastest layout that fits on N
+    GPUs at 4M tokens per step: the plan `sizing parallel --gpus N` prints, named in the output),
+    --mfu X when given, else 0.4, assumed and said so.
+
     \b
     Example:
       sizing estimate --preset llama2-7b
+      sizing estimate --preset llama3-70b --tokens 15T --gpu h100 --gpus 2048
       sizing estimate --preset llama2-7b --tokens 2T --gpu h100 --mfu 0.45 --gpus 1024 --price 2.5
       sizing estimate --config config.json --seq-len 8192 --attention causal --format json
     """
@@ -65,7 +84,6 @@ def estimate(
     seq_len, seq_len_source, gpu_entry = _context_and_gpu(model, config_path, seq_len, gpu, dtype)
     # A preset with --set overrides keeps its context, published tokens and source as defaults.
     target = dataclasses.replace(model.preset, config=model.config) if model.preset else model.config
-    mfu, layout_mfu, mfu_source = run_mfu(model.config, seq_len, attention, gpu, gpu_entry, dtype, mfu, num_gpus)
     est = run_estimate(
         target,
         seq_len=seq_len,
@@ -75,7 +93,7 @@ def estimate(
         gpu=gpu_entry.key,
         dtype=dtype,
         mfu=mfu,
-        num_gpus=num_gpus or 1,
+        num_gpus=num_gpus,
         price_per_gpu_hour=price,
         name=model.name,
         memory=with_memory,
@@ -85,7 +103,7 @@ def estimate(
     )
     from sizing.render import render_estimate
 
-    est = dataclasses.replace(est, seq_len_source=seq_len_source, mfu_layout=layout_mfu, mfu_source=mfu_source)
+    est = dataclasses.replace(est, seq_len_source=seq_len_source)
     click.echo(render_estimate(est, fmt), nl=False)
 
 
@@ -101,21 +119,6 @@ def _context_and_gpu(model, config_path, seq_len, gpu, dtype):
     except SizingError as exc:
         raise UserError(str(exc)) from None
     return seq_len, seq_len_source, gpu_entry
-
-
-def run_mfu(cfg, seq_len, attention, gpu, gpu_entry, dtype, mfu, num_gpus):
-    """(MFU, the searched layout's LayoutMfu or None, where the MFU came from or None for a
-    constant). With --gpus and --gpu and no --mfu: the fastest layout's predicted MFU
-    (sizing.parallel.estimate_mfu, imported only then), else the constant with a note."""
-    if mfu is not None or num_gpus is None or gpu is None or dtype not in (None, "bf16", "fp16"):
-        return mfu or DEFAULT_MFU, None, None
-    from sizing.parallel import best_layout_mfu
-
-    found = best_layout_mfu(cfg, seq_len, num_gpus, gpu_entry.key, attention or "full")
-    if found is None:
-        why = f"no layout on {num_gpus} x {gpu_entry.key} fits or has step-time constants"
-        return DEFAULT_MFU, None, f"constant {DEFAULT_MFU:g}: {why}"
-    return found.mfu, found, f"predicted for {found.layout}, recompute {found.recompute}"
 
 
 def default_seq_len(model, config_path: str | None, seq_len: int | None) -> tuple[int, str]:

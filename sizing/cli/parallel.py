@@ -15,7 +15,7 @@ from sizing.cli.common import UserError, resolve_model
 from sizing.cli.option_layer import model_options, option, options
 from sizing.cli.options import Number
 from sizing.inputs import default_gpu_for, get_gpu
-from sizing.parallel import DEFAULT_GLOBAL_BATCH, DEFAULT_STACK, LORA_TARGETS, ParallelLayout
+from sizing.parallel import DEFAULT_BATCH_TOKENS, DEFAULT_STACK, LORA_TARGETS, ParallelLayout
 from sizing.validate import SizingError, require_choice
 from sizing.vocabulary import DEFAULT_MFU, DEFAULT_OPTIMIZER, DEFAULT_PRECISION
 
@@ -42,7 +42,8 @@ _layout_options = options(
     option(
         "global_batch",
         help="Sequences per step: sets m = global / (dp b); fixed while searching.  "
-        f"[search default: {DEFAULT_GLOBAL_BATCH}]",
+        f"[search default: {DEFAULT_BATCH_TOKENS:,} tokens in sequences of T (Llama 2's 4M; 1,024 at T = 4,096), "
+        "then rounded up to a multiple of --gpus if no layout divides it]",
     ),
     option("offload_optimizer"),
     option("offload_params"),
@@ -253,14 +254,18 @@ def _layout(opts: dict) -> tuple[ParallelLayout, bool]:
 
 
 def _search(model, work, base, opts, plan_options, fmt):
-    from sizing.parallel import min_gpus_that_fit, search_layout, would_fit
+    from sizing.parallel import min_gpus_that_fit, predict_run, search_layout, would_fit
     from sizing.render import render_no_fit, render_parallel_plan
 
     plan_options = {**plan_options, "name": model.name}
-    result = search_layout(model.config, work, opts.get("max_gpus") or 2**15, base, **plan_options)
-    if result.best is not None:
-        click.echo(render_parallel_plan(result.best, fmt))
+    max_gpus = opts.get("max_gpus") or 2**15
+    gpu = plan_options.pop("gpu")
+    best = predict_run(model.config, work, gpu, base=base, max_gpus=max_gpus, **plan_options)
+    if best is not None:  # the one answer: the same call as `sizing estimate --gpus N`
+        click.echo(render_parallel_plan(best, fmt))
         return
+    plan_options["gpu"] = gpu
+    result = search_layout(model.config, work, max_gpus, base, **plan_options)  # what was searched, for the no-fit
     if work.gpus is None:
         click.echo(render_no_fit(model.name, result.gpus, plan_options["gpu"], [], fmt))
     else:

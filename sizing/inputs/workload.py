@@ -9,7 +9,7 @@ and every command builds it once from its options (sizing/cli/run_options.py).
     4194304
 
 A field left None is the question's to choose, and the answer states what it chose: no
-global_batch is DEFAULT_GLOBAL_BATCH (sizing.parallel.batches) in a layout search; no gpus is the
+global_batch is 4M tokens in sequences of seq_len (sizing.parallel.batches) in a layout search; no gpus is the
 fewest that fit (a search) or the layout's world; recompute=None lets a search try none,
 selective and full; no tokens is no run total; no dtype is the precision's matmul dtype.
 

@@ -6,7 +6,8 @@ the smallest layout that fits. See docs/parallel.md."""
 # use (PEP 562), so that importing the package stays cheap and nothing reaches past it.
 _LAZY = {
     "ALTERNATIVES": "sizing.parallel.search",
-    "DEFAULT_GLOBAL_BATCH": "sizing.parallel.batches",
+    "DEFAULT_BATCH_TOKENS": "sizing.parallel.batches",
+    "MFU_MEANING": "sizing.parallel.run",
     "DEFAULT_STACK": "sizing.parallel.stepdata",
     "FINETUNE_MODES": "sizing.parallel.layout",
     "FSDP_MODES": "sizing.parallel.layout",
@@ -24,6 +25,7 @@ _LAZY = {
     "Workload": "sizing.inputs.workload",
     "activation_parts": "sizing.parallel.memory",
     "best_layout_mfu": "sizing.parallel.estimate_mfu",
+    "default_global_batch": "sizing.parallel.batches",
     "error_rows": "sizing.parallel.published_steps",
     "gpu_constants": "sizing.parallel.stepdata",
     "in_flight": "sizing.parallel.memory",
@@ -31,6 +33,7 @@ _LAZY = {
     "min_gpus_hint": "sizing.parallel.min_gpus",
     "min_gpus_that_fit": "sizing.parallel.min_gpus",
     "parallel_plan": "sizing.parallel.plan",
+    "predict_run": "sizing.parallel.run",
     "ring_all_reduce_seconds": "sizing.parallel.comms",
     "search_layout": "sizing.parallel.search",
     "stage_memory": "sizing.parallel.memory",

@@ -6,7 +6,7 @@ Llama-2-70B where the layout search over powers of two finds 16, so `sizing memo
 parallel` and `sizing plan` all call `min_gpus_that_fit` with the same global batch.
 
 The global batch decides which data-parallel degrees divide it, so a question states it
-(sizing.parallel.batches: DEFAULT_GLOBAL_BATCH for pretraining, FINETUNE_GLOBAL_BATCH for
+(sizing.parallel.batches: default_global_batch for pretraining, FINETUNE_GLOBAL_BATCH for
 fine-tuning).
 """
 
@@ -27,7 +27,7 @@ def min_gpus_that_fit(
     **plan_options,
 ) -> ParallelPlan | None:
     """The fastest plan on the fewest GPUs (a power of two up to max_gpus) that fits `work`
-    (its gpus ignored; its global_batch, else DEFAULT_GLOBAL_BATCH), or None. plan_options are
+    (its gpus ignored; its global_batch, else the default of sizing.parallel.batches), or None. plan_options are
     parallel_plan's (gpu, mfu, step_options, ...)."""
     return search_layout(cfg, as_workload(work).with_(gpus=None), max_gpus, base, **plan_options).best
 

@@ -26,7 +26,7 @@ from sizing.parallel.steptime import PredictedStep, StepOptions, predict_step
 from sizing.parallel.traffic import step_collectives
 from sizing.training import SECONDS_PER_HOUR
 from sizing.validate import SizingError, require_mfu, require_number, show
-from sizing.vocabulary import DEFAULT_MFU
+from sizing.vocabulary import DEFAULT_MFU, mfu_meaning
 
 
 @dataclass(frozen=True)
@@ -59,6 +59,14 @@ class ParallelPlan:
     def mfu(self) -> float:
         """Model FLOPs (6N-style matmuls + attention) / (step x dense peak): one meaning everywhere."""
         return self.predicted.mfu if self.predicted is not None else self.step.predicted_mfu
+
+    @property
+    def mfu_meaning(self) -> str:
+        """What `mfu` means: the step model counts attention causal, at the dense peak of the matmul dtype."""
+        if self.predicted is not None:
+            return mfu_meaning("causal", "fp8" if self.work.precision == "fp8" else "bf16")
+        dtype = self.work.dtype or ("fp32" if self.work.precision == "fp32" else "bf16")
+        return mfu_meaning(self.work.attention, dtype)
 
     @property
     def per_gpu_bytes(self) -> int:
@@ -124,6 +132,7 @@ class ParallelPlan:
             "step": self.predicted.to_dict() if self.predicted is not None else self.step.to_dict(),
             "step_seconds": self.step_seconds,
             "mfu": self.mfu,
+            "mfu_meaning": self.mfu_meaning,
             "tokens": self.tokens,
             "gpu_hours": self.gpu_hours,
             "not_modelled": list(self.not_modelled),

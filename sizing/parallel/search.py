@@ -25,7 +25,7 @@ from itertools import product
 
 from sizing.inputs import ModelConfig, Workload, as_config, as_workload, get_gpu
 from sizing.memory import layout_runtime_reserve
-from sizing.parallel.batches import DEFAULT_GLOBAL_BATCH, FINETUNE_GLOBAL_BATCH
+from sizing.parallel.batches import FINETUNE_GLOBAL_BATCH, default_global_batch
 from sizing.parallel.layout import GPUS_PER_NODE, ParallelLayout
 from sizing.parallel.memory import most_loaded
 from sizing.parallel.plan import ParallelPlan, parallel_plan
@@ -120,9 +120,10 @@ def search_layout(
     **plan_options,
 ) -> SearchResult:
     """The best fitting plan for `work` on exactly work.gpus GPUs, or on the fewest GPUs up to
-    `max_gpus` when work.gpus is None; at work.global_batch sequences per step (None:
-    DEFAULT_GLOBAL_BATCH), trying every recompute mode when work.recompute is None. `cfg` may also
-    be a Preset or a preset name; plan_options are parallel_plan's (gpu, mfu, step_options, ...)."""
+    `max_gpus` when work.gpus is None; at work.global_batch sequences per step (None: the default
+    of sizing.parallel.batches), trying every recompute mode when work.recompute is None. `cfg`
+    may also be a Preset or a preset name; plan_options are parallel_plan's (gpu, mfu, ...).
+    Questions ask sizing.parallel.predict_run, which also tries the batch rounded to the GPUs."""
     cfg = as_config(cfg)
     work = as_workload(work)
     cfg.check_context(work.seq_len, "seq_len")
@@ -130,7 +131,7 @@ def search_layout(
         raise SizingError(f"base ({show(base)}) must be a ParallelLayout")
     require_int("max_gpus", max_gpus, 1, MAX_SEARCH_GPUS)
     base = base or ParallelLayout()
-    global_batch = work.global_batch or DEFAULT_GLOBAL_BATCH
+    global_batch = work.global_batch or default_global_batch(work.seq_len)
     modes = RECOMPUTE_MODES if work.recompute is None else (work.recompute,)
     counts = (work.gpus,) if work.gpus is not None else tuple(_powers_of_two(max_gpus))
     tried = 0
@@ -225,7 +226,7 @@ def would_fit(
     if work.gpus is None:
         raise SizingError("would_fit needs the GPUs asked about: Workload(..., gpus=N)")
     base = base or ParallelLayout()
-    global_batch = work.global_batch or DEFAULT_GLOBAL_BATCH
+    global_batch = work.global_batch or default_global_batch(work.seq_len)
     out = []
     for label, layout_changes, work_changes in ALTERNATIVES:
         # a fine-tuning hint at a fine-tuning batch (one the GPU count divides), never above the one asked for
