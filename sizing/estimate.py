@@ -8,10 +8,9 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 from sizing.formulas import ATTENTION_NOTES, CONVENTIONS, model_flops_per_token
 from sizing.formulas import flops as F
@@ -19,13 +18,14 @@ from sizing.formulas import params as P
 from sizing.inputs import (
     GPU,
     ModelConfig,
+    ModelTarget,
     Preset,
     Workload,
     as_workload,
     default_gpu_for,
     get_gpu,
-    get_preset,
     parse_quantity,
+    resolve_target,
 )
 from sizing.training import (
     DEFAULT_PUE,
@@ -37,12 +37,11 @@ from sizing.training import (
     training_flops,
     wall_clock_days,
 )
-from sizing.validate import MAX_COUNT, MAX_SEQ_LEN, MAX_TOKENS, SizingError, require_int, show
+from sizing.validate import MAX_COUNT, MAX_SEQ_LEN, MAX_TOKENS, SizingError, require_int
 from sizing.vocabulary import DEFAULT_GPU, DEFAULT_MFU, mfu_meaning
 
 
-@dataclass(frozen=True)
-class ParamSummary:
+class ParamSummary(NamedTuple):  # NamedTuples: no code generated at start-up (a dataclass costs ~1 ms)
     total: int
     non_embedding: int
     active: int
@@ -50,8 +49,7 @@ class ParamSummary:
     components: tuple[P.ParamComponent, ...]
 
 
-@dataclass(frozen=True)
-class TrainingCost:
+class TrainingCost(NamedTuple):
     run: TrainingRun
     gpu: GPU
     dtype: str
@@ -328,7 +326,7 @@ def estimate(
     published run names another (sizing.inputs.default_gpu). power_watts (default: the GPU's TDP), pue
     and grid_kg_co2_per_kwh give the run's energy and CO2 (sizing.training.energy). Inputs are checked
     here; every result is computed when first read (Estimate)."""
-    target = _resolve_model(model)
+    target = resolve_target(model)
     loose = dict(seq_len=seq_len, attention=attention, recompute=recompute, tokens=tokens, gpus=num_gpus, dtype=dtype)
     work, seq_len_source = _workload(target, work, loose)
     gpu = get_gpu(gpu if gpu is not None else default_gpu_for(target.preset.name if target.preset else None)).key
@@ -350,7 +348,7 @@ def estimate(
     )
 
 
-def _workload(target: _Target, work: Workload | None, loose: dict) -> tuple[Workload, str]:
+def _workload(target: ModelTarget, work: Workload | None, loose: dict) -> tuple[Workload, str]:
     """The estimate's Workload: `work` as given (its T checked against the model), or one built
     from the loose keywords, with the model's context and published tokens as defaults."""
     if work is not None:
@@ -370,7 +368,7 @@ def _workload(target: _Target, work: Workload | None, loose: dict) -> tuple[Work
     return Workload(seq_len, tokens=tokens, **loose), source
 
 
-def _seq_len(target: _Target, seq_len: int | str | None) -> tuple[int, str]:
+def _seq_len(target: ModelTarget, seq_len: int | str | None) -> tuple[int, str]:
     """(T, where it came from): as given, else the preset's or the file's context; checked
     against the model's own limits."""
     if seq_len is None:
@@ -383,35 +381,7 @@ def _seq_len(target: _Target, seq_len: int | str | None) -> tuple[int, str]:
     return seq_len, source
 
 
-@dataclass(frozen=True)
-class _Target:
-    name: str
-    config: ModelConfig
-    preset: Preset | None
-    context: int | None
-    context_source: str | None
-
-
-def _resolve_model(model: str | ModelConfig | Preset) -> _Target:
-    """A preset name, a config file path, a Preset or a ModelConfig -> config and default context.
-    A string that names a preset is the preset; else, a path to a file or directory."""
-    if isinstance(model, Preset):
-        return _Target(model.name, model.config, model, model.context, f"{model.name}'s training context")
-    if isinstance(model, ModelConfig):
-        return _Target("custom", model, None, None, None)
-    if isinstance(model, (str, os.PathLike)):
-        text = os.fspath(model)
-        looks_like_path = text.endswith(".json") or os.sep in text or "/" in text or os.path.exists(text)
-        try:
-            return _resolve_model(get_preset(text))
-        except SizingError:
-            if not looks_like_path:
-                raise
-        from sizing.inputs.hf import read_config_file  # only a path pays for the HF mapping
-
-        read = read_config_file(text)
-        return _Target(text, read.config, None, read.context, read.context_source(text))
-    raise SizingError(f"model ({show(model)}) must be a preset name, a config file path, a Preset or a ModelConfig")
+_resolve_model = resolve_target  # the name sizing.plan.sweeps imports
 
 
 def _count(name: str, value: int | str, maximum: int) -> int:

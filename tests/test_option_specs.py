@@ -129,9 +129,9 @@ def test_the_ui_form_is_the_clis_options():
 
 def test_a_bad_declaration_is_refused():
     with pytest.raises(ValueError, match="group"):
-        OptionSpec("x", ("--x",), "nowhere", "help")
+        OptionSpec("x", ("--x",), "nowhere", "help").check()
     with pytest.raises(ValueError, match="long one"):
-        OptionSpec("x", ("-x",), "data", "help")
+        OptionSpec("x", ("-x",), "data", "help").check()
     with pytest.raises(KeyError, match="no option"):
         option("no_such_option")
     with pytest.raises(ValueError, match="not among its choices"):

@@ -6,7 +6,6 @@ stored lines against the commands' own)."""
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import sys
 from typing import ClassVar
@@ -104,6 +103,8 @@ class LazyGroup(click.Group):
     def resolve_command(self, ctx, args):
         typed = args[0] if args else ""
         if typed and not typed.startswith("-") and self.get_command(ctx, typed) is None:
+            import difflib  # only for a mistyped command
+
             close = difflib.get_close_matches(typed.lower(), self.list_commands(ctx), n=1, cutoff=0.6)
             hint = f"did you mean {close[0]}?" if close else f"the commands: {', '.join(self.list_commands(ctx))}"
             raise UserError(f"no command {show_arg(typed)}; {hint}")

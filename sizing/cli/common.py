@@ -4,12 +4,14 @@ of quantities. Light imports only."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple
 
 import click
 
-from sizing.inputs import ModelConfig, Preset, get_preset, parse_quantity
 from sizing.validate import MAX_TOKENS, SizingError, show, show_arg
+
+if TYPE_CHECKING:  # the model's types; their modules load when a command resolves a model
+    from sizing.inputs import ModelConfig, Preset
 
 FORMATS = ("table", "markdown", "json", "csv")
 
@@ -28,8 +30,7 @@ class UserError(click.ClickException):
         return message if len(message) <= MAX_ERROR_CHARS else message[: MAX_ERROR_CHARS - 3] + "..."
 
 
-@dataclass(frozen=True)
-class ModelChoice:
+class ModelChoice(NamedTuple):  # a NamedTuple: `sizing --help` loads no dataclasses
     name: str
     config: ModelConfig
     preset: Preset | None
@@ -55,6 +56,8 @@ def resolve_model(
         if not required:
             return None
         raise UserError("no model given: use --preset NAME (see `sizing presets`) or --config PATH")
+    from sizing.inputs import get_preset
+
     chosen: Preset | None = None
     try:
         if preset:
@@ -104,6 +107,8 @@ def quantity(value: str | None, name: str, maximum: int = MAX_TOKENS) -> int | N
     """A positive count typed with an optional SI suffix (2T, 300B, 1.4e12), exactly."""
     if value is None:
         return None
+    from sizing.inputs import parse_quantity
+
     try:
         number = parse_quantity(value, name, maximum)
     except SizingError as exc:

@@ -17,11 +17,13 @@ from typing import Any
 
 import click
 
-from sizing.cli import spec_table, spec_table_commands  # noqa: F401  (they fill SPECS)
+from sizing.cli import spec_table  # noqa: F401  (it fills SPECS with the shared options)
 from sizing.cli.specs import SPECS, UNSET, OptionSpec, SpecOption
 
 
 def spec(key: str) -> OptionSpec:
+    if key not in SPECS:  # a command-only option: that part of the table loads with the first command using one
+        from sizing.cli import spec_table_commands  # noqa: F401
     try:
         return SPECS[key]
     except KeyError:

@@ -19,9 +19,7 @@ built on first use so that importing this module loads no question package.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 import click
 
@@ -47,9 +45,9 @@ OPTION_GROUPS = GROUPS  # the name sizing.cli lends
 NAMES = ("gpus", "presets")
 
 
-@dataclass(frozen=True)
-class OptionSpec:
-    """One option, as every command that takes it takes it."""
+class OptionSpec(NamedTuple):
+    """One option, as every command that takes it takes it (a NamedTuple: the table is built at
+    every start of a command, and a NamedTuple class costs no generated code)."""
 
     key: str  # the table's key: also the Python name unless a command gives `dest`
     flags: tuple[str, ...]  # the long flag first, then aliases (--seq-len, -T)
@@ -66,16 +64,19 @@ class OptionSpec:
     names: str | None = None  # "gpus" / "presets": the value names a row of that table
     dest: str | None = None  # the Python name when it is not `key` (config_path for --config)
 
-    def __post_init__(self):
+    def check(self) -> OptionSpec:
         if self.group not in GROUP_KEYS:
             raise ValueError(f"option {self.key}: group {self.group!r} must be one of {', '.join(GROUP_KEYS)}")
         if not self.flags or not self.flags[0].startswith("--"):
             raise ValueError(f"option {self.key}: the first flag must be a long one (--name)")
+        return self
 
-    @cached_property
+    @property
     def type(self) -> click.ParamType | None:
-        """The one parser of this option, shared by every command (built on first use)."""
-        return None if self.make_type is None else self.make_type()
+        """The one parser of this option, shared by every command (built on first use, then kept)."""
+        if self.key not in _PARSERS:
+            _PARSERS[self.key] = None if self.make_type is None else self.make_type()
+        return _PARSERS[self.key]
 
     @property
     def flag(self) -> str:
@@ -90,6 +91,9 @@ class OptionSpec:
             return "flag"
         kinds = {"Choice": "choice", "Count": "integer", "Number": "number", "Quantity": "quantity"}
         return kinds.get(type(self.type).__name__, "text") if self.type is not None else "text"
+
+
+_PARSERS: dict[str, click.ParamType | None] = {}  # key -> the parser object every command shares
 
 
 class SpecOption(click.Option):
@@ -109,7 +113,7 @@ def declare(key: str, flags: tuple[str, ...], group: str, help: str, make_type=N
     """Add option `key` to the table (once: a second declaration is an error)."""
     if key in SPECS:
         raise ValueError(f"option {key} declared twice")
-    SPECS[key] = OptionSpec(key, flags, group, help, make_type, **fields)
+    SPECS[key] = OptionSpec(key, flags, group, help, make_type, **fields).check()
 
 
 # ---------------------------------------------------------------- the specs as data (the browser form)

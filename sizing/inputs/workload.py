@@ -1,7 +1,8 @@
 """What is run, as one frozen, validated object: the workload, beside the architecture
 (ModelConfig) and the layout (sizing.parallel.ParallelLayout). Every training question takes it
-(sizing.estimate, sizing.parallel.parallel_plan / search_layout / min_gpus_that_fit / would_fit),
-and every command builds it once from its options (sizing/cli/run_options.py).
+(sizing.estimate, sizing.parallel.predict_run / parallel_plan / search_layout / min_gpus_that_fit /
+would_fit); a command builds it once from its options (sizing/cli/parallel.py `_workload`), and a
+reader of a trainer's file would return one.
 
     >>> from sizing.inputs import Workload
     >>> w = Workload(seq_len=4096, global_batch=1024, tokens=2 * 10**12, gpus=64, recompute="selective")
@@ -13,8 +14,9 @@ global_batch is 4M tokens in sequences of seq_len (sizing.parallel.batches) in a
 fewest that fit (a search) or the layout's world; recompute=None lets a search try none,
 selective and full; no tokens is no run total; no dtype is the precision's matmul dtype.
 
-To add a field: a line below with its default and meaning, its check in `__post_init__`, its key
-in `to_dict`, and the option that sets it in sizing/cli/run_options.py.
+To add a field: a line below with its default and meaning (None where the question chooses) and
+its check in `__post_init__` (to_dict carries every field); then the option that sets it
+(sizing/cli/spec_table.py) and the commands that pass it on.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ FSDP FULL_SHARD is stage 3, SHARD_GRAD_OP stage 2.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from sizing.formulas import params as P
 from sizing.inputs import ModelConfig
@@ -141,6 +142,7 @@ def shard_bytes(n_bytes: int, dp: int) -> int:
     return ceil_div(n_bytes, dp)
 
 
+@lru_cache(maxsize=256)  # the fit searches ask it for every dp they try
 def largest_unit_params(cfg: ModelConfig) -> int:
     """Parameters of the largest unit ZeRO-3/FSDP gathers at once: a transformer block (all
     its experts), the token embedding or the lm_head."""
