@@ -96,7 +96,24 @@ FORMATS: dict[str, QuantFormat] = {
             "OCP MX spec v1.0; GPT-OSS model card arXiv:2508.10925 sec. 2 (MoE weights in MXFP4)",
         ),
         QuantFormat("nvfp4", Fraction(9, 2), "4 + 8/16 (E4M3 scale per 16)", "linear", "bf16", "NVIDIA NVFP4 (2025)"),
-        QuantFormat("fp8", Fraction(8), "8 (+ one fp32 per tensor)", "linear", "fp8", "W8A8 fp8 per-tensor"),
+        QuantFormat(
+            "fp8",
+            Fraction(8),
+            "8 (+ one fp32 per tensor)",
+            "linear",
+            "fp8",
+            "W8A8 fp8 per-tensor (vLLM --quantization fp8, TensorRT-LLM/ModelOpt FP8: the embedding and lm_head "
+            "stay 16-bit)",
+        ),
+        QuantFormat(
+            "int8-w8a8",
+            Fraction(8),
+            "8 (+ one scale per output channel, < 0.1%, not counted)",
+            "linear",
+            "int8",
+            "W8A8 int8 (SmoothQuant, arXiv:2211.10438; compressed-tensors w8a8 checkpoints: int8 weight, "
+            "per-channel scale; the embedding and lm_head stay 16-bit)",
+        ),
         QuantFormat(
             "fp8-block128",
             Fraction(8) + Fraction(32, 128 * 128),
@@ -214,11 +231,39 @@ def quantized_weights(cfg: ModelConfig, fmt: QuantFormat | str) -> QuantizedWeig
     )
 
 
+# A plain 8-bit weight dtype is served as the format every engine stores it in: W8A8 with the
+# token table and lm_head kept 16-bit (no engine quantizes them). int4 stays the plain count.
+DEPLOYED_AS = {"fp8": "fp8", "int8": "int8-w8a8"}
+
+
+def weight_format(weights: str) -> QuantFormat | None:
+    """The deployed format `weights` names (a format key, or fp8/int8 as DEPLOYED_AS); None for a
+    plain dtype counted at its width (bf16, fp16, fp32, int4)."""
+    key = DEPLOYED_AS.get(weights, weights)
+    return FORMATS.get(key)
+
+
+def deployed_weights_bytes(cfg: ModelConfig, weights: str) -> int:
+    """The one weight-bytes function of inference and serving: all N parameters as `weights`
+    stores them, a format's bytes (scales and 16-bit tensors included; fp8 and int8 as their W8A8
+    formats), else N x the dtype's width."""
+    fmt = weight_format(weights)
+    if fmt is not None:
+        return quantized_weights(cfg, fmt).bytes
+    bits = DTYPE_BITS[require_choice("weights", weights, (*DTYPE_BITS, *FORMATS))]
+    return ceil_div(P.total_params(cfg) * bits, 8)
+
+
 def plain_dtype_note(dtype: str) -> str | None:
-    """What a bare --weight-dtype int4/int8 assumes, said in the output: no scales, nothing in 16 bits."""
-    if dtype in ("int4", "int8"):
+    """What a bare --weight-dtype int4 assumes, said in the output: no scales, nothing in 16 bits."""
+    if dtype in DEPLOYED_AS:
         return (
-            f"--weight-dtype {dtype} counts every parameter at exactly {DTYPE_BITS[dtype]} bits, no scales or "
+            f"--weight-dtype {dtype} is served as the {DEPLOYED_AS[dtype]} format: block matmuls at 8 bits, the "
+            "token table and lm_head 16-bit (as vLLM, SGLang and TensorRT-LLM keep them)"
+        )
+    if dtype == "int4":
+        return (
+            "--weight-dtype int4 counts every parameter at exactly 4 bits, no scales or "
             "zero points and no 16-bit tensors; --quant names a deployed format (e.g. gptq-int4-g128, q4_k_m)"
         )
     return None
