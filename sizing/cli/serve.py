@@ -188,9 +188,11 @@ def _capacity(
     try:
         ttft = None if slo_ttft is None else parse_seconds(slo_ttft, "--slo-ttft")
         tpot = None if slo_tpot is None else parse_seconds(slo_tpot, "--slo-tpot")
+        contexts = (model.preset.context, model.preset.serving_context) if model.preset else (None, None)
         plan = plan_capacity(
-            model.config, rate, prompt, output, gpu, ttft, tpot, price, model.name, token_budget, block_size, *effs, mla
-        )
+            model.config, rate, prompt, output, gpu, ttft, tpot, price, model.name,
+            token_budget, block_size, *effs, mla, *contexts,
+        )  # fmt: skip
     except SizingError as exc:
         raise UserError(str(exc)) from None
     click.echo(render_capacity(plan, fmt).rstrip("\n"))

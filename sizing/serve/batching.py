@@ -181,6 +181,23 @@ class ContinuousBatching:
         peak = prefill_activation_peak_bytes(self.cfg, self.token_budget, 1, a)
         return self.gpu.memory_bytes - weights - peak
 
+    def why_nothing_fits(self) -> str:
+        """The binding constraint, with its numbers, when not one sequence fits: the weights alone,
+        or the KV cache of one sequence at P + O in what the weights and activation peak leave."""
+        from sizing.inputs import format_gib
+
+        s, gpu = self.settings, self.gpu
+        weights, _, _ = self._machine.memory(1)
+        where = f"{gpu.key} ({format_gib(gpu.memory_bytes)}) at tp {s.tp}"
+        if weights > gpu.memory_bytes:
+            return f"the weights ({s.weight_dtype}) need {format_gib(weights)} per GPU, more than {where}"
+        one = self.blocks_at_longest * self.block_bytes
+        left = max(0, self.kv_capacity_bytes)
+        return (
+            f"KV cache for one sequence of {s.prompt + s.output} tokens ({format_gib(one)}, {s.kv_dtype}) exceeds the "
+            f"{format_gib(left)} left after weights {format_gib(weights)} and the activation peak on {where}"
+        )
+
     @property
     def blocks(self) -> int:
         return max(0, self.kv_capacity_bytes // self.block_bytes)

@@ -351,6 +351,34 @@ def _with_rates(
     )
 
 
+def context_notes(
+    cfg: ModelConfig, prompt: int, output: int, trained_context: int | None, served_context: int | None
+) -> list[str]:
+    """The one context check of serving (`serve`, `serve --rate`, speculate): the prompt within
+    the served context (a SizingError naming the limit otherwise), prompt + output within what
+    the positions allow (a learned table refuses), and notes past the served or pretraining
+    context."""
+    cfg.check_context(prompt + output, "prompt + output")
+    if served_context is not None and prompt > served_context:
+        raise SizingError(
+            f"prompt ({prompt}) exceeds the model's served context ({served_context}); use a prompt of at most "
+            f"{served_context} tokens"
+        )
+    notes = []
+    limit = served_context if served_context is not None else trained_context
+    if limit is not None and prompt + output > limit:
+        notes.append(
+            f"prompt + output ({prompt + output}) runs past the model's context ({limit}): "
+            "the cost is computed, the quality there is not the published one"
+        )
+    if trained_context is not None and limit != trained_context and prompt + output > trained_context:
+        notes.append(
+            f"past the pretraining context ({trained_context}), within the served one ({served_context}: "
+            "long-context extension)"
+        )
+    return notes
+
+
 def _notes(cfg: ModelConfig, s: ServeSettings, trained_context: int | None, served_context: int | None) -> list[str]:
     notes = [
         f"prefill FLOPs counted {s.attention}"
@@ -383,20 +411,5 @@ def _notes(cfg: ModelConfig, s: ServeSettings, trained_context: int | None, serv
             f"MoE: uniform independent routing assumed, E·(1 - (1 - k/E)^b) distinct experts of {cfg.n_experts} "
             "read per layer per step"
         )
-    if served_context is not None and s.prompt > served_context:
-        raise SizingError(
-            f"prompt ({s.prompt}) exceeds the model's served context ({served_context}); use a prompt of at most "
-            f"{served_context} tokens"
-        )
-    limit = served_context if served_context is not None else trained_context
-    if limit is not None and s.prompt + s.output > limit:
-        notes.append(
-            f"prompt + output ({s.prompt + s.output}) runs past the model's context ({limit}): "
-            "the cost is computed, the quality there is not the published one"
-        )
-    if trained_context is not None and limit != trained_context and s.prompt + s.output > trained_context:
-        notes.append(
-            f"past the pretraining context ({trained_context}), within the served one ({served_context}: "
-            "long-context extension)"
-        )
+    notes += context_notes(cfg, s.prompt, s.output, trained_context, served_context)
     return notes
