@@ -75,7 +75,7 @@ class StepModel:
         s, cfg = self.s, self.cfg
         comm = 0.0
         if s.tp > 1:
-            buffer = tokens * cfg.d_model * dtype_bytes(1, s.activation_dtype)
+            buffer = tokens * cfg.d_model * activation_bytes(s.activation_dtype)
             gbs = self.gpu.nvlink_gbs if s.tp <= GPUS_PER_NODE else self.gpu.network_gbs
             comm = cfg.n_layers * tp_allreduces_per_layer(cfg.parallel_block)
             comm *= tp_ring_allreduce_seconds(buffer, s.tp, gbs * 1e9, s.bandwidth_efficiency) + (
@@ -152,8 +152,14 @@ class StepModel:
         weights = ceil_div(model_weights_bytes(cfg, s.weight_dtype), s.tp)
         kv = kv_read_bytes_per_rank(cfg, s.prompt + s.output, batch, s.kv_dtype, s.tp, s.mla)
         n = prefill_tokens(s.prompt, batch, s.prefill_chunk)
-        a = dtype_bytes(1, s.activation_dtype)
+        a = activation_bytes(s.activation_dtype)
         return weights, kv, prefill_activation_peak_bytes(cfg, n, min(batch, max(1, n // s.prompt)), a)
+
+
+def activation_bytes(activation_dtype: str) -> int:
+    """Bytes of one activation element the matmuls read and the all-reduces move: the dtype's,
+    and 1 for fp4 (its activations are cast per block from 8-bit and all-reduced no smaller)."""
+    return 1 if activation_dtype == "fp4" else dtype_bytes(1, activation_dtype)
 
 
 def serving_machine(cfg: ModelConfig, gpu: GPU, settings: ServeSettings) -> StepModel:
