@@ -67,7 +67,7 @@ def test_mtp_on_deepseek_v3():
     large = speculate(cfg, 1, 0.85, None, batch=256, gpu="h200", weight_dtype="fp8")
     assert small.verify_step_seconds > 1.4 * small.target_step_seconds
     assert small.break_even_acceptance > large.break_even_acceptance
-    assert 1.75 < large.speedup < 1.85  # 1.85 tokens per step less the MTP head's cost
+    assert 1.65 < large.speedup < 1.85  # 1.85 tokens per step less the MTP head and the larger verify
 
 
 def test_bad_input():

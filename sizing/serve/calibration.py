@@ -34,7 +34,7 @@ from sizing.vocabulary import DEFAULT_SERVE_BANDWIDTH_EFFICIENCY, DEFAULT_SERVE_
 
 CALIBRATION_SOURCE = "fit to sizing/data/published_serving.json (rows used for calibration)"
 GRID_STEP = 0.05
-_MS, _US = 1e-3, 1e-6
+_MS, _US = 1e3, 1e6  # per second
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ class ServeEfficiency:
 def _table() -> tuple[dict[str, tuple[float, float, str]], StepOverhead]:
     content = data_files.builtin("serve_efficiency.json")
     o = content["overhead"]
-    overhead = StepOverhead(o["prefill_forward_ms"] * _MS, o["decode_step_ms"] * _MS, o["per_sequence_us"] * _US)
+    overhead = StepOverhead(o["prefill_forward_ms"] / _MS, o["decode_step_ms"] / _MS, o["per_sequence_us"] / _US)
     pairs = {
         r["gpu"]: (r["compute"], r["bandwidth"], f"fitted on {r['rows']} rows: {r['source']}")
         for r in content["fitted"]

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from sizing.inputs import ModelConfig, get_gpu
 from sizing.memory import dtype_bytes
 from sizing.serve.quant_bytes import WEIGHT_CHOICES
-from sizing.serve.roofline import memory_seconds
+from sizing.serve.roofline import NO_OVERHEAD, memory_seconds
 from sizing.validate import SizingError, require_choice, require_int, require_number
 from sizing.vocabulary import STORAGE_DTYPES
 
@@ -148,7 +148,7 @@ def speculate(
         drafter, extra = draft, 0
     effs = (compute_efficiency, bandwidth_efficiency)
     target = _step_model(cfg, gpu, context, batch, weight_dtype, kv_dtype, effs)
-    drafting = _step_model(drafter, gpu, context, batch, weight_dtype, kv_dtype, effs)
+    drafting = _step_model(drafter, gpu, context, batch, weight_dtype, kv_dtype, effs, with_overhead=False)
     draft_step = drafting.decode_step(context).roofline
     draft_seconds = draft_step.seconds + memory_seconds(
         extra, drafting.gpu.hbm_bytes_per_second, drafting.s.bandwidth_efficiency
@@ -163,9 +163,14 @@ def speculate(
     )
 
 
-def _step_model(cfg: ModelConfig, gpu: str, context: int, batch: int, weights: str, kv: str, effs):
-    """The step model `sizing serve` builds for this model at batch b, tp 1 (its checks included)."""
+def _step_model(cfg: ModelConfig, gpu: str, context: int, batch: int, weights: str, kv: str, effs, with_overhead=True):
+    """The step model `sizing serve` builds for this model at batch b, tp 1 (its checks included).
+    The drafter's steps run inside the target's engine iteration (no scheduling or sampling of
+    their own: `with_overhead` False); the verify step pays the iteration's overhead once."""
     from sizing.serve.estimate import serve_settings_for, serving_machine
 
     entry = get_gpu(gpu)
-    return serving_machine(cfg, entry, serve_settings_for(cfg, entry, context, batch, weights, kv, *effs))
+    settings = serve_settings_for(cfg, entry, context, batch, weights, kv, *effs)
+    if not with_overhead:
+        settings = dataclasses.replace(settings, overhead=NO_OVERHEAD)
+    return serving_machine(cfg, entry, settings)
