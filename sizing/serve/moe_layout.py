@@ -205,6 +205,18 @@ class _Setup:
         )
 
 
+def layout_step(
+    cfg: ModelConfig, gpu: str, context: int, weights: str, kv_dtype: str, layout: str, gpus: int, batch: int
+) -> LayoutStep:
+    """One decode step of `batch` sequences in `layout` over `gpus` at the GPU's calibrated
+    efficiencies and overheads: what `serve-layout` ranks (pure TP is `sizing serve --tp gpus`'s step)."""
+    require_choice("layout", layout, LAYOUTS)
+    entry = get_gpu(gpu)
+    e = serve_efficiency(entry.key)
+    setup = _Setup(cfg, entry, context, weights, kv_dtype, e.compute, e.bandwidth, e.overhead)
+    return setup.step(layout, require_int("gpus", gpus), require_int("batch", batch))
+
+
 def best_step(setup: _Setup, layout: str, gpus: int, reserve: float = DEFAULT_RESERVE) -> LayoutStep | None:
     """The step at the largest batch whose weights + KV fit `reserve` of each GPU; None if none."""
     capacity = int(setup.gpu.memory_bytes * reserve)
