@@ -19,12 +19,11 @@ their own widths. Bits per weight, from the storage each format defines:
   per 32 = 8.5; Q4_0 = 16 bytes of nibbles + fp16 d = 18 bytes per 32 = 4.5; Q4_K = 2 fp16 +
   12 bytes of 6-bit scales + 128 bytes of nibbles = 144 bytes per 256 = 4.5; Q5_K = 176 bytes
   per 256 = 5.5; Q6_K = 128 + 64 + 16 + 2 = 210 bytes per 256 = 6.5625.
-  The *_M mixes follow llama.cpp's llama_tensor_get_type (src/llama-quant.cpp): Q4_K_M and
-  Q5_K_M store attn_v and ffn_down in Q6_K in the layers use_more_bits picks (the first and last
-  eighth and every third between) and output.weight (lm_head) in Q6_K; every K-quant and Q4_0
-  store output.weight in Q6_K; 1-D tensors (norms, biases) stay f32; the token table takes the
-  base type. Models with MoE-specific overrides in llama.cpp (attn_v to Q8_0 for 8 experts) are
-  not modelled.
+  The mixes follow llama.cpp's llama_tensor_get_type tensor by tensor (kquant.py): Q4_K_M and
+  Q5_K_M store attn_v and ffn_down in Q6_K in the layers use_more_bits picks, Q4_K_M attn_v in
+  Q5_K on an 80-layer model, and an 8-expert model's attn_v and attn_k in Q8_0 (attn_output in
+  Q5_K under Q4_K_M); every K-quant and Q4_0 store output.weight (lm_head) in Q6_K; 1-D tensors
+  (norms, biases) stay f32; the token table takes the base type.
 
 Weight-only formats (GPTQ, AWQ, GGUF, MXFP4 and NVFP4 on Hopper) dequantize in the kernel: the
 decode step reads the packed bytes, the matmuls run in bf16 at bf16 peak, and the dequantization
@@ -40,6 +39,7 @@ from fractions import Fraction
 
 from sizing.formulas import params as P
 from sizing.inputs import ModelConfig
+from sizing.memory.kquant import kquant_overrides, use_more_bits  # noqa: F401  (use_more_bits: re-exported)
 from sizing.validate import require_choice, require_int
 from sizing.vocabulary import DTYPE_BITS, ceil_div
 
@@ -135,12 +135,6 @@ def get_format(key: str) -> QuantFormat:
     return FORMATS[require_choice("quant", key, FORMATS)]
 
 
-def use_more_bits(layer: int, n_layers: int) -> bool:
-    """llama.cpp's use_more_bits: the first and last eighth of the layers and every third between."""
-    eighth = n_layers // 8
-    return layer < eighth or layer >= 7 * n_layers // 8 or (layer - eighth) % 3 == 2
-
-
 def attention_matrix_params(cfg: ModelConfig) -> int:
     """The attention projections' weight matrices of one layer, biases left out."""
     d, h = cfg.d_model, cfg.n_heads
@@ -186,7 +180,7 @@ class QuantizedWeights:
 
     format: QuantFormat
     quantized_params: int
-    upgraded_params: int  # GGUF *_M: stored at more_bits
+    upgraded_params: int  # GGUF mixes: stored at another type than the base (kquant.py)
     embedding_params: int
     lm_head_params: int
     other_params: int
@@ -199,14 +193,18 @@ class QuantizedWeights:
         return self.bytes * 8 / (total + self.lm_head_params + self.other_params)
 
 
-def _upgraded_params(cfg: ModelConfig) -> int:
-    """attn_v + ffn_down of the layers use_more_bits picks (llama.cpp counts both over the layers)."""
-    total = 0
-    for layer in range(cfg.n_layers):
-        if use_more_bits(layer, cfg.n_layers):
-            moe = cfg.is_moe and layer >= cfg.n_layers - cfg.n_moe_layers
-            total += value_matrix_params(cfg) + _down_matrix_params(cfg, moe)
-    return total
+def _mix_overrides(cfg: ModelConfig, fmt: QuantFormat) -> list[tuple[int, Fraction]]:
+    """The GGUF mix's tensors at another type than the base (kquant.py); none for other formats."""
+    if fmt.source != _GGUF:
+        return []
+    d = cfg.d_model
+    key_matrix = 0 if cfg.is_mla else d * cfg.kv_width  # attn_k: d x (h_kv·d_h)
+    output = cfg.n_heads * cfg.v_head_width * d
+
+    def down(layer: int) -> int:
+        return _down_matrix_params(cfg, cfg.is_moe and layer >= cfg.n_layers - cfg.n_moe_layers)
+
+    return kquant_overrides(cfg, fmt.key, value_matrix_params(cfg), key_matrix, output, down)
 
 
 def quantized_weights(cfg: ModelConfig, fmt: QuantFormat | str) -> QuantizedWeights:
@@ -214,14 +212,15 @@ def quantized_weights(cfg: ModelConfig, fmt: QuantFormat | str) -> QuantizedWeig
     mix's upgraded tensors at more_bits, the token table, lm_head and the rest at their widths."""
     fmt = get_format(fmt) if isinstance(fmt, str) else fmt
     quantized = routed_expert_matrix_params(cfg) if fmt.scope == "experts" else block_matrix_params(cfg)
-    upgraded = _upgraded_params(cfg) if fmt.more_bits is not None else 0
+    overrides = _mix_overrides(cfg, fmt)
+    upgraded = sum(n for n, _ in overrides)
     quantized -= upgraded
     embedding = P.embedding_params(cfg)
     lm_head = P.lm_head_params(cfg)
     other = P.total_params(cfg) - quantized - upgraded - embedding - lm_head
     bits = (
         quantized * fmt.bits
-        + upgraded * (fmt.more_bits or 0)
+        + sum(n * b for n, b in overrides)
         + embedding * fmt.embedding_bits
         + lm_head * fmt.lm_head_bits
         + other * fmt.other_bits
