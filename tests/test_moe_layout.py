@@ -6,7 +6,6 @@ import pytest
 from click.testing import CliRunner
 
 from sizing.cli import main
-from sizing.formulas import params as P
 from sizing.inputs.hardware import get_gpu
 from sizing.inputs.presets import get_preset
 from sizing.memory.kv import kv_cache_bytes

@@ -43,7 +43,8 @@ def test_the_issue_answer(issue_plan):
     assert best.usd_per_million_output_tokens == pytest.approx(5 * 2 / (10 * 200 * 3600) * 1e6)  # $1.389
     # the rejection names the binding constraint with its numbers: the weights, not the KV cache
     why = {(r.tp, r.weight_dtype, r.kv_dtype): r.why_not for r in issue_plan.rows if r.gpus is None}
-    assert why[(1, "bf16", "bf16")] == "the weights (bf16) need 131.42 GiB per GPU, more than h100-sxm (79.65 GiB) at tp 1"
+    weights_alone = "the weights (bf16) need 131.42 GiB per GPU, more than h100-sxm (79.65 GiB) at tp 1"
+    assert why[(1, "bf16", "bf16")] == weights_alone
     # the least quantised layout at the fewest GPUs it needs: bf16 weights on 8 GPUs
     bf16 = [r for r in issue_plan.feasible if r.weight_dtype == "bf16"]
     assert min(r.gpus for r in bf16) == 8
