@@ -45,6 +45,8 @@ from sizing.vocabulary import (
 
 @dataclass(frozen=True)
 class Workload:
+    """What is run; a field left None is the question's to choose (module docstring)."""
+
     seq_len: int  # tokens per sequence
     precision: str = DEFAULT_PRECISION  # training precision policy (sizing.memory.states.PRECISIONS)
     optimizer: str = DEFAULT_OPTIMIZER
