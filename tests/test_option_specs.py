@@ -47,7 +47,8 @@ def test_every_option_of_every_command_is_the_shared_one():
             assert param.type.option == spec.type.option
         elif spec.type is not None:
             assert param.type is spec.type, (name, spec.key)  # the very same parser object
-        assert set(stated) <= {"dest", "default", "help", "short", "multiple", "only", "as_list"}, stated
+        stated_keys = {"dest", "default", "help", "short", "multiple", "only", "as_list", "needs", "names"}
+        assert set(stated) <= stated_keys, stated
         seen += 1
     assert seen > 150  # every command's options, not an empty walk
 

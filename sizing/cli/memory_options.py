@@ -6,15 +6,17 @@ from __future__ import annotations
 
 from sizing.cli.option_layer import option, options
 
+TRAINING, INFERENCE = ("!inference",), ("inference",)  # when an option applies (the form disables it otherwise)
+
 training_options = options(
     option("seq_len", help="Tokens per sequence (default: the preset's context)."),
-    option("micro_batch", help="Sequences per GPU per step.  [default: 1]"),
-    option("precision"),
-    option("optimizer"),
-    option("zero"),
-    option("dp", default=1, help="Data-parallel degree (ZeRO shards over it)."),
-    option("recompute"),
-    option("attention_impl"),
+    option("micro_batch", help="Sequences per GPU per step.  [default: 1]", needs=TRAINING),
+    option("precision", needs=TRAINING),
+    option("optimizer", needs=TRAINING),
+    option("zero", needs=TRAINING),
+    option("dp", default=1, help="Data-parallel degree (ZeRO shards over it).", needs=TRAINING),
+    option("recompute", needs=TRAINING),
+    option("attention_impl", needs=TRAINING),
 )
 
 gpu_and_finetune_options = options(
@@ -23,9 +25,10 @@ gpu_and_finetune_options = options(
         "finetune",
         help="Training: full (every weight trains), lora or qlora (frozen bf16 / NF4 base, adapters "
         "train).  [default: full]",
+        needs=TRAINING,
     ),
-    option("lora_rank"),
-    option("lora_targets"),
+    option("lora_rank", needs=(*TRAINING, "finetune=lora|qlora")),
+    option("lora_targets", needs=(*TRAINING, "finetune=lora|qlora")),
     option(
         "runtime_reserve",
         help="Memory the process holds beyond its tensors (CUDA context, NCCL, allocator), taken off the GPU "
@@ -36,25 +39,33 @@ gpu_and_finetune_options = options(
 inference_options = options(
     option("inference"),
     option(
-        "context", help="Inference: tokens in the KV cache per sequence (default: --seq-len or the preset's context)."
+        "context",
+        help="Inference: tokens in the KV cache per sequence (default: --seq-len or the preset's context).",
+        needs=INFERENCE,
     ),
-    option("batch", help="Inference: sequences decoded together.  [default: 1]"),
-    option("weight_dtype", help="Inference: weight dtype.  [default: bf16]"),
-    option("kv_dtype", help="Inference: KV cache dtype.  [default: bf16]"),
+    option("batch", help="Inference: sequences decoded together.  [default: 1]", needs=INFERENCE),
+    option("weight_dtype", help="Inference: weight dtype.  [default: bf16]", needs=(*INFERENCE, "!quant")),
+    option("kv_dtype", help="Inference: KV cache dtype.  [default: bf16]", needs=INFERENCE),
     option(
         "prefill_chunk",
         help="Inference: tokens per prefill forward (chunked prefill; up to batch x context for a batch "
         "prefilled at once).  [default: one sequence's context]",
+        needs=INFERENCE,
     ),
     option(
         "quant",
         help="Inference: a deployed weight format (GPTQ/AWQ, MXFP4, NVFP4, fp8, GGUF) with its real "
         "bits per weight and 16-bit tensors, instead of --weight-dtype.",
+        needs=(*INFERENCE, "!weight-dtype"),
     ),
 )
 
-engine_options = options(option("engine"), option("gpu_memory_utilization"), option("max_num_batched_tokens"))
+engine_options = options(
+    option("engine", needs=INFERENCE),
+    option("gpu_memory_utilization", needs=(*INFERENCE, "engine")),
+    option("max_num_batched_tokens", needs=(*INFERENCE, "engine")),
+)
 
 # inference under tensor parallelism: memory per GPU
 tp_option = option("tp", help="Inference: tensor-parallel GPUs; memory per GPU (weights / tp, its KV heads).  "
-                   "[default: 1]")  # fmt: skip
+                   "[default: 1]", needs=INFERENCE)  # fmt: skip

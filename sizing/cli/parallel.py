@@ -125,6 +125,9 @@ def _workload(opts: dict, seq_len: int, search: bool):
     from sizing.inputs import Workload
 
     given_recompute = opts.pop("recompute")
+    adapters = opts.get("lora_rank") is not None or opts.get("lora_targets") is not None
+    if adapters and opts.get("finetune") not in ("lora", "qlora"):  # as sizing memory: never ignored silently
+        raise UserError("--lora-rank and --lora-targets apply to --finetune lora or qlora")
     return Workload(
         seq_len,
         precision=opts.pop("precision") or DEFAULT_PRECISION,

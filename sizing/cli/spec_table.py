@@ -13,7 +13,7 @@ import importlib
 
 from sizing.cli.common import FORMATS, once
 from sizing.cli.options import MFU_TYPE, PRICE_TYPE, Choice, Count, Number, Quantity
-from sizing.cli.specs import declare
+from sizing.cli.specs import declare, describe
 from sizing.training import DEFAULT_KG_CO2_PER_KWH, DEFAULT_PUE
 from sizing.validate import MAX_FLOAT, MAX_SEQ_LEN, MIN_MFU, MIN_PEAK_TFLOPS, PEAK_WHAT
 from sizing.vocabulary import (
@@ -258,3 +258,61 @@ _add("memory", ("--memory",), "output", "Include the memory summary.", off_flag=
 _add("sort", ("--sort",), "output", "Sort the rows by this column (ascending), e.g. gpu_hours or params_total.",
      metavar="COLUMN")  # fmt: skip
 _add("out", ("--out",), "output", "Where to write.", metavar="PATH")
+
+# ---------------------------------------------------------------- the form's words and rules
+# A short label per option, as the browser form shows it (the help is shown beside it), and the
+# combinations every command that takes an option refuses, as terms the form disables it by
+# (sizing/cli/specs.py: `needs`). An option without a label here is shown by its key in words.
+# fmt: off
+describe(
+    {
+        "preset": "Preset", "config": "Config file", "set": "Fields to change", "like": "Shape family (preset)",
+        "draft": "Draft model", "all": "Every preset",
+        "seq_len": "Sequence length (tokens)", "context": "Context (tokens in the KV cache)",
+        "tokens": "Training tokens", "inference_tokens": "Tokens to serve over the model's life",
+        "micro_batch": "Micro-batch (sequences per GPU)", "global_batch": "Global batch (sequences per step)",
+        "batch": "Batch (sequences decoded together)", "attention": "Attention FLOPs convention",
+        "images": "Images in the prompt", "image_size": "Image size (HEIGHTxWIDTH)",
+        "prompt_tokens": "Text tokens in the prompt",
+        "gpu": "GPU", "gpus": "GPUs", "mfu": "Constant MFU", "nvlink_gbs": "NVLink GB/s (override)",
+        "network_gbs": "Network GB/s (override)", "runtime_reserve": "Runtime reserve (GiB)",
+        "peak_tflops": "Peak TFLOP/s (override)",
+        "dp": "Data parallel (dp)", "tp": "Tensor parallel (tp)", "cp": "Context parallel (cp)",
+        "ep": "Expert parallel (ep)", "pp": "Pipeline stages (pp)", "zero": "ZeRO stage", "fsdp": "FSDP sharding",
+        "shard_group": "HSDP shard group", "sp": "Sequence parallelism",
+        "no_vocab_parallel": "Replicate the vocabulary",
+        "schedule": "Pipeline schedule", "v": "Interleaved chunks per rank", "micro_batches": "Micro-batches per step",
+        "stage_layers": "Layers per stage", "offload_optimizer": "Optimizer states on the CPU",
+        "offload_params": "Weights and gradients on the CPU", "max_gpus": "Search at most (GPUs)",
+        "overlap": "Communication overlap", "stack": "Training software stack",
+        "compute_efficiency": "Compute efficiency", "bandwidth_efficiency": "Bandwidth efficiency",
+        "dtype": "Peak-rate dtype", "precision": "Training precision", "weight_dtype": "Weight dtype",
+        "kv_dtype": "KV cache dtype", "activation_dtype": "Matmul dtype", "ssm_dtype": "Recurrent-state dtype",
+        "quant": "Quantized weight format", "weights": "Weight format", "attention_impl": "Attention kernel",
+        "recompute": "Activation recomputation", "optimizer": "Optimizer", "finetune": "Fine-tuning",
+        "lora_rank": "LoRA rank", "lora_targets": "LoRA target projections",
+        "prompt": "Prompt tokens", "output": "Output tokens", "rate": "Request rate (requests/s)",
+        "slo_ttft": "Time-to-first-token bound", "slo_tpot": "Time-per-output-token bound",
+        "mla": "Latent attention kernel", "k": "Draft tokens per step (k)", "acceptance": "Acceptance rate",
+        "engine": "Serving engine", "gpu_memory_utilization": "GPU memory share of the engine",
+        "max_num_batched_tokens": "Profiling forward tokens", "prefill_chunk": "Prefill chunk (tokens)",
+        "prefix_cached": "Shared cached prefix (tokens)", "token_budget": "Tokens per scheduler step",
+        "block_size": "KV block size (tokens)",
+        "price": "Price per GPU-hour ($)", "power": "Power per GPU (W)", "pue": "PUE",
+        "grid_intensity": "Grid carbon (kgCO2eq/kWh)", "flops": "Compute budget (FLOPs)", "days": "Days of training",
+        "format": "Output format", "memory": "Memory summary", "sort": "Sort rows by", "out": "Write to",
+    },
+    {
+        "sp": ("tp>1",),
+        "shard_group": ("fsdp=hybrid",),
+        "lora_rank": ("finetune=lora|qlora",),
+        "lora_targets": ("finetune=lora|qlora",),
+        "gpu_memory_utilization": ("engine",),
+        "max_num_batched_tokens": ("engine",),
+        "slo_ttft": ("rate",),
+        "slo_tpot": ("rate",),
+        "token_budget": ("rate",),
+        "block_size": ("rate",),
+    },
+)
+# fmt: on

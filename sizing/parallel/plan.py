@@ -24,7 +24,7 @@ from sizing.parallel.step import StepTime, step_time
 from sizing.parallel.stepdata import has_constants
 from sizing.parallel.steptime import PredictedStep, StepOptions, predict_step
 from sizing.parallel.traffic import step_collectives
-from sizing.training import SECONDS_PER_HOUR
+from sizing.training import HOURS_PER_DAY, SECONDS_PER_HOUR
 from sizing.validate import SizingError, require_mfu, require_number, show
 from sizing.vocabulary import DEFAULT_MFU, mfu_meaning
 
@@ -102,6 +102,13 @@ class ParallelPlan:
         return steps * self.step_seconds * self.layout.world / SECONDS_PER_HOUR
 
     @property
+    def wall_clock_days(self) -> float | None:
+        """Days the training tokens take on this layout's GPUs: GPU-hours / GPUs / 24."""
+        if self.gpu_hours is None:
+            return None
+        return self.gpu_hours / self.layout.world / HOURS_PER_DAY
+
+    @property
     def not_modelled(self) -> tuple[str, ...]:
         return not_modelled(self.config, self.layout)
 
@@ -135,6 +142,7 @@ class ParallelPlan:
             "mfu_meaning": self.mfu_meaning,
             "tokens": self.tokens,
             "gpu_hours": self.gpu_hours,
+            "wall_clock_days": self.wall_clock_days,
             "not_modelled": list(self.not_modelled),
         }
 
