@@ -95,7 +95,7 @@ def command_args(endpoint: str, pairs: list[tuple[str, str]]) -> list[str]:
 
 def _hub_id(value: str) -> str:
     """A hub id the page may name (owner/name[@revision], not a path that exists here)."""
-    from sizing.inputs.hf.hub import looks_like_hub_id
+    from sizing.inputs.hf import looks_like_hub_id
 
     text = value.strip()
     if not looks_like_hub_id(text):

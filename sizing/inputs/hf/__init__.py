@@ -7,6 +7,7 @@ _LAZY = {
     "_read_json_object": "sizing.inputs.hf.config_file",
     "from_hf_config": "sizing.inputs.hf.read",
     "load_config_file": "sizing.inputs.hf.config_file",
+    "looks_like_hub_id": "sizing.inputs.hf.hub",
     "read_config_file": "sizing.inputs.hf.config_file",
 }
 
