@@ -111,6 +111,7 @@ function readUrl() {
 function busy(on, text = "Calculating…") {
   document.body.dataset.state = on ? "busy" : "done";
   $("progress").hidden = !on;
+  $("cancel").hidden = !on;
   $("progress-text").textContent = text;
   $("answer").setAttribute("aria-busy", String(on));
   clearInterval(state.timer);
@@ -193,8 +194,16 @@ function draw(configs) {
   });
 }
 
+// the chosen model source holds nothing yet (a hub id or config still to type): nothing to ask
+function waiting() {
+  const from = source();
+  const empty = model() && ((from === "hub" && !$("hub").value.trim()) || (from === "paste" && !$("config_text").value.trim()));
+  if (empty) { $("model-name").textContent = from === "hub" ? "Type a Hugging Face model id." : "Paste a config.json."; $("model-name").hidden = false; }
+  return empty;
+}
+
 async function run() {
-  if (state.tab === "browse") return;
+  if (state.tab === "browse" || waiting()) return;
   state.controller?.abort();
   const controller = new AbortController();
   state.controller = controller;
@@ -208,20 +217,27 @@ async function run() {
   clearCharts();
   stale(true);
   busy(true);
+  let outcome = "answer";
   try {
     const res = await post(state.tab, pairs, controller.signal);
     const body = await res.json();
     if (seq !== state.seq) return;
-    if (!res.ok) showError(body.error);
+    if (!res.ok) { showError(body.error); outcome = "error"; }
     else await render(body, pairs, controller.signal, seq);
   } catch (exc) {
     if (seq !== state.seq) return;
-    if (exc.name === "AbortError") $("progress-text").textContent = "Cancelled.";
-    else showError(String(exc));
+    if (exc.name === "AbortError") { outcome = "cancelled"; stale(true); }
+    else { showError(String(exc)); outcome = "error"; }
   } finally {
-    if (seq === state.seq) { busy(false); document.body.dataset.outcome = $("error").hidden ? "answer" : "error"; }
+    if (seq === state.seq) {
+      busy(false);
+      if (outcome === "cancelled") { $("progress").hidden = false; $("progress-text").textContent = "Cancelled."; $("cancel").hidden = true; }
+      document.body.dataset.outcome = outcome;
+      document.body.dataset.seq = String(seq); // which question the page shows (the tests wait on it)
+    }
   }
 }
+
 async function fitList() {
   $("fit-gpus").textContent = "asking every GPU…";
   const pairs = [...modelPairs(), ...optionPairs($("options"), specs())];
