@@ -181,9 +181,9 @@ def test_journey(ui_page, ui_server, name):
 def settle_width(page) -> None:
     """After a resize, wait (up to 3 s) for the charts to follow the new width (Chart.js resizes on
     a ResizeObserver); the overflow is asserted after it either way."""
-    page.wait_for_function("window.innerWidth === 390")
+    page.wait_for_function("() => window.innerWidth === 390")
     try:
-        page.wait_for_function("document.scrollingElement.scrollWidth <= window.innerWidth", timeout=3000)
+        page.wait_for_function("() => document.scrollingElement.scrollWidth <= window.innerWidth", timeout=3000)
     except Exception:  # the assertion after it says what is wrong
         pass
 

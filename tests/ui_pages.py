@@ -42,8 +42,7 @@ def require_browser() -> None:
 
 def watch(page) -> list[str]:
     """Failures the page reports: page errors, console errors (a 400's is an expected bad input)
-    and any HTTP response of 500 or more. A console line from no page URL is the test's own
-    injected script (axe-core, evaluated by Playwright), not the page's."""
+    and any HTTP response of 500 or more."""
     failures: list[str] = []
     page.on("pageerror", lambda exc: failures.append(f"page error: {exc}"))
     page.on("response", lambda r: r.status >= 500 and failures.append(f"{r.status} {r.url}"))
@@ -60,7 +59,8 @@ def watch(page) -> list[str]:
 
 
 def settle(page) -> None:
-    """Wait until the page's last question (and its charts) have come back."""
+    """Wait until the page's last question (and its charts) have come back. (Every wait here is a
+    function, never an expression: the page's CSP forbids the eval Playwright uses for one.)"""
     page.wait_for_selector("body[data-state=done]", state="attached")
 
 
