@@ -212,12 +212,13 @@ def present(endpoint: str, result) -> dict:
     """How the page shows an answer, read from its JSON: the cards of the numbers asked for
     (sizing.ui.cards), the stacked bar of one GPU's memory and the advice that makes it fit
     (sizing.ui.fit), and words and a unit for every key (sizing.ui.fields)."""
-    from sizing.ui.cards import cards
+    from sizing.ui.cards import cards, notes
     from sizing.ui.fields import fields
     from sizing.ui.fit import advice, bar
 
     return {
         "cards": js_safe(cards(endpoint, result)),
+        "notes": notes(result),
         "bar": js_safe(bar(endpoint, result)),
         "advice": advice(endpoint, result),
         "fields": fields(result),

@@ -83,11 +83,12 @@ def estimate(r) -> list[dict]:
     return cards_of(r, rows + [
         ("training.tokens", "Training tokens", "tokens"),
         ("training.flops", "Training compute", "flops", "forward + backward, exact"),
-        ("training.gpu_hours", "GPU-hours", "hours", t.get("mfu_source")),
+        ("training.gpu_hours", "GPU-hours", "hours", "at the step model's MFU for these GPUs" if t.get("mfu_layout")
+         else f"at MFU {t.get('mfu')}"),
         ("training.wall_clock_days", "Days", "days", where),
         ("training.cost_usd", "Cost", "usd", f"at ${t.get('price_per_gpu_hour')} per GPU-hour"),
         ("training.energy_kwh", "Energy", "kwh", f"{t.get('tco2eq') or 0:,.0f} tCO2eq at PUE {t.get('pue')}"),
-        ("training.mfu", "MFU", "ratio", t.get("mfu_meaning")),
+        ("training.mfu", "MFU", "ratio", f"on {t['mfu_layout']['layout']}" if t.get("mfu_layout") else "assumed"),
     ])  # fmt: skip
 
 
@@ -142,7 +143,7 @@ def parallel(r) -> list[dict]:
     return cards_of(r, [
         ("layout_label", "Layout", "text", where),
         ("step_seconds", "Step time", "seconds", f"{r.get('step_model')} step model"),
-        ("mfu", "MFU", "ratio", r.get("mfu_meaning")),
+        ("mfu", "MFU", "ratio", "model FLOPs / (GPU-seconds × peak)"),
         ("wall_clock_days", "Days", "days", "for the training tokens given"),
         ("gpu_hours", "GPU-hours", "hours"),
         ("per_gpu_bytes", "Memory per GPU", "bytes", f"the most-loaded GPU, {_on(r)}"),
@@ -243,3 +244,19 @@ CARDS: dict[str, Callable[[dict], list[dict]]] = {
 
 def cards(endpoint: str, result) -> list[dict]:
     return CARDS[endpoint](result)
+
+
+# What the answer assumed and how its numbers were found, in its own words (shown under the cards).
+NOTES = ("training.mfu_source", "training.mfu_meaning", "mfu_meaning", "step.assumptions", "not_modelled", "notes",
+         "budget", "convention", "reason_not_modelled", "why")  # fmt: skip
+
+
+def notes(result) -> list[str]:
+    """The answer's own sentences about what it assumed (the JSON's notes, sources and meanings)."""
+    found = []
+    for path in NOTES:
+        value = get(result, path)
+        for line in value if isinstance(value, list) else [value]:
+            if isinstance(line, str) and line and line not in found:
+                found.append(line)
+    return found

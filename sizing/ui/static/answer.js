@@ -87,6 +87,11 @@ export function renderBar(bar) {
   fig.append(caption, track, legend);
 }
 
+export function renderNotes(lines) {
+  $("notes").replaceChildren(...lines.map((line) => el("li", null, line)));
+  $("notes-box").hidden = !lines.length;
+}
+
 export function renderAdvice(lines) {
   const list = $("advice");
   list.replaceChildren(...lines.map((line) => el("li", null, line)));

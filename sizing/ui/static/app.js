@@ -3,7 +3,7 @@
 // the model, every option typed, all in the URL), asks, shows progress with a cancel button, and
 // lays the answer out (answer.js, charts.js). An error keeps the last answer and marks its field.
 import { buildForm, applyNeeds, optionPairs, valueOf, markError, clearErrors } from "./form.js";
-import { renderCards, renderBar, renderAdvice, fillTable, fillRows, showVerdict } from "./answer.js";
+import { renderCards, renderNotes, renderBar, renderAdvice, fillTable, fillRows, showVerdict } from "./answer.js";
 import { BREAKDOWN, ROWS, FORMULAS, leaves } from "./tabs.js";
 import { chartsFor } from "./charts.js";
 import { renderBrowse } from "./browse.js";
@@ -153,6 +153,7 @@ async function render(body, pairs, signal, seq) {
   $("model-name").hidden = !model();
   showVerdict(body.verdict, body.verdict_label, r, state.tab);
   renderCards(body.cards);
+  renderNotes(body.notes);
   renderBar(body.bar);
   renderAdvice(body.advice);
   const rows = ROWS[state.tab](r);
