@@ -45,6 +45,7 @@ class PublishedRun:
     convention: str
     source: str
     notes: str = ""
+    source_id: str = ""  # the publication (one per paper / document): the unit of leave-one-source-out
 
     def narayanan_flops(self) -> float:
         """96 B s l h^2 (1 + s/(6h) + V/(16 l h)) per iteration (Narayanan et al. 2021, eq. (3))."""
@@ -69,6 +70,11 @@ class PublishedRun:
 def _config(row: dict) -> ModelConfig:
     if "preset" in row:
         return get_preset(row["preset"]).config
+    if "config" in row:  # the source's own architecture, every field named (ModelConfig's names)
+        fields = dict(row["config"])
+        if fields.get("position", "learned") == "learned":
+            fields.setdefault("max_positions", row["seq_len"])
+        return ModelConfig(**fields)
     m = row["model"]
     return ModelConfig(  # Megatron-LM's GPT: learned positions, LayerNorm, GeLU MLP of 4h, tied embeddings
         vocab_size=m["vocab_size"],
@@ -100,6 +106,9 @@ def _run(row: dict) -> PublishedRun:
         v=v,
         micro_batch=b,
         micro_batches=lay["global_batch"] // (dp * b),
+        finetune=lay.get("finetune", "full"),
+        lora_rank=lay.get("lora_rank", 16),
+        lora_targets=tuple(lay.get("lora_targets", ("q", "k", "v", "o", "up", "gate", "down"))),
     )
     stage_layers = tuple(row["stage_layers"]) if "stage_layers" in row else None
     options = StepOptions(
@@ -110,6 +119,7 @@ def _run(row: dict) -> PublishedRun:
         precision=row.get("precision", "bf16"),
         hbm_tbs=row.get("hbm_tbs"),
         power_limit_w=row.get("power_limit_w"),
+        grad_bytes=row.get("grad_reduce_bytes"),
     )
     return PublishedRun(
         row["name"],
@@ -124,6 +134,7 @@ def _run(row: dict) -> PublishedRun:
         row["convention"],
         row["source"],
         row.get("notes", ""),
+        row["source_id"],
     )
 
 
@@ -142,6 +153,7 @@ def error_rows() -> list[dict]:
         row = {
             "name": run.name,
             "group": run.group,
+            "source_id": run.source_id,
             "gpu": run.gpu,
             "layout": run.layout.label(),
             "recompute": run.recompute,
@@ -166,8 +178,15 @@ def error_rows() -> list[dict]:
     return out
 
 
+# The publications the per-operation model was first built on (Megatron-LM, MT-NLG, BLOOM, Llama 3)
+FIRST_SOURCES = ("narayanan2021", "korthikanti2022", "mt-nlg", "bloom", "llama3")
+
+
 def median_abs_error(rows: list[dict], further: bool = False) -> float:
-    """Median |error| over the timed rows the model is built on, or (further=True) over the
-    separate generalisation rows (FURTHER_GROUPS)."""
-    timed = [r for r in rows if "error" in r and (r["group"] in FURTHER_GROUPS) == further]
+    """Median |error| over the timed rows of FIRST_SOURCES, or (further=True) over the separate
+    generalisation rows (FURTHER_GROUPS)."""
+    if further:
+        timed = [r for r in rows if "error" in r and r["group"] in FURTHER_GROUPS]
+    else:
+        timed = [r for r in rows if "error" in r and r["source_id"] in FIRST_SOURCES]
     return statistics.median(abs(r["error"]) for r in timed)

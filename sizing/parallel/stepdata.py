@@ -113,6 +113,7 @@ STACKS: tuple[str, ...] = (
     "megatron-deepspeed",
     "megatron-core",
     "fsdp",
+    "composer",
     "torchtitan-eager",
     "torchtitan-compile",
 )

@@ -15,7 +15,7 @@ logged throughput and the Llama 3 paper count model FLOPs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from sizing.formulas import flop_breakdown
@@ -50,6 +50,7 @@ class StepOptions:
     hbm_tbs: float | None = None  # None: sizing/inputs/hardware.py's (a run's own HBM where its source states one)
     power_limit_w: float | None = None  # a stated power cap: compute clocks scale (stepdata.clock_fraction)
     bucket_params: int = DEFAULT_BUCKET_PARAMS
+    grad_bytes: int | None = None  # None: the stack's gradient reduction dtype (a run that states its own)
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,13 @@ def _block_params(cfg: ModelConfig, moe: bool, tp: int, ep: int) -> float:
 
 
 @lru_cache(maxsize=64)
+def _stack(opts: StepOptions):
+    """The stack's properties, with the gradient reduction dtype a run states in place of the stack's."""
+    st = stack(opts.stack)
+    return st if opts.grad_bytes is None else replace(st, grad_bytes=opts.grad_bytes)
+
+
+@lru_cache(maxsize=64)
 def _gpu(gpu_key: str):
     return get_gpu(gpu_key)
 
@@ -130,7 +138,7 @@ def _hardware(gpu_key: str, layout: ParallelLayout, opts: StepOptions) -> Hardwa
     if gemm_dtype not in gpu.peak_tflops:
         raise SizingError(f"precision fp8 needs an fp8 peak; gpu {gpu.key} has: {', '.join(gpu.peak_tflops)}")
     node = layout.gpus_per_node
-    st = stack(opts.stack)
+    st = _stack(opts)
     flash = (consts.flash2_forward, consts.flash2_backward) if st.flash == "flash2" else (0.0, 0.0)
     hbm = opts.hbm_tbs * 1e12 if opts.hbm_tbs else gpu.hbm_bytes_per_second
 
@@ -176,7 +184,7 @@ def _mini(tp: int, cp: int, ep: int, sp: bool, b: int, node: int) -> ParallelLay
 @lru_cache(maxsize=4096)
 def _per_block(cfg, mini: ParallelLayout, seq_len, gpu_key, recompute, opts, moe: bool) -> dict:
     """{kind: seconds} of one block for one micro-batch: forward + backward + recompute."""
-    st = stack(opts.stack)
+    st = _stack(opts)
     dropout = st.dropout if opts.dropout is None else opts.dropout
     hw = _hardware(gpu_key, mini, opts)
     f, b = block_times(cfg, mini, hw, seq_len, moe, opts.attention_kernel, dropout, opts.capacity_factor)
@@ -207,7 +215,7 @@ def _head_seconds(cfg, mini: ParallelLayout, seq_len, gpu_key, opts) -> tuple[fl
 
 @lru_cache(maxsize=8192)
 def _predict(cfg, layout, seq_len, gpu_key, recompute, opts) -> PredictedStep:
-    st = stack(opts.stack)
+    st = _stack(opts)
     mini = _block_layout(layout)
     hw = _hardware(gpu_key, mini, opts)
     split = stage_split(cfg.n_layers, layout.pp, opts.stage_layers or layout.stage_layers)
