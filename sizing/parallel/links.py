@@ -9,6 +9,11 @@ Which link: a group whose ranks sit in one node (stride x size <= GPUs per node)
 A group spanning nodes uses the network; NCCL runs one ring per NIC, so a group with r
 members in each node moves r NICs' worth at once: bandwidth = network_gbs x r, never more than
 NVLink (the DGX's eight NICs give an 8-GPU-per-node all-reduce ~8 x 25 GB/s on A100).
+
+An all-to-all is not a ring: every rank sends (n - 1)/n of its buffer straight to the others,
+the share bound for other nodes, (n - r)/n with r members per node, through its own NIC, the
+rest over NVLink. Across nodes it therefore runs at one NIC per rank, not r of them
+(`nic_gbs`): time = max(inter-node bytes / NIC, intra-node bytes / NVLink).
 """
 
 from __future__ import annotations
@@ -25,11 +30,19 @@ class Link:
     name: str  # nvlink or network
     gbs: float  # effective bus bandwidth, GB/s per direction
     latency_s: float
+    nic_gbs: float = 0.0  # one rank's own NIC (network groups): what an all-to-all leaves a node through
+    members_per_node: int = 1  # the group's ranks inside one node
+    nvlink_gbs: float = 0.0
 
     def seconds(self, kind: str, n_bytes: float, group: int, calls: int = 1) -> float:
         """`calls` collectives of `kind` with an S-byte buffer over `group` ranks."""
         if group <= 1 or calls <= 0 or n_bytes <= 0:
             return 0.0
+        if kind == "all_to_all" and self.name == "network" and self.nic_gbs:
+            local = min(self.members_per_node, group)
+            inter = n_bytes * (group - local) / group / (self.nic_gbs * 1e9)
+            intra = n_bytes * (local - 1) / group / (self.nvlink_gbs * 1e9) if self.nvlink_gbs else 0.0
+            return calls * (self.latency_s + max(inter, intra))
         wire = WIRE_BYTES[kind](int(n_bytes), group)
         return calls * (self.latency_s + wire / (self.gbs * 1e9))
 
@@ -48,5 +61,7 @@ def group_link(
     if size * stride <= gpus_per_node:
         return Link("nvlink", nvlink, consts.nvlink_latency_s)
     per_node = max(1, gpus_per_node // stride) if stride < gpus_per_node else 1
-    network = (network_gbs or gpu.network_gbs or 0.0) * consts.network_fraction * min(per_node, size)
-    return Link("network", min(network, nvlink) if nvlink else network, consts.network_latency_s)
+    nic = (network_gbs or gpu.network_gbs or 0.0) * consts.network_fraction
+    network = nic * min(per_node, size)
+    ring = min(network, nvlink) if nvlink else network
+    return Link("network", ring, consts.network_latency_s, nic, min(per_node, size), nvlink)

@@ -52,7 +52,7 @@ PUBLISHED_LAYOUTS: tuple[PublishedLayout, ...] = (
         "FSDP shards optimizer states and gradients, no resharding after forward (ZeRO-2 here); interleaved "
         "schedule with v not stated (v = 8, one layer per chunk, assumed); 126 layers, one fewer on the first and "
         "last stage (7 + 14 x 8 + 7).",
-        stack="fsdp",
+        stack="llama3",
     ),
     PublishedLayout(
         "Megatron-LM GPT-3 175B",
