@@ -145,7 +145,7 @@ def test_days_of_the_narayanan_runs():
 
 def test_prediction_is_memoised_and_pure():
     run = published_runs()[0]
-    assert run.predict() is run.predict()
+    assert run.predict() == run.predict()  # the kernel part memoised, the overhead looked up per call
     assert replace(run.options, dropout=False) != run.options
 
 

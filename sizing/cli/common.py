@@ -74,6 +74,30 @@ def model_options(func):
     return wrapper
 
 
+def _use_calibration(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> None:
+    path = _once(ctx, param, values)
+    if path is None:
+        return
+    from sizing.parallel import use_calibration
+
+    try:
+        use_calibration(path)
+    except SizingError as exc:
+        raise UserError(str(exc)) from None
+
+
+def calibration_option(func):
+    """--calibration FILE: the stack overheads `sizing calibrate` fitted, for every step predicted."""
+    return click.option(
+        "--calibration",
+        metavar="FILE",
+        multiple=True,
+        expose_value=False,
+        callback=_use_calibration,
+        help="A calibration file from `sizing calibrate`: its fitted stack overheads replace the built-in ones.",
+    )(func)
+
+
 def resolve_model(
     preset: str | None, config_path: str | None, overrides: tuple[str, ...], required: bool = True
 ) -> ModelChoice | None:

@@ -6,7 +6,7 @@ import dataclasses
 
 import click
 
-from sizing.cli.common import FORMATS, UserError, model_options, resolve_model
+from sizing.cli.common import FORMATS, UserError, calibration_option, model_options, resolve_model
 from sizing.cli.options import MFU_TYPE, PRICE_TYPE, Choice, Count, Number, Quantity
 from sizing.inputs import default_gpu_for, get_gpu
 from sizing.training import DEFAULT_KG_CO2_PER_KWH, DEFAULT_PUE
@@ -23,6 +23,7 @@ from sizing.vocabulary import (
 
 @click.command()
 @model_options
+@calibration_option
 @click.option(
     "--seq-len",
     "-T",

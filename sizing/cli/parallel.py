@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import click
 
-from sizing.cli.common import FORMATS, UserError, model_options, resolve_model
+from sizing.cli.common import FORMATS, UserError, calibration_option, model_options, resolve_model
 from sizing.cli.options import MFU_TYPE, MIN_MFU, Choice, Count, Number, Quantity
 from sizing.inputs import default_gpu_for, get_gpu
 from sizing.memory import OPTIMIZER_ALIASES, OPTIMIZERS
@@ -101,6 +101,7 @@ def _layout_options(func):
 
 @click.command()
 @model_options
+@calibration_option
 @_one("--seq-len", "-T", type=Count("--seq-len", maximum=MAX_SEQ_LEN), help="Tokens per sequence (default: preset's).")
 @_layout_options
 @_one("--precision", type=Choice("--precision", PRECISION_POLICIES, PRECISION_ALIASES), help="[default: bf16-mixed]")

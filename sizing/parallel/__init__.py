@@ -24,6 +24,8 @@ _LAZY = {
     "activation_parts": "sizing.parallel.memory",
     "StepBand": "sizing.parallel.band",
     "best_layout_mfu": "sizing.parallel.estimate_mfu",
+    "calibrate": "sizing.parallel.calibrate_file",
+    "use_calibration": "sizing.parallel.calibrate_file",
     "cv_report": "sizing.parallel.band",
     "fitted_overhead_table": "sizing.parallel.overhead",
     "error_rows": "sizing.parallel.published_steps",

@@ -77,7 +77,10 @@ def _cv_rows() -> tuple[dict, ...]:
 
 def gpu_class(gpu_key: str) -> str:
     """The step-time constants a GPU uses (H200 and H800 are H100-class, the A100 40GB as the 80GB)."""
-    return _data()["aliases"].get(gpu_key, gpu_key)
+    from sizing.inputs import get_gpu
+
+    key = get_gpu(gpu_key).key
+    return _data()["aliases"].get(key, key)
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -88,7 +91,8 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
-def _neighbours(stack_key: str, gpu_key: str, moe: bool) -> tuple[list[float], str]:
+@cache
+def _neighbours(stack_key: str, gpu_key: str, moe: bool) -> tuple[tuple[float, ...], str]:
     rows, cls = _cv_rows(), gpu_class(gpu_key)
     family = stack(stack_key).family
     kind = "mixture of experts" if moe else "dense"
@@ -98,17 +102,23 @@ def _neighbours(stack_key: str, gpu_key: str, moe: bool) -> tuple[list[float], s
     ):
         errors = [r["cv_error"] for r in rows if match(r) and r["gpu_class"] == cls and r["moe"] == moe]
         if len(errors) >= MIN_NEIGHBOURS:
-            return errors, label
-    return [], f"{stack_key} on {cls}, {kind}"
+            return tuple(errors), label
+    return (), f"{stack_key} on {cls}, {kind}"
+
+
+@cache
+def _band_errors(stack_key: str, gpu_key: str, moe: bool) -> tuple[float, float, float, int, str, bool]:
+    """(10th and 90th percentile error, median |error|, runs, kind, covered) of a kind of run."""
+    errors, kind = _neighbours(stack_key, gpu_key, moe)
+    if errors:
+        typical = statistics.median(abs(e) for e in errors)
+        return _percentile(list(errors), 0.1), _percentile(list(errors), 0.9), typical, len(errors), kind, True
+    every = [r["cv_error"] for r in _cv_rows()] or [0.0]
+    worst = max(abs(e) for e in every)
+    return -min(worst, 0.9), worst, worst, 0, kind, False
 
 
 def step_band(step_seconds: float, stack_key: str, gpu_key: str, moe: bool) -> StepBand:
     """The band around a predicted step (see the module)."""
-    errors, kind = _neighbours(stack_key, gpu_key, moe)
-    if errors:
-        lo, hi = _percentile(errors, 0.1), _percentile(errors, 0.9)
-        typical = statistics.median(abs(e) for e in errors)
-        return StepBand(step_seconds / (1 + hi), step_seconds / (1 + lo), typical, len(errors), kind, True)
-    every = [r["cv_error"] for r in _cv_rows()] or [0.0]
-    worst = max(abs(e) for e in every)
-    return StepBand(step_seconds / (1 + worst), step_seconds / (1 - min(worst, 0.9)), worst, 0, kind, False)
+    lo, hi, typical, runs, kind, covered = _band_errors(stack_key, gpu_key, moe)
+    return StepBand(step_seconds / (1 + hi), step_seconds / (1 + lo), typical, runs, kind, covered)

@@ -31,6 +31,7 @@ class LayoutMfu:
     recompute: str
     global_batch: int  # sequences
     step_seconds: float
+    band: object = None  # the step's StepBand (sizing.parallel.band)
 
     def to_dict(self) -> dict:
         return {
@@ -39,6 +40,8 @@ class LayoutMfu:
             "recompute": self.recompute,
             "global_batch": self.global_batch,
             "step_seconds": self.step_seconds,
+            "step_band": self.band.to_dict() if self.band is not None else None,
+            "mfu_band": list(self.band.scaled(self.mfu, inverse=True)) if self.band is not None else None,
             "model": "per-operation step model, fastest layout that fits (sizing parallel --gpus N)",
         }
 
@@ -61,7 +64,8 @@ def best_layout_mfu(cfg: ModelConfig, seq_len: int, gpus: int, gpu_key: str, att
         return None
     pred = best.predicted
     ratio = flop_breakdown(cfg, seq_len, attention, "none").model_training / pred_flops(cfg, seq_len)
-    return LayoutMfu(min(1.0, pred.mfu * ratio), best.layout.label(), best.work.recompute, batch, pred.step_seconds)
+    mfu = min(1.0, pred.mfu * ratio)
+    return LayoutMfu(mfu, best.layout.label(), best.work.recompute, batch, pred.step_seconds, pred.band)
 
 
 def pred_flops(cfg: ModelConfig, seq_len: int) -> int:

@@ -17,12 +17,13 @@ logged throughput and the Llama 3 paper count model FLOPs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from sizing.formulas import flop_breakdown
 from sizing.inputs import ModelConfig
 from sizing.parallel import blocktime as B
+from sizing.parallel.band import StepBand, step_band
 from sizing.parallel.exposed import dp_exposed_seconds, sp_norm_grad_seconds, tied_grad_seconds
 from sizing.parallel.layout import ParallelLayout
 from sizing.parallel.ops import ACT_BYTES, Times
@@ -72,6 +73,8 @@ class PredictedStep:
     world: int
     assumptions: tuple[str, ...] = field(default=())
     kernel_seconds: float = 0.0  # GPU kernel time the stack's overhead multiplies (sizing.parallel.overhead)
+    band: StepBand | None = None  # how far to trust it (sizing.parallel.band)
+    gpu_key: str = ""
 
     @property
     def mfu(self) -> float:
@@ -97,6 +100,8 @@ class PredictedStep:
             "mfu_convention": "model FLOPs (6N-style matmuls + causal attention) / (step x dense bf16 peak)",
             "tokens_per_second_per_gpu": self.tokens_per_second_per_gpu,
             "kernel_seconds": self.kernel_seconds,
+            "band": self.band.to_dict() if self.band is not None else None,
+            "mfu_band": list(self.band.scaled(self.mfu, inverse=True)) if self.band is not None else None,
             "assumptions": list(self.assumptions),
         }
 
@@ -107,7 +112,20 @@ DEFAULT_OPTIONS = StepOptions()
 def predict_step(
     cfg: ModelConfig, layout: ParallelLayout, seq_len: int, gpu: str, recompute: str = "none", opts=DEFAULT_OPTIONS
 ) -> PredictedStep:
-    return _predict(cfg, layout, seq_len, B.gpu_of(gpu).key, recompute, opts)
+    """The step with the stack's overhead (the run's own, a calibration file's, or the fitted one,
+    looked up at every call so that --calibration applies) and its band."""
+    key = B.gpu_of(gpu).key
+    return _finish(
+        _predict(cfg, layout, seq_len, key, recompute, opts), overhead_fraction(opts, key), opts.stack, cfg.is_moe
+    )
+
+
+def _finish(base: PredictedStep, overhead: float, stack_key: str, moe: bool) -> PredictedStep:
+    seconds = dict(base.seconds)
+    seconds["overhead"] = overhead * base.kernel_seconds
+    step = sum(seconds.values())
+    band = step_band(step, stack_key, base.gpu_key, moe)
+    return replace(base, seconds=seconds, step_seconds=step, band=band)
 
 
 @lru_cache(maxsize=8192)
@@ -179,8 +197,7 @@ def _assemble(cfg, layout, seq_len, gpu_key, recompute, opts, st, hw, split, sta
     shards = max(1, layout.shard_degree)
     seconds["optimizer"] = grads / shards * ADAM_BYTES_PER_PARAM / hw.hbm_bytes_per_second
     kernels = sum(seconds[k] for k in KERNEL_KINDS) * (1 + seconds["bubble"] / max(1e-30, m * max(stages)))
-    seconds["overhead"] = overhead_fraction(opts, gpu_key) * kernels
-    step = sum(seconds.values())
+    step = sum(seconds.values())  # the stack's overhead is added by predict_step
     fb = _flops(cfg, seq_len, recompute)
     sequences = layout.global_batch()
     gpu = B.gpu_of(gpu_key)
@@ -196,6 +213,8 @@ def _assemble(cfg, layout, seq_len, gpu_key, recompute, opts, st, hw, split, sta
         layout.world,
         _assumptions(layout, opts, st, hw, overlap),
         kernels,
+        None,
+        gpu_key,
     )
 
 
@@ -203,12 +222,14 @@ def _assumptions(layout, opts, st, hw, overlap) -> tuple[str, ...]:
     dropout = "on" if (st.dropout if opts.dropout is None else opts.dropout) else "off"
     reduction = "overlapped except one bucket" if overlap else "after the backward, exposed"
     kernel = hw.attention_kernel if opts.attention_kernel == "flash" else "unfused"
+    kernel = hw.consts.best_attention if kernel == "best" else kernel
     out = (
         f"stack {st.key}: dp reduction {reduction}, {st.grad_bytes}-byte gradients, dropout {dropout}, "
         f"{st.loss} cross-entropy",
         f"attention kernel {kernel}; GEMMs in {hw.gemm_dtype}"
         + (f" ({st.fp8_recipe} scaling, cast and transposed per operand)" if hw.gemm_dtype == "fp8" else ""),
-        "tp collectives and pp sends on the critical path; cp ring hidden under attention while it lasts",
+        ("tp collectives pipelined with the GEMMs" if st.tp_overlap else "tp collectives on the critical path")
+        + "; pp sends on the critical path; cp ring hidden under attention while it lasts",
     )
     if layout.finetune != "full":
         out += (

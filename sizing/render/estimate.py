@@ -98,10 +98,23 @@ def _mfu_text(est: Estimate) -> str:
     """The MFU and, when it was not given, where it came from (a searched layout, or the fallback)."""
     mfu, lay = est.training.run.mfu, est.mfu_layout
     if lay is not None:
-        return f"{mfu:.3f} (predicted for {lay.layout}, recompute {lay.recompute}, global batch {lay.global_batch})"
+        text = f"{mfu:.3f} (predicted for {lay.layout}, recompute {lay.recompute}, global batch {lay.global_batch})"
+        if lay.band is not None:
+            lo, hi = lay.band.scaled(mfu, inverse=True)
+            text += f"; {lo:.3f}-{hi:.3f}: {lay.band.describe()}"
+        return text
     if est.mfu_source and est.mfu_source.startswith("constant"):
         return f"{mfu:g} ({est.mfu_source})"
     return f"{mfu:g}"
+
+
+def _banded(est: Estimate, value: float, spec: str = ",.0f") -> str:
+    """A time answer and, when its MFU came from the step model, the band of that step."""
+    band = est.mfu_layout.band if est.mfu_layout is not None else None
+    if band is None:
+        return format(value, spec)
+    lo, hi = band.scaled(value)
+    return f"{format(value, spec)} ({format(lo, spec)}-{format(hi, spec)})"
 
 
 def training_rows(est: Estimate) -> list[list]:
@@ -112,9 +125,9 @@ def training_rows(est: Estimate) -> list[list]:
         ["MFU", _mfu_text(est)],
         ["training FLOPs (exact, fwd+bwd)", f"{t.flops:.4e}"],
         ["training FLOPs (6N approximation)", f"{t.flops_6n:.4e}"],
-        ["GPU-hours (exact)", f"{t.gpu_hours:,.0f}"],
+        ["GPU-hours (exact)", _banded(est, t.gpu_hours)],
         ["GPU-hours (6N)", f"{t.gpu_hours_6n:,.0f}"],
-        [f"wall-clock days on {t.run.num_gpus} GPU(s)", f"{t.wall_clock_days:,.1f}"],
+        [f"wall-clock days on {t.run.num_gpus} GPU(s)", _banded(est, t.wall_clock_days, ",.1f")],
     ]
     if t.hardware_flops != t.flops:
         rows.insert(5, ["hardware FLOPs (with recompute)", f"{t.hardware_flops:.4e}"])
