@@ -62,15 +62,7 @@ def plan_sections(plan: ParallelPlan, fmt: str) -> list[str]:
         for c in plan.collectives
     ]
     step_rows = _predicted_rows(plan) if plan.predicted is not None else _constant_rows(plan)
-    if plan.gpu_hours is not None:
-        band = plan.gpu_hours_band
-        hours = f"{plan.gpu_hours:,.0f}" + (f" ({band[0]:,.0f}-{band[1]:,.0f})" if band else "")
-        days = plan.gpu_hours / plan.layout.world / 24
-        days_text = f"{days:,.1f}" + (
-            f" ({band[0] / plan.layout.world / 24:,.1f}-{band[1] / plan.layout.world / 24:,.1f})" if band else ""
-        )
-        step_rows.append([f"GPU-hours for {plan.tokens:,} tokens", hours])
-        step_rows.append(["days", days_text])
+    step_rows += _run_rows(plan)
     verdict = (
         f"fits: {format_gib(plan.per_gpu_bytes)} on the most-loaded GPU (pipeline stage {plan.stage}) of "
         f"{format_gib(plan.gpu_memory_bytes)} less the runtime reserve {format_gib(plan.runtime_reserve.total_bytes)}"
@@ -112,6 +104,18 @@ STEP_PARTS = {
     "optimizer": "optimizer step",
     "overhead": "stack overhead on kernel time (fitted per stack)",
 }
+
+
+def _run_rows(plan: ParallelPlan) -> list[list[str]]:
+    """GPU-hours and days for the run's tokens, each with the step's band."""
+    if plan.gpu_hours is None:
+        return []
+    band, world = plan.gpu_hours_band, plan.layout.world
+    hours = f"{plan.gpu_hours:,.0f}" + (f" ({band[0]:,.0f}-{band[1]:,.0f})" if band else "")
+    days = f"{plan.gpu_hours / world / 24:,.1f}"
+    if band:
+        days += f" ({band[0] / world / 24:,.1f}-{band[1] / world / 24:,.1f})"
+    return [[f"GPU-hours for {plan.tokens:,} tokens", hours], ["days", days]]
 
 
 def _predicted_rows(plan: ParallelPlan) -> list[list[str]]:

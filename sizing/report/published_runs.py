@@ -367,5 +367,6 @@ def _step_time_section(sources: dict[str, int]) -> list[str]:
         "(same stack, GPU class and dense/MoE) prints: the 10th-90th percentile of the cross-validated errors of "
         "those runs (sizing.parallel.band). docs/step-time.md derives each term.",
         fmt.markdown_table(cv_summary_rows(cv["summary"], cv["summary_by_publication"])),
+        "Every run, its error, its cross-validated error and the band a prediction of its kind prints:",
         fmt.markdown_table(cite(run_rows(), sources)),
     ]
