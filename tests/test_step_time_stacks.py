@@ -56,10 +56,10 @@ def test_power_cap_scales_compute_clock_by_cube_root():
 def test_eager_stack_is_slower_than_compiled_and_uses_flash2():
     compiled = predict_step(LLAMA8B, FSDP8, 8192, "h100", "selective", StepOptions(stack="torchtitan-compile"))
     eager_ = predict_step(LLAMA8B, FSDP8, 8192, "h100", "selective", StepOptions(stack="torchtitan-eager"))
-    llama3 = predict_step(LLAMA8B, FSDP8, 8192, "h100", "selective", StepOptions(stack="fsdp"))
+    llama3 = predict_step(LLAMA8B, FSDP8, 8192, "h100", "selective", StepOptions(stack="llama3"))
     assert eager_.seconds["gemm"] == compiled.seconds["gemm"]
     assert eager_.seconds["memory"] > 2 * compiled.seconds["memory"]  # 40 B norms, 20 B rotary, 10 B SwiGLU
-    h100 = gpu_constants("h100-sxm")  # SDPA's FlashAttention-2 against cuDNN (the GPU's best) of the fsdp stack
+    h100 = gpu_constants("h100-sxm")  # SDPA's FlashAttention-2 against cuDNN (the GPU's best) of the llama3 stack
     fa2, best = h100.attention_kernel("fa2"), h100.attention_kernel("best")
     # forward F / share, backward 2.5 F / share; head dim 128 is where the shares were measured
     expected = (1 / fa2.forward + 2.5 / fa2.backward) / (1 / best.forward + 2.5 / best.backward)
