@@ -19,19 +19,14 @@ CV = cv_report()
 
 
 def test_cross_validated_error_over_every_published_run():
-    """Issue 36's bar for the development rows: leave-one-source-out median |error| <= 12% and no
-    one-sided bias (25-75% predicted too fast). The worst row is held to 32%, not the 30% aimed
-    for: MPT-1B on 512 H100 (llm-foundry's Jan 2024 table, flash-attn 2 as its sweep.py states)
-    runs 31% slower than predicted, and the gap grows with the GPU count (-25% on 128) in a way the
-    model's FSDP terms do not explain (docs/step-time.md, "Where the model misses")."""
+    """Issue 36's bar for the development rows: leave-one-source-out median |error| <= 12%, worst
+    <= 30%, and no one-sided bias (25-75% predicted too fast); every source's median <= 15%."""
     overall = CV["summary"]["all"]
     assert overall["rows"] == 266
     assert overall["median_abs"] <= 0.12
-    assert abs(overall["worst"]) <= 0.32
-    misses = [r["name"] for r in CV["rows"] if abs(r["cv_error"]) > 0.30]
-    assert misses == ["MPT-1B 512x h100-sxm T 2,048 b 12 x 1 (bf16)"]
+    assert abs(overall["worst"]) <= 0.30
     assert 0.25 <= overall["too_fast"] <= 0.75
-    for source, s in CV["summary"].items():  # no source is far off on its own either
+    for source, s in CV["summary"].items():
         assert s["median_abs"] <= 0.15, (source, s)
 
 

@@ -47,7 +47,10 @@ def dp_exposed_seconds(
       `units` (one per block, torch FSDP's wrapping) twice (forward, backward) and
       reduce-scatters its gradients, one collective per unit with its own latency, prefetched
       under that micro-batch's compute: exposed = m x max(0, traffic - compute), plus the first
-      unit's gather and the last unit's reduce-scatter, which nothing hides.
+      unit's gather and the last unit's reduce-scatter, which nothing hides. An FSDP-family
+      stack at ZeRO-2 (torch FSDP's SHARD_GRAD_OP) does the same with one gather per unit.
+    * While a collective overlaps compute it runs on `nccl_channels` SMs the GEMMs then lack:
+      the overlapped time x channels / SMs is added (sizing/data/step_time.json "nccl_latency").
 
     `params`: the stage's parameters on this rank; `trained`: those with gradients (LoRA's
     adapters; None: all). FSDP gathers every weight but reduces only trained gradients.
@@ -58,12 +61,15 @@ def dp_exposed_seconds(
         return 0.0
     link = link_for(gpu_key, group, layout.tp, layout.gpus_per_node, opts)
     grads, weights = trained * st.grad_bytes, params * ACT_BYTES
-    if layout.fsdp is not None:
+    steal = hw.consts.nccl_channels / hw.consts.sms  # the SMs a running collective takes from the GEMMs
+    per_unit = layout.fsdp is not None or (st.family == "fsdp" and layout.zero_stage == 2)
+    if per_unit:  # torch FSDP: one flat parameter per wrapped block; SHARD_GRAD_OP gathers it once
         units = max(1, units)
         gather = link.seconds("all_gather", weights / units, group)
         scatter = link.seconds("reduce_scatter", grads / units, group)
-        per = units * (2 * gather + scatter)
-        return layout.micro_batches * max(0.0, per - stage_seconds) + gather + scatter
+        per = units * ((2 if layout.fsdp is not None else 1) * gather + scatter)
+        hidden = layout.micro_batches * min(per, stage_seconds) * steal
+        return layout.micro_batches * max(0.0, per - stage_seconds) + gather + scatter + hidden
     bucket = min(grads, opts.bucket_params * st.grad_bytes)
     if layout.zero_stage == 0:
         total = link.seconds("all_reduce", grads, group)
@@ -71,4 +77,5 @@ def dp_exposed_seconds(
         total = link.seconds("reduce_scatter", grads, group) + link.seconds("all_gather", trained * ACT_BYTES, group)
     if not overlap:
         return total
-    return max(link.seconds("all_reduce", bucket, group), total - 2 / 3 * stage_seconds)
+    hidden = min(total, 2 / 3 * stage_seconds) * steal
+    return max(link.seconds("all_reduce", bucket, group), total - 2 / 3 * stage_seconds) + hidden

@@ -69,6 +69,7 @@ class GpuConstants:
     nccl_base_s: float = 0.0  # NCCL ring latency: base, per step inside a node, per step across nodes
     nccl_hop_nvlink_s: float = 0.0
     nccl_hop_network_s: float = 0.0
+    nccl_channels: int = 0  # CUDA blocks (one SM each) a collective runs on while it overlaps compute
 
     def clock_fraction(self, power_limit_w: float | None) -> float:
         """Compute clock under a power cap relative to the uncapped one: (cap / tdp)^(1/3), from
@@ -160,6 +161,7 @@ def gpu_constants(gpu_key: str) -> GpuConstants:
         e["network_latency_us"] * 1e-6,
         e["tdp_w"],
         *(_data()["nccl_latency"][k] * 1e-6 for k in ("base_us", "hop_nvlink_us", "hop_network_us")),
+        _data()["nccl_latency"]["channels"],
     )
 
 
