@@ -167,7 +167,7 @@ def _unit_hardware(tp_gbs: float = 100.0):
 
     consts = GpuConstants(
         "unit", 1, ((1, 1, 1.0),), (1,), 0.0, (("bf16", GemmFit(0.5, 0.0)),),
-        (("fa2", AttentionKernel(0.5, 0.25)),), "fa2", 16384, 128, 1.0, 1e12, 1.0, 1.0, 1.0, 0.0, 0.0,
+        (("fa2", AttentionKernel(0.5, 0.25)),), "fa2", 16384, 128, 1.0, 1e12, 1.0, 1.0, 1.0,
     )  # fmt: skip
     link = Link("nvlink", tp_gbs, 0.0)
     return Hardware(consts, 1e12, 1e12, "bf16", 1e12, link, link, link)

@@ -63,8 +63,6 @@ class GpuConstants:
     hbm_fraction: float
     nvlink_fraction: float
     network_fraction: float
-    nvlink_latency_s: float
-    network_latency_s: float
     tdp_w: float = 0.0  # board power the GEMM share was measured at (0: no cap modelled)
     nccl_base_s: float = 0.0  # NCCL ring latency: base, per step inside a node, per step across nodes
     nccl_hop_nvlink_s: float = 0.0
@@ -157,8 +155,6 @@ def gpu_constants(gpu_key: str) -> GpuConstants:
         e["hbm_fraction"],
         e["nvlink_fraction"],
         e["network_fraction"],
-        e["nvlink_latency_us"] * 1e-6,
-        e["network_latency_us"] * 1e-6,
         e["tdp_w"],
         *(_data()["nccl_latency"][k] * 1e-6 for k in ("base_us", "hop_nvlink_us", "hop_network_us")),
         _data()["nccl_latency"]["channels"],
