@@ -40,7 +40,7 @@ def test_calibrate_recovers_known_overheads(tmp_path):
     path = tmp_path / "steps.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     out = tmp_path / "cal.json"
-    result = CliRunner().invoke(main, ["calibrate", str(path), "-o", str(out)])
+    result = CliRunner().invoke(main, ["calibrate", str(path), "--out", str(out)])
     assert result.exit_code == 0, result.output
     fitted = json.loads(out.read_text())["stacks"]
     for stack, value in TRUE.items():
@@ -59,7 +59,7 @@ def test_bad_rows_get_one_line_each_and_nothing_is_written(tmp_path):
     lines = [",".join(keys)] + [",".join(str(r.get(k, "")) for k in keys) for r in (good, bad_tp, no_measure, bad_gpu)]
     path.write_text("\n".join(lines) + "\n")
     out = tmp_path / "cal.json"
-    result = CliRunner().invoke(main, ["calibrate", str(path), "-o", str(out)])
+    result = CliRunner().invoke(main, ["calibrate", str(path), "--out", str(out)])
     assert result.exit_code == 2 and not out.exists()
     errors = [line for line in result.output.splitlines() if line.startswith("Error: row")]
     assert [e.split(":")[1].strip() for e in errors] == ["row 2", "row 3", "row 4"]

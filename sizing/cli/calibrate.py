@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from sizing.cli.common import UserError
+from sizing.cli.option_layer import option
 from sizing.validate import SizingError
 
 
@@ -18,16 +19,14 @@ def _summary(s: dict) -> str:
 
 @click.command("calibrate")
 @click.argument("measured", metavar="FILE")
-@click.option(
-    "--out",
-    "-o",
+@option(
+    "out",
     default="calibration.json",
-    show_default=True,
-    metavar="PATH",
-    help="Where to write the calibration (atomically; nothing is written when a row is bad).",
+    help="Where to write the calibration (atomically; nothing is written when a row is bad).  "
+    "[default: calibration.json]",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the fit as JSON.")
-def calibrate(measured: str, out: str, as_json: bool) -> None:
+@option("format", only=("table", "json"))
+def calibrate(measured: str, out: str, fmt: str) -> None:
     """Fit the step model's per-stack overheads to measured steps (JSONL, JSON or CSV rows: preset or
     config, gpu, gpus, seq_len, global_batch, layout fields, precision, recompute, stack, and one of
     step_seconds, tokens_per_second, tokens_per_second_per_gpu or a torchtitan / Megatron log line).
@@ -44,7 +43,7 @@ def calibrate(measured: str, out: str, as_json: bool) -> None:
         raise UserError(str(exc).replace("\n", "\nError: ")) from None
     data = result.to_dict()
     write_bytes_atomic(Path(out), (json.dumps(data, indent=1) + "\n").encode("utf-8"))
-    if as_json:
+    if fmt == "json":
         click.echo(json.dumps(data, indent=1))
         return
     click.echo(f"{result.runs} measured steps from {measured} ({result.sources} source(s))")

@@ -17,6 +17,7 @@ from sizing.formulas import flop_breakdown
 from sizing.inputs import ModelConfig, Workload
 from sizing.parallel.run import MFU_MEANING, predict_run
 from sizing.parallel.stepdata import has_constants
+from sizing.validate import MIN_MFU
 
 
 @dataclass(frozen=True)
@@ -56,10 +57,11 @@ def best_layout_mfu(cfg: ModelConfig, work: Workload, gpu_key: str) -> LayoutMfu
     pred = best.predicted
     ratio = flop_breakdown(cfg, work.seq_len, work.attention, "none").model_training / pred_flops(cfg, work.seq_len)
     lay = best.layout
+    # an MFU under the estimate's floor (a latency-bound ring over absurdly many GPUs) is quoted at the floor
+    mfu = min(1.0, max(MIN_MFU, pred.mfu * ratio))
     return LayoutMfu(
-        min(1.0, pred.mfu * ratio), lay.label(), best.work.recompute, lay.global_batch(), pred.step_seconds,
-        lay.world, pred.mfu, pred.band,
-    )  # fmt: skip
+        mfu, lay.label(), best.work.recompute, lay.global_batch(), pred.step_seconds, lay.world, pred.mfu, pred.band
+    )
 
 
 def pred_flops(cfg: ModelConfig, seq_len: int) -> int:

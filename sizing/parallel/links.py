@@ -20,10 +20,15 @@ collective over n ranks on `nodes` nodes takes base + (steps - inter) x hop(NVLi
 hop(network), with steps = n - 1 (all-gather, reduce-scatter) or 2 (n - 1) (all-reduce) and
 inter = nodes - 1 (or twice that): a 512-rank ring pays ~3 ms per collective before a byte of
 bandwidth, which is what makes FSDP's per-unit collectives of small models latency-bound at scale.
+NCCL picks, by the same model, the algorithm that takes least time: its trees for all-reduce
+(NCCL 2.4) and PAT for all-gather / reduce-scatter with one rank per node (NCCL 2.23) have latency
+logarithmic in the ranks, base + 2 log2(n) network steps, which bounds the ring's there; an
+all-gather or reduce-scatter with several ranks per node runs as a ring.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from sizing.inputs import GPU
@@ -51,7 +56,11 @@ class Link:
             steps, inter = 2 * steps, 2 * inter
         elif kind in ("send", "all_to_all"):
             steps, inter = 1, min(1, inter)
-        return self.latency_s + (steps - inter) * self.hop_nvlink_s + inter * self.hop_network_s
+        ring = self.latency_s + (steps - inter) * self.hop_nvlink_s + inter * self.hop_network_s
+        if kind == "all_reduce" or (self.name == "network" and local == 1):
+            tree = self.latency_s + 2 * math.ceil(math.log2(group)) * max(self.hop_nvlink_s, self.hop_network_s)
+            return min(ring, tree)
+        return ring
 
     def seconds(self, kind: str, n_bytes: float, group: int, calls: int = 1) -> float:
         """`calls` collectives of `kind` with an S-byte buffer over `group` ranks."""
