@@ -1,10 +1,11 @@
 """`sizing parallel`: per-GPU memory, communication and step time of a parallel training layout,
 or the smallest layout that fits.
 
-With any of --dp/--tp/--pp/--cp/--ep the layout is evaluated as given (--gpus, if given,
-must be their product). Without them the command searches: on exactly --gpus GPUs, or on
-the fewest GPUs up to --max-gpus; when nothing fits it says so and lists what would.
-Exit codes: 0 fits, 3 does not fit, 2 bad input.
+With any of --dp/--tp/--pp/--cp/--ep/--etp the layout is evaluated as given (--gpus, if
+given, must be dp x tp x pp x cp). Without them the command searches: on exactly --gpus GPUs,
+or on the fewest GPUs up to --max-gpus; when nothing fits it says so and lists what would.
+Exit codes: 0 fits or tight (within the allocator's band: sizing.memory.verdict), 3 a clear
+"does not fit" (or a search that finds no layout), 2 bad input.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import click
 from sizing.cli.common import FORMATS, UserError, model_options, resolve_model
 from sizing.cli.options import MFU_TYPE, MIN_MFU, Choice, Count, Number, Quantity
 from sizing.inputs import default_gpu_for, get_gpu
-from sizing.memory import OPTIMIZER_ALIASES, OPTIMIZERS
+from sizing.memory import FP8_RECIPES, OPTIMIZER_ALIASES, OPTIMIZERS
 from sizing.parallel import (
     DEFAULT_GLOBAL_BATCH,
     DEFAULT_STACK,
@@ -38,7 +39,8 @@ from sizing.vocabulary import (
 )
 
 EXIT_DOES_NOT_FIT = 3
-_DIMS = ("dp", "tp", "pp", "cp", "ep")
+_DIMS = ("dp", "tp", "pp", "cp", "ep")  # the --overlap dimensions
+_LAYOUT_DIMS = (*_DIMS, "etp")  # any of these given: evaluate the layout, do not search
 
 
 def _once(ctx, param, values):
@@ -65,7 +67,8 @@ def _layout_options(func):
             help="Pipeline stages (uneven when pp does not divide L; see --stage-layers).",
         ),
         _one("--cp", type=Count("--cp"), help="Context-parallel degree (ring attention; flash only)."),
-        _one("--ep", type=Count("--ep"), help="Expert-parallel degree (MoE; must divide experts and dp x cp)."),
+        _one("--ep", type=Count("--ep"), help="Expert-parallel degree (MoE; ep x etp must divide tp x cp x dp)."),
+        _one("--etp", type=Count("--etp"), help="Expert tensor-parallel degree (MoE).  [default: 1]"),
         _one(
             "--zero", type=Choice("--zero", (0, 1, 2, 3)), help="ZeRO stage over dp x cp (flat shards).  [default: 0]"
         ),
@@ -124,6 +127,15 @@ def _layout_options(func):
     help="Constant-efficiency mode: hardware FLOPs (recompute included) at this share of peak, plus exposed "
     f"communication and bubble (used, at {DEFAULT_MFU}, for GPUs without step-time constants).",
 )
+@_one("--fp8-recipe", type=Choice("--fp8-recipe", FP8_RECIPES), help="fp8 scaling recipe.  [default: tensorwise]")
+@click.option(
+    "--fp8-param-gather", is_flag=True, help="Primary fp8 weights (no bf16 copy; Megatron's --fp8-param-gather)."
+)
+@_one(
+    "--grad-reduce",
+    type=Choice("--grad-reduce", ("fp32", "bf16")),
+    help="Gradient buffer dtype (default: the stack's; Megatron-Core fp32 for bf16, bf16 for fp8).",
+)
 @_one(
     "--stack",
     type=Choice("--stack", STACKS),
@@ -143,7 +155,8 @@ def parallel(preset, config_path, overrides, seq_len, **opts):
 
     Memory is the most-loaded GPU's, term by term: model states under ZeRO/FSDP, activations per
     TP/SP/CP shard and in-flight micro-batch, lm_head and loss on the last stage, experts per EP
-    rank, LoRA/QLoRA, CPU offload. Exit code 0 when it fits, 3 when it does not, 2 on bad input.
+    rank, LoRA/QLoRA, CPU offload, stored as --stack stores it. Exit code 0 when it fits or is
+    tight (within the allocator's band), 3 when it clearly does not fit, 2 on bad input.
 
     \b
     Example:
@@ -172,7 +185,7 @@ def parallel(preset, config_path, overrides, seq_len, **opts):
     except SizingError as exc:
         raise UserError(str(exc)) from None
     click.echo(render_parallel_plan(plan, fmt))
-    if not plan.fits:
+    if not plan.memory_verdict.may_fit:
         raise SystemExit(EXIT_DOES_NOT_FIT)
 
 
@@ -199,7 +212,12 @@ def _plan_options(opts: dict, gpu_key: str) -> dict:
         "tokens": opts.pop("tokens"),
     }
     stack = opts.pop("stack")
-    if stack is not None or out["precision"] == "fp8" or out["nvlink_gbs"] or out["network_gbs"]:
+    memory = {"fp8_recipe": opts.pop("fp8_recipe"), "grad_reduce": opts.pop("grad_reduce")}
+    memory["fp8_params"] = True if opts.pop("fp8_param_gather") else None
+    if (memory["fp8_recipe"] or memory["fp8_params"]) and out["precision"] != "fp8":
+        raise UserError("--fp8-recipe and --fp8-param-gather apply to --precision fp8")
+    given = {k: v for k, v in memory.items() if v is not None}
+    if stack is not None or out["precision"] == "fp8" or out["nvlink_gbs"] or out["network_gbs"] or given:
         from sizing.parallel import StepOptions
 
         out["step_options"] = StepOptions(
@@ -207,6 +225,7 @@ def _plan_options(opts: dict, gpu_key: str) -> dict:
             precision="fp8" if out["precision"] == "fp8" else "bf16",
             nvlink_gbs=out["nvlink_gbs"],
             network_gbs=out["network_gbs"],
+            **given,
         )
     return out
 
@@ -245,10 +264,10 @@ def _micro_batches(opts: dict, search: bool, dp: int, mb: int) -> int | None:
 
 def _layout(opts: dict) -> tuple[ParallelLayout, bool]:
     """The layout the options describe, and whether to search (no dimension given)."""
-    dims = {d: opts.get(d) for d in _DIMS}
+    dims = {d: opts.get(d) for d in _LAYOUT_DIMS}
     search = all(v is None for v in dims.values())
     gpus = opts.get("gpus")
-    tp, pp, cp, ep = (dims[d] or 1 for d in ("tp", "pp", "cp", "ep"))
+    tp, pp, cp, ep, etp = (dims[d] or 1 for d in ("tp", "pp", "cp", "ep", "etp"))
     dp = dims["dp"]
     if dp is None:
         dp = 1 if gpus is None else gpus // (tp * pp * cp) or 1
@@ -260,6 +279,7 @@ def _layout(opts: dict) -> tuple[ParallelLayout, bool]:
         "pp": pp,
         "cp": cp,
         "ep": ep,
+        "etp": etp,
         "dp": dp,
         "zero": opts.get("zero") or 0,
         "fsdp": opts.get("fsdp"),
@@ -289,7 +309,7 @@ def _layout(opts: dict) -> tuple[ParallelLayout, bool]:
                 raise UserError(
                     f"{option} sets a layout: give --dp/--tp/--pp/--cp too, or leave the layout to the search"
                 )
-        fields.update(tp=1, pp=1, cp=1, ep=1, dp=1, micro_batches=1)
+        fields.update(tp=1, pp=1, cp=1, ep=1, etp=1, dp=1, micro_batches=1)
     layout = ParallelLayout(**fields)
     if not search and gpus is not None:
         layout.check_world(gpus)

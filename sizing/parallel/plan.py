@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 
 from sizing.formulas import params as P
 from sizing.inputs import GPU, ModelConfig, as_config, get_gpu
-from sizing.memory import RuntimeReserve, get_optimizer, get_precision, layout_runtime_reserve
+from sizing.memory import FitVerdict, RuntimeReserve, fit_verdict, get_optimizer, get_precision, layout_runtime_reserve
 from sizing.parallel.comms import Collective
 from sizing.parallel.layout import ParallelLayout
 from sizing.parallel.memory import Workload, most_loaded
@@ -80,11 +80,18 @@ class ParallelPlan:
     def runtime_reserve(self) -> RuntimeReserve:
         """CUDA context + NCCL buffers of one rank (sizing.memory.runtime), off the GPU before the fit."""
         lay = self.layout
-        return layout_runtime_reserve(lay.dp, lay.tp, lay.pp, lay.cp, lay.ep)
+        return layout_runtime_reserve(lay.dp, lay.tp, lay.pp, lay.cp, lay.ep, lay.etp)
 
     @property
     def fits(self) -> bool:
+        """The point estimate: the most-loaded GPU's tensors plus the runtime reserve fit the GPU
+        (what the layout search asks of a layout)."""
         return self.per_gpu_bytes + self.runtime_reserve.total_bytes <= self.gpu_memory_bytes
+
+    @property
+    def memory_verdict(self) -> FitVerdict:
+        """fits / tight / does not fit, with the allocator's band (sizing.memory.verdict)."""
+        return fit_verdict(self.per_gpu_bytes, self.runtime_reserve.total_bytes, self.gpu_memory_bytes)
 
     @property
     def comm_bytes_per_step(self) -> int:
@@ -120,6 +127,8 @@ class ParallelPlan:
             "runtime_reserve_bytes": self.runtime_reserve.total_bytes,
             "headroom_bytes": self.gpu_memory_bytes - self.runtime_reserve.total_bytes - self.per_gpu_bytes,
             "fits": self.fits,
+            **self.memory_verdict.to_dict(),
+            "memory_stack": self.work.stack,
             "collectives": [c.to_dict() for c in self.collectives],
             "comm_wire_bytes_per_step": self.comm_bytes_per_step,
             "step_model": self.step_model,
@@ -171,7 +180,7 @@ def parallel_plan(
         raise SizingError(
             f"precision fp8 needs a GPU with fp8 tensor cores; {gpu_entry.key} has: {', '.join(gpu_entry.peak_tflops)}"
         )
-    work = Workload(seq_len, precision, optimizer, recompute, impl)
+    work = plan_workload(seq_len, precision, optimizer, recompute, impl, step_options)
     stage, terms = most_loaded(cfg, layout, work)
     collectives = step_collectives(cfg, layout, work, gpu_entry, nvlink_gbs, network_gbs, fused)
     dtype = "fp32" if precision == "fp32" and "fp32" in gpu_entry.peak_tflops else None
@@ -187,6 +196,20 @@ def parallel_plan(
         predicted = predict_step(cfg, layout, seq_len, gpu_entry.key, recompute, options)
     return ParallelPlan(
         name, cfg, layout, work, gpu_entry, stage, terms, tuple(collectives), st, tokens, predicted, mfu
+    )
+
+
+def plan_workload(
+    seq_len: int, precision: str, optimizer: str, recompute: str, impl: str, step_options: StepOptions | None
+) -> Workload:
+    """The plan's memory workload: stored as the step's stack stores it (StepOptions.stack, its
+    default when none is given, and its fp8 and gradient-buffer settings), so memory and step
+    time describe the same software; StepOptions.reference_memory keeps the reference model's
+    eager accounting (what `sizing memory` counts)."""
+    opts = step_options or StepOptions()
+    stack = None if opts.reference_memory else opts.stack
+    return Workload(
+        seq_len, precision, optimizer, recompute, impl, stack, opts.fp8_recipe, opts.fp8_params, opts.grad_reduce
     )
 
 

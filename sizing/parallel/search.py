@@ -9,8 +9,9 @@ not divide L: first and last lighter), 1F1B or interleaved with v = 2, 4, 8 chun
 layers of the fullest stage); cp a power of two up to 8 dividing T (flash attention only; its
 ring is costed, not free); dp = N / (tp pp cp) dividing the global batch, m = global batch / dp
 micro-batches (gradient accumulation), at least pp; ZeRO-1, or FSDP (ZeRO-3 per parameter);
-for MoE, ep the largest power of two dividing E and dp x cp; recomputation none, selective or
-full unless one is asked for; micro-batch 1.
+for MoE, ep the largest power of two dividing E and the stage's tp x cp x dp ranks, with expert
+tensor parallelism 1 (Megatron-Core's expert grid: sizing.parallel.layout); recomputation none,
+selective or full unless one is asked for; micro-batch 1.
 
 With the per-operation step model (the default), every candidate's step time is predicted
 first (memoised per block shape), and memory is checked in order of predicted time: the first
@@ -27,8 +28,8 @@ from sizing.inputs import ModelConfig, as_config, get_gpu
 from sizing.memory import layout_runtime_reserve
 from sizing.parallel.batches import FINETUNE_GLOBAL_BATCH
 from sizing.parallel.layout import GPUS_PER_NODE, ParallelLayout
-from sizing.parallel.memory import Workload, most_loaded
-from sizing.parallel.plan import ParallelPlan, parallel_plan
+from sizing.parallel.memory import most_loaded
+from sizing.parallel.plan import ParallelPlan, parallel_plan, plan_workload
 from sizing.parallel.schedule import stage_split
 from sizing.parallel.stepdata import has_constants
 from sizing.parallel.steptime import StepOptions, predict_step
@@ -71,7 +72,7 @@ def candidate_layouts(
                 m = global_batch // dp
                 if pp > 1 and m < pp:
                     continue
-                ep = _largest_power_of_two_dividing(cfg.n_experts, dp * cp) if cfg.is_moe else 1
+                ep = _largest_power_of_two_dividing(cfg.n_experts, tp * cp * dp) if cfg.is_moe else 1
                 fullest = max(stage_split(cfg.n_layers, pp))
                 chunks = [1] + ([v for v in (2, 4, 8) if v <= fullest] if pp > 1 else [])
                 for v, fsdp in product(chunks, (None, "full") if dp * cp > 1 else (None,)):
@@ -83,6 +84,7 @@ def candidate_layouts(
                             pp=pp,
                             cp=cp,
                             ep=ep,
+                            etp=1,
                             zero=1 if dp * cp > 1 and fsdp is None else 0,
                             fsdp=fsdp,
                             sequence_parallel=tp > 1,
@@ -161,7 +163,6 @@ def _fastest_fitting(cfg: ModelConfig, layouts: list, seq_len: int, modes, plan_
     """The plan of the fastest (layout, recompute) by predicted step time that fits in memory."""
     gpu = get_gpu(plan_options.get("gpu", "h100"))
     impl = plan_options.get("attention_impl", "flash")
-    work = dict(precision=plan_options.get("precision", "bf16-mixed"), optimizer=plan_options.get("optimizer", "adamw"))
     options = plan_options.get("step_options") or StepOptions()
     timed = []
     for i, layout in enumerate(layouts):
@@ -177,11 +178,18 @@ def _fastest_fitting(cfg: ModelConfig, layouts: list, seq_len: int, modes, plan_
             timed.append((seconds, same, i, mode))
     for _, _, i, mode in sorted(timed):
         lay = layouts[i]
-        _, terms = most_loaded(cfg, lay, Workload(seq_len, recompute=mode, attention_impl=impl, **work))
-        reserve = layout_runtime_reserve(lay.dp, lay.tp, lay.pp, lay.cp, lay.ep).total_bytes  # as plan.fits
+        _, terms = most_loaded(cfg, lay, _workload(seq_len, mode, plan_options))
+        reserve = layout_runtime_reserve(lay.dp, lay.tp, lay.pp, lay.cp, lay.ep, lay.etp).total_bytes  # as plan.fits
         if terms["total_bytes"] + reserve <= gpu.memory_bytes:
             return parallel_plan(cfg, layouts[i], seq_len, recompute=mode, **plan_options)
     return None
+
+
+def _workload(seq_len: int, recompute: str, plan_options: dict):
+    """The memory workload parallel_plan would build from these options (plan.plan_workload)."""
+    get = plan_options.get
+    precision, optimizer = get("precision", "bf16-mixed"), get("optimizer", "adamw")
+    return plan_workload(seq_len, precision, optimizer, recompute, get("attention_impl", "flash"), get("step_options"))
 
 
 def _fitting_plans(cfg: ModelConfig, layout: ParallelLayout, seq_len: int, modes, plan_options: dict) -> list:
@@ -189,7 +197,6 @@ def _fitting_plans(cfg: ModelConfig, layout: ParallelLayout, seq_len: int, modes
     (collectives, step) only for what fits; full recomputation saves the most, so when it does
     not fit no mode does."""
     gpu = get_gpu(plan_options.get("gpu", "h100"))
-    work = dict(precision=plan_options.get("precision", "bf16-mixed"), optimizer=plan_options.get("optimizer", "adamw"))
     impl = plan_options.get("attention_impl", "flash")
     try:
         layout.check_model(cfg, seq_len, impl)
@@ -198,8 +205,8 @@ def _fitting_plans(cfg: ModelConfig, layout: ParallelLayout, seq_len: int, modes
     ordered = sorted(modes, key=lambda m: m != "full")
     out = []
     for mode in ordered:
-        _, terms = most_loaded(cfg, layout, Workload(seq_len, recompute=mode, attention_impl=impl, **work))
-        reserve = layout_runtime_reserve(layout.dp, layout.tp, layout.pp, layout.cp, layout.ep).total_bytes
+        _, terms = most_loaded(cfg, layout, _workload(seq_len, mode, plan_options))
+        reserve = layout_runtime_reserve(layout.dp, layout.tp, layout.pp, layout.cp, layout.ep, layout.etp).total_bytes
         if terms["total_bytes"] + reserve > gpu.memory_bytes:
             if mode == "full":
                 return []

@@ -1,0 +1,111 @@
+"""How each training stack stores memory: its kernels' saved activations, its selective
+checkpointing, its gradient buffer and how its fp8 GEMMs keep weights and inputs. One entry per
+stack of sizing/data/step_time.json (a test checks it), so a plan's memory and its step time
+describe the same software.
+
+* megatron-core: Megatron-Core with Transformer Engine. Fused norms and activations
+  (sizing.memory.stack_activations). The gradient buffer is fp32 for bf16 training: Megatron-LM
+  sets --accumulate-allreduce-grads-in-fp32 for --bf16 unless --grad-reduce-in-bf16
+  (megatron/training/arguments.py), and NeMo 2 / Megatron-Bridge default to
+  grad_reduce_in_fp32=True (nemo/collections/llm/recipes/precision/mixed_precision.py). With the
+  distributed optimizer (ZeRO-1 over dp x cp) that is 2 + 4 + 12/d bytes per parameter
+  (docs/source/distrib_optimizer.md: "bf16 param, fp32 grads: 6 + 12/d"). fp8 runs follow
+  Megatron-LM's own fp8 recipe (examples/llama/train_llama3_8b_h100_fp8.sh: --grad-reduce-in-bf16)
+  and NeMo's (NeMo-Framework-Launcher examples/training/llama/h100/llama3_8b_fp8.sh:
+  optim.grad_sync_dtype=bf16): bf16 gradients. TE keeps fp8 weight copies and saves fp8 GEMM
+  inputs (sizing.memory.fp8); primary fp8 weights (--fp8-param-gather) are an option, off by
+  default as in TE.
+* megatron-2021, megatron-deepspeed: Megatron-LM's fused kernels of 2021-22 (fused LayerNorm,
+  bias-GeLU, scale-mask-softmax), 16-bit gradients as their step-time entries reduce them.
+* fsdp (the Llama 3 / OPT stack): fused kernels, bf16 gradient reduction.
+* torchtitan-eager / torchtitan-compile: eager ops (the reference model's terms) or Inductor's
+  fused ones, op-level selective checkpointing, FSDP2 with fp32 gradient reduction
+  (mixed_precision_reduce float32). Float8 through torchao saves the bf16 inputs of its GEMMs
+  (torchao/float8/float8_linear.py: `ctx.save_for_backward(input_hp, weight_hp_t)`) and keeps no
+  fp8 weight copies between GEMMs.
+
+`None` (no stack) is the reference model's accounting: eager terms, the precision's gradients,
+nothing fp8-specific; sizing.parallel.memory's functions default to it, and the torch probes
+check it byte for byte.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from sizing.memory import get_precision
+from sizing.validate import SizingError, require_choice
+
+GRAD_REDUCE_BYTES: dict[str, int] = {"fp32": 4, "bf16": 2}
+
+
+@dataclass(frozen=True)
+class MemoryStack:
+    key: str
+    kernels: str  # "eager" | "fused" (sizing.memory.stack_activations)
+    selective: str  # "attention" | "op"
+    grad_bytes: int  # gradient buffer element size, bf16 / fp16 training
+    fp8: str  # "te" (Transformer Engine: fp8 weight copies, fp8 saved inputs) | "torchao" (neither)
+    fp8_grad_bytes: int  # gradient buffer element size under fp8 training
+
+
+MEMORY_STACKS: dict[str, MemoryStack] = {
+    "megatron-2021": MemoryStack("megatron-2021", "fused", "attention", 2, "te", 2),
+    "megatron-deepspeed": MemoryStack("megatron-deepspeed", "fused", "attention", 2, "te", 2),
+    "megatron-core": MemoryStack("megatron-core", "fused", "attention", 4, "te", 2),
+    "fsdp": MemoryStack("fsdp", "fused", "attention", 2, "torchao", 2),
+    "torchtitan-eager": MemoryStack("torchtitan-eager", "eager", "op", 4, "torchao", 4),
+    "torchtitan-compile": MemoryStack("torchtitan-compile", "fused", "op", 4, "torchao", 4),
+}
+
+
+@dataclass(frozen=True)
+class Conventions:
+    """What a Workload's stack and precision settle for the memory terms."""
+
+    kernels: str = "eager"
+    selective: str = "attention"
+    grad_bytes: int | None = None  # None: the precision's
+    fp8_copies: bool = False  # TE's fp8 copies of each GEMM weight
+    fp8_params: bool = False  # primary fp8 weights: no bf16 copy of the GEMM weights
+    fp8_recipe: str | None = None  # fp8 GEMM inputs saved in fp8 (TE); None: bf16
+
+    def activation_kwargs(self) -> dict:
+        return {"kernels": self.kernels, "selective": self.selective, "fp8_recipe": self.fp8_recipe}
+
+
+def memory_stack(key: str) -> MemoryStack:
+    return MEMORY_STACKS[require_choice("stack", key, MEMORY_STACKS)]
+
+
+@cache
+def conventions(
+    stack: str | None, precision: str, fp8_recipe: str, fp8_params: bool | None, grad_reduce: str | None
+) -> Conventions:
+    """The memory conventions of `stack` (None: the reference model's) at `precision`; fp8_params
+    and grad_reduce ("fp32" / "bf16") override the stack's where given."""
+    fp8 = get_precision(precision).key == "fp8"
+    grad = (
+        None
+        if grad_reduce is None
+        else GRAD_REDUCE_BYTES[require_choice("grad_reduce", grad_reduce, GRAD_REDUCE_BYTES)]
+    )
+    if stack is None:
+        if fp8_params:
+            raise SizingError("fp8_params needs a Transformer Engine stack (stack megatron-core)")
+        return Conventions(grad_bytes=grad)
+    st = memory_stack(stack)
+    te = fp8 and st.fp8 == "te"
+    if fp8_params and not te:
+        raise SizingError(f"fp8_params needs precision fp8 on a Transformer Engine stack (got {precision}, {stack})")
+    mixed = get_precision(precision).master_bytes > 0  # fp32 and pure bf16 keep their own gradients
+    default_grad = (st.fp8_grad_bytes if fp8 else st.grad_bytes) if mixed else None
+    return Conventions(
+        kernels=st.kernels,
+        selective=st.selective,
+        grad_bytes=default_grad if grad is None else grad,
+        fp8_copies=te,
+        fp8_params=bool(fp8_params) and te,
+        fp8_recipe=fp8_recipe if te else None,
+    )
