@@ -129,7 +129,9 @@ def _layout_options(func):
 )
 @_one("--fp8-recipe", type=Choice("--fp8-recipe", FP8_RECIPES), help="fp8 scaling recipe.  [default: tensorwise]")
 @click.option(
-    "--fp8-param-gather", is_flag=True, help="Primary fp8 weights (no bf16 copy; Megatron's --fp8-param-gather)."
+    "--fp8-param-gather/--no-fp8-param-gather",
+    default=None,
+    help="Primary fp8 weights, no bf16 copy (Megatron's --fp8-param-gather).  [default: the stack's]",
 )
 @_one(
     "--grad-reduce",
@@ -213,8 +215,8 @@ def _plan_options(opts: dict, gpu_key: str) -> dict:
     }
     stack = opts.pop("stack")
     memory = {"fp8_recipe": opts.pop("fp8_recipe"), "grad_reduce": opts.pop("grad_reduce")}
-    memory["fp8_params"] = True if opts.pop("fp8_param_gather") else None
-    if (memory["fp8_recipe"] or memory["fp8_params"]) and out["precision"] != "fp8":
+    memory["fp8_params"] = opts.pop("fp8_param_gather")
+    if (memory["fp8_recipe"] or memory["fp8_params"] is not None) and out["precision"] != "fp8":
         raise UserError("--fp8-recipe and --fp8-param-gather apply to --precision fp8")
     given = {k: v for k, v in memory.items() if v is not None}
     if stack is not None or out["precision"] == "fp8" or out["nvlink_gbs"] or out["network_gbs"] or given:

@@ -52,6 +52,7 @@ from sizing.validate import require_choice
 
 KERNELS: tuple[str, ...] = ("eager", "fused")
 SELECTIVE_KINDS: tuple[str, ...] = ("attention", "op")
+LOSS_KINDS: tuple[str, ...] = ("eager", "fused")
 SavedInput = Callable[[int], int]  # bytes a GEMM saves of an input of n elements
 
 
@@ -100,13 +101,16 @@ def stack_transient_bytes(
     recompute: str = "none",
     activation_bytes: int = 2,
     moe_layer: bool | None = None,
+    loss: str = "eager",
     **conventions,
 ) -> int:
     """The working set beyond the saved activations, as sizing.memory.transient_bytes: the logits
-    and their fp32 gradient, plus with recomputation one block's re-run activations (that
-    block's terms without recomputation less those kept), under the stack's conventions."""
+    and, under an eager cross-entropy, their fp32 gradient (a fused one writes the gradient into
+    the fp32 softmax it saved: sizing.parallel.memory_stack), plus with recomputation one
+    block's re-run activations (that block's terms without recomputation less those kept)."""
+    require_choice("loss", loss, LOSS_KINDS)
     b, T, V, a = micro_batch, seq_len, cfg.padded_vocab, activation_bytes
-    logits = b * T * V * (a + FP32_BYTES)
+    logits = b * T * V * (a + (FP32_BYTES if loss == "eager" else 0))
     if recompute == "none":
         return logits
     args = (cfg, seq_len, micro_batch, attention_impl)

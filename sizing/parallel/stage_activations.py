@@ -114,7 +114,7 @@ def transient_terms(cfg: ModelConfig, layout: ParallelLayout, work: Workload, st
     block the stage holds where dense and MoE blocks mix."""
     a = get_precision(work.precision).activation_bytes
     args = (cfg, work.seq_len // layout.cp, layout.micro_batch, work.attention_impl)
-    kwargs = _conventions(work).activation_kwargs()
+    kwargs = _conventions(work).transient_kwargs()
     logits = stack_transient_bytes(*args, "none", a, **kwargs)
     if work.recompute == "none":
         block = 0
