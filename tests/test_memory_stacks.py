@@ -115,3 +115,18 @@ def test_megatron_distributed_optimizer_keeps_fp32_gradients_unsharded():
         "llama3-8b", lay, 4096, gpu="h100", recompute="full", step_options=StepOptions(reference_memory=True)
     )
     assert ref.work.stack is None and ref.terms["gradients_bytes"] == 2 * n
+
+
+def test_lora_keeps_no_input_for_frozen_gemms_without_adapters():
+    """A frozen weight needs no input for its gradient: with adapters on q and v only, the MLP
+    norm's output (the up/gate input) and the gated product (the down input) are not saved, 4096 +
+    14,336 elements x 2 B per token; under all-linear LoRA every GEMM input is an adapter's."""
+    from sizing.parallel import Workload, activation_parts
+
+    work, b_t = Workload(T), T
+    full = activation_parts(LLAMA3_8B, ParallelLayout(), work)["per_layer"]
+    qv = ParallelLayout(finetune="lora", lora_targets=("q", "v"), lora_rank=8)
+    every = ParallelLayout(finetune="lora", lora_rank=8)
+    # each adapter adds its r-wide hidden A x: 2 adapters (q, v) or 7 (all linears), r 8, 2 B
+    assert activation_parts(LLAMA3_8B, qv, work)["per_layer"] == full - b_t * (4096 + 14_336) * 2 + 2 * b_t * 8 * 2
+    assert activation_parts(LLAMA3_8B, every, work)["per_layer"] == full + 7 * b_t * 8 * 2

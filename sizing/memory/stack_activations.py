@@ -175,7 +175,8 @@ def _fused_block(
     m = 2 if cfg.gated_mlp else 1
     if not moe:
         n = b * T * cfg.d_ff
-        terms.add("mlp.hidden", f"{m}·b·T·f·a + b·T·f (activation input, down input)", m * n * a + g(n))
+        terms.add("mlp.hidden", f"{m}·b·T·f·a (the activation's input)", m * n * a)
+        terms.add("mlp.down.input", "b·T·f (the down projection's saved input)", g(n))
         return
     _fused_moe(cfg, terms, b, T, a, g, m)
 

@@ -22,13 +22,24 @@ from sizing.vocabulary import ceil_div
 
 # Activation terms split over tp with the heads or the MLP width (Megatron's column-parallel outputs).
 _TP_SPLIT = ("attn.q", "attn.k", "attn.v", "attn.out", "attn.o.input", "attn.logsumexp", "attn.probs")
-_TP_SPLIT += ("attn.probs_fp32", "mlp.hidden", "moe.experts.hidden")
+_TP_SPLIT += ("attn.probs_fp32", "mlp.hidden", "mlp.down.input", "moe.experts.hidden")
 # Terms that do not scale with the tokens of a rank (per-layer constants).
 _CONSTANT = ("attn.mask", "loss.total_weight", "attn_norm.gain_fp32", "mlp_norm.gain_fp32")
 _CONSTANT += ("norm_f.gain_fp32", "emb_norm.gain_fp32")
 # Terms of the tokens routed to the rank's experts: under expert tensor parallelism every rank of
 # an etp group processes the tokens of all its etp ranks, each for a slice of the expert width.
 _ROUTED = ("moe.experts.routing_ids", "moe.experts.input", "moe.experts.output", "moe.experts.gate_weight")
+# LoRA / QLoRA: a frozen weight needs no input for its gradient, so a GEMM input kept only for
+# the weight gradient is not saved unless an adapter reads it: torch's autograd saves an mm operand
+# only for an input that requires grad, Transformer Engine only when the weight does
+# (module/linear.py: `backward_needs_input = is_grad_enabled and weight.requires_grad`).
+# term -> the targets whose adapters read it (sizing.parallel.layout.LORA_TARGETS)
+_FROZEN_GEMM_INPUTS = {
+    "attn_norm.output": ("q", "k", "v"),
+    "attn.o.input": ("o",),
+    "mlp_norm.output": ("up", "gate"),
+    "mlp.down.input": ("down",),
+}
 _FIRST_STAGE = ("tok_emb.", "pos_emb.", "emb_norm.")
 _LAST_STAGE = ("norm_f.", "lm_head.", "loss.")
 
@@ -52,6 +63,26 @@ def _scale(key: str, n_bytes: int, layout: ParallelLayout) -> int:
     return ceil_div(n_bytes, layout.tp) if layout.sequence_parallel else n_bytes
 
 
+def _frozen_only(key: str, layout: ParallelLayout) -> bool:
+    """A GEMM input kept only for frozen weights without adapters (LoRA / QLoRA)."""
+    readers = _FROZEN_GEMM_INPUTS.get(key)
+    return layout.finetune != "full" and readers is not None and not set(readers) & set(layout.lora_targets)
+
+
+def _frozen_down_input(cfg: ModelConfig, term, layout: ParallelLayout, moe: bool | None, work: Workload) -> int:
+    """Under LoRA with no adapter on `down`: the reference model's MLP term holds the down
+    projection's input (the gated product, or GeLU's output) among its tensors; not saved. ReLU's
+    output is its own backward's input too, so it stays."""
+    dense = not (cfg.is_moe if moe is None else moe)
+    if term.key != "mlp.hidden" or layout.finetune == "full" or "down" in layout.lora_targets or not dense:
+        return 0
+    conv = _conventions(work)
+    if cfg.mlp == "relu" or conv.kernels == "fused" or (work.recompute == "selective" and conv.selective == "op"):
+        return 0  # fused terms keep it apart (mlp.down.input); op-level checkpointing saves mm outputs
+    a = get_precision(work.precision).activation_bytes
+    return ceil_div(layout.micro_batch * (work.seq_len // layout.cp) * cfg.d_ff * a, layout.tp)
+
+
 def _conventions(work: Workload):
     return conventions(work.stack, work.precision, work.fp8_recipe, work.fp8_params, work.grad_reduce)
 
@@ -70,7 +101,9 @@ def activation_parts(
     )
     parts = {"per_layer": 0, "first": 0, "last": 0, "shared": 0}
     for t in terms:
-        share = _scale(t.key, t.bytes, layout)
+        if _frozen_only(t.key, layout):
+            continue
+        share = _scale(t.key, t.bytes, layout) - _frozen_down_input(cfg, t, layout, moe, work)
         where = (
             "per_layer"
             if t.per_layer
