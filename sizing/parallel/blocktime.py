@@ -64,16 +64,18 @@ def block_layout(layout: ParallelLayout) -> ParallelLayout:
         layout.finetune,
         layout.lora_rank,
         layout.lora_targets,
+        layout.etp,
     )
 
 
 @lru_cache(maxsize=1024)
-def _mini(tp, cp, ep, sp, b, node, finetune, rank, targets) -> ParallelLayout:
+def _mini(tp, cp, ep, sp, b, node, finetune, rank, targets, etp=1) -> ParallelLayout:
     return ParallelLayout(
-        dp=ep,
+        dp=ep * etp,  # enough ranks for the expert grid: ep x etp divides tp x cp x dp
         tp=tp,
         cp=cp,
         ep=ep,
+        etp=etp,
         sequence_parallel=sp,
         micro_batch=b,
         gpus_per_node=node,
@@ -108,7 +110,7 @@ def hardware(gpu_key: str, layout: ParallelLayout, opts) -> Hardware:
         hbm * consts.hbm_fraction,
         link(layout.tp, 1),
         link(layout.cp, layout.tp),
-        link(layout.ep, layout.tp),
+        link(layout.ep, layout.etp),  # the ep group's ranks lie etp apart (expert order tp-ep-dp)
         opts.flash_kernel or st.flash,
         st.elementwise == "eager",
         gpu.peak_flops_per_second(act_dtype) / consts.exp_per_second,
@@ -122,20 +124,21 @@ def hardware(gpu_key: str, layout: ParallelLayout, opts) -> Hardware:
 
 
 @lru_cache(maxsize=1024)
-def block_params(cfg: ModelConfig, moe: bool, tp: int, ep: int) -> float:
-    """Parameters of one block on one rank: attention and dense MLP over tp, experts over tp x ep."""
+def block_params(cfg: ModelConfig, moe: bool, tp: int, ep: int, etp: int = 1) -> float:
+    """Parameters of one block on one rank: attention, dense MLP and shared experts over tp,
+    routed experts over ep x etp (Megatron-Core's expert grid)."""
     attn = cfg.d_model * (cfg.q_width + 2 * cfg.kv_width) + cfg.q_width * cfg.d_model
     if not moe:
         return (attn + P.mlp_params(cfg, cfg.d_ff)) / tp
-    experts = cfg.n_experts * P.expert_params(cfg) / ep + P.shared_expert_params(cfg)
-    return (attn + experts) / tp + P.router_params(cfg)
+    routed = cfg.n_experts * P.expert_params(cfg) / (ep * etp)
+    return (attn + P.shared_expert_params(cfg)) / tp + routed + P.router_params(cfg)
 
 
 @lru_cache(maxsize=1024)
 def trainable_block_params(cfg: ModelConfig, moe: bool, mini: ParallelLayout) -> float:
     """Parameters of one block that train on one rank: all of them, or LoRA's adapters."""
     if mini.finetune == "full":
-        return block_params(cfg, moe, mini.tp, mini.ep)
+        return block_params(cfg, moe, mini.tp, mini.ep, mini.etp)
     tensors = block_tensors(cfg, moe)
     return sum(lora_adapter_params(t, mini.lora_rank, mini.tp) for t in tensors if adapted(t, mini.lora_targets))
 

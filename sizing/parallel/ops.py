@@ -141,20 +141,29 @@ def mlp(cfg: ModelConfig, hw: Hardware, fwd: Times, bwd: Times, t: int, tp: int)
         _memory(hw, fwd, bwd, t * f * (cfg.mlp_matrices) * ACT_BYTES)  # activation: read 1-2 f, write f
 
 
+def expert_share(cfg: ModelConfig, layout: ParallelLayout, t: int, cf: float) -> tuple[int, int, int, int]:
+    """One rank's expert work under ep x etp (Megatron-Core's expert grid, sizing.parallel.layout):
+    (local experts E / ep, routed tokens per local expert, expert width per rank f_e / etp,
+    tokens this rank dispatches). A rank's etp group brings t etp / tp tokens (t the tokens of a
+    tp group; etp = tp is the whole group's t), and each local expert gets those of its ep ranks
+    routed to it: t' ep k / E (x the capacity factor)."""
+    tokens = max(1, t * layout.etp // layout.tp)
+    per_expert = max(1, round(tokens * layout.ep * cfg.top_k * cf / cfg.n_experts))
+    return cfg.n_experts // layout.ep, per_expert, cfg.expert_ff // layout.etp, tokens
+
+
 def experts(cfg: ModelConfig, layout: ParallelLayout, hw: Hardware, fwd: Times, bwd: Times, t: int, cf: float):
-    """Router, token permutation, the local experts as grouped GEMMs, unpermutation, and the
-    dispatch / combine all-to-alls. Each of the E/ep local experts gets t ep k / E tokens from
-    the ep ranks of its group times the load factor `cf` (the most-loaded expert sets the grouped
-    GEMM's time and every rank waits for the slowest: a capacity factor, or the measured skew of
-    dropless routing, sizing/data/step_time.json "moe")."""
+    """Router, token permutation, the local experts as grouped GEMMs at their per-rank shape under
+    ep x etp (expert_share), unpermutation, and the dispatch / combine all-to-alls. Each local
+    expert gets its routed tokens times the load factor `cf` (the most-loaded expert sets the
+    grouped GEMM's time and every rank waits for the slowest: a capacity factor, or the measured
+    skew of dropless routing, sizing/data/step_time.json "moe")."""
     d, tp = cfg.d_model, layout.tp
     _linear(hw, fwd, bwd, t, cfg.n_experts, d)
-    # router softmax / top-k over t x E fp32 scores (read, write), permute the t k routed copies into
+    local, per_expert, f, tokens = expert_share(cfg, layout, t, cf)
+    # router softmax / top-k over t x E fp32 scores (read, write), permute the routed copies into
     # expert order and unpermute them back with their weights (each a read and a write of d)
-    _memory(hw, fwd, bwd, t * cfg.n_experts * 2 * 4 + 2 * t * cfg.top_k * cf * d * 2 * ACT_BYTES)
-    local = cfg.n_experts // layout.ep
-    per_expert = max(1, round(t * layout.ep * cfg.top_k * cf / cfg.n_experts))
-    f = cfg.expert_ff // tp
+    _memory(hw, fwd, bwd, t * cfg.n_experts * 2 * 4 + 2 * tokens * cfg.top_k * cf * d * 2 * ACT_BYTES)
     _linear(hw, fwd, bwd, per_expert, f * (cfg.mlp_matrices - 1), d, local)
     _linear(hw, fwd, bwd, per_expert, d, f, local)
     _memory(hw, fwd, bwd, local * per_expert * f * cfg.mlp_matrices * ACT_BYTES)
@@ -162,7 +171,7 @@ def experts(cfg: ModelConfig, layout: ParallelLayout, hw: Hardware, fwd: Times, 
         fs = cfg.n_shared_experts * cfg.shared_ff // tp
         _linear(hw, fwd, bwd, t, fs * (cfg.mlp_matrices - 1), d)
         _linear(hw, fwd, bwd, t, d, fs)
-    routed_bytes = t * cfg.top_k * cf * d * ACT_BYTES  # tokens this rank sends out (and gets back)
+    routed_bytes = tokens * cfg.top_k * cf * d * ACT_BYTES  # tokens this rank sends out (and gets back)
     fwd.add("ep", hw.ep_link.seconds("all_to_all", routed_bytes, layout.ep, 2))
     bwd.add("ep", hw.ep_link.seconds("all_to_all", routed_bytes, layout.ep, 2))
 

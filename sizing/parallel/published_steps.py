@@ -11,6 +11,11 @@ A row's published step time comes from what its source reports:
 * `tokens_per_second_per_gpu` (torchtitan's, llm-foundry's and NeMo's logged throughput):
   tokens per step / (rate x GPUs), which needs no FLOP convention.
 
+Beyond dp/tp/pp/cp a row's layout may state ep, etp, finetune, lora_rank and lora_targets, and
+the row how its run stored memory where the source says so: grad_reduce_bytes (4 fp32, 2 bf16),
+fp8_recipe, fp8_params (tests/test_published_memory.py checks that none is declared "does not
+fit"), and what it ran that the step model times: flash_kernel, document_tokens.
+
 Every row names its source (`source_id`, the unit of the leave-one-source-out cross-validation
 in sizing.parallel.calibration) and the assumptions it needed (`notes`).
 """
@@ -117,6 +122,26 @@ def _config(row: dict) -> ModelConfig:
     )
 
 
+GRAD_REDUCE = {4: "fp32", 2: "bf16"}  # a row's grad_reduce_bytes as StepOptions.grad_reduce
+
+
+def _memory_layout(lay: dict) -> dict:
+    """The layout fields a row states beyond dp/tp/pp/cp: experts (ep, etp) and fine-tuning."""
+    out = {k: lay[k] for k in ("ep", "etp", "finetune", "lora_rank") if k in lay}
+    if "lora_targets" in lay:
+        out["lora_targets"] = tuple(lay["lora_targets"])
+    return out
+
+
+def _memory_options(row: dict) -> dict:
+    """How the row's run stored memory where its source says (sizing.parallel.memory_stack):
+    gradient buffer bytes, fp8 recipe, primary fp8 weights; the stack's otherwise."""
+    out = {k: row[k] for k in ("fp8_recipe", "fp8_params") if k in row}
+    if "grad_reduce_bytes" in row:
+        out["grad_reduce"] = GRAD_REDUCE[row["grad_reduce_bytes"]]
+    return out
+
+
 def _run(row: dict) -> PublishedRun:
     lay = row["layout"]
     dp, b = lay["dp"], lay["micro_batch"]
@@ -133,9 +158,7 @@ def _run(row: dict) -> PublishedRun:
         v=v,
         micro_batch=b,
         micro_batches=lay["global_batch"] // (dp * b),
-        finetune=lay.get("finetune", "full"),
-        lora_rank=lay.get("lora_rank", 16),
-        lora_targets=tuple(lay.get("lora_targets", ("q", "k", "v", "o", "up", "gate", "down"))),
+        **_memory_layout(lay),
     )
     stage_layers = tuple(row["stage_layers"]) if "stage_layers" in row else None
     options = StepOptions(
@@ -149,6 +172,7 @@ def _run(row: dict) -> PublishedRun:
         grad_bytes=row.get("grad_reduce_bytes"),
         flash_kernel=row.get("flash_kernel"),
         document_tokens=row.get("document_tokens"),
+        **_memory_options(row),
     )
     return PublishedRun(
         row["name"],

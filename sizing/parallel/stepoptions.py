@@ -27,5 +27,10 @@ class StepOptions:
     power_limit_w: float | None = None  # a stated power cap: compute clocks scale (stepdata.clock_fraction)
     bucket_params: int = DEFAULT_BUCKET_PARAMS
     grad_bytes: int | None = None  # None: the stack's gradient reduction dtype (a run that states its own)
+    # how the stack stores memory (sizing.parallel.memory_stack; read by the plan's Workload, not the step)
+    reference_memory: bool = False  # True: the reference model's eager accounting instead of the stack's
+    fp8_recipe: str = "tensorwise"  # tensorwise (delayed / current), blockwise, mxfp8 (sizing.memory.fp8)
+    fp8_params: bool | None = None  # primary fp8 weights (--fp8-param-gather); None: the stack's
+    grad_reduce: str | None = None  # gradient buffer "fp32" / "bf16"; None: the stack's
     document_tokens: int | None = None  # packed sequences: documents of this length attend within themselves
     overhead: float | None = None  # None: the stack's fitted overhead (sizing.parallel.overhead); 0 turns it off

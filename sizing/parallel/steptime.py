@@ -142,7 +142,7 @@ def _predict(cfg, layout, seq_len, gpu_key, recompute, opts) -> PredictedStep:
         link = B.link_for(gpu_key, 2, layout.tp * layout.cp * layout.dp, layout.gpus_per_node, opts)
         t = layout.micro_batch * seq_len // layout.cp
         p2p = 2 * layout.v * link.seconds("send", t * cfg.d_model * ACT_BYTES / layout.tp, 2)  # scatter-gather
-    weights = {moe: B.block_params(cfg, moe, layout.tp, layout.ep) for moe in (False, True)}
+    weights = {moe: B.block_params(cfg, moe, layout.tp, layout.ep, layout.etp) for moe in (False, True)}
     trained = {moe: B.trainable_block_params(cfg, moe, mini) for moe in (False, True)}
     full = layout.finetune == "full"
     vocab_params = cfg.padded_vocab * cfg.d_model / layout.tp
