@@ -28,18 +28,12 @@ def test_each_published_layout_fits_and_lands_near_its_reported_utilisation(run)
     """Every run fits its GPU in our model, and the per-operation model's utilisation (MFU, or HFU
     where the source counts recomputed FLOPs) is within 10 points of the reported one (BLOOM's
     Megatron-DeepSpeed gap is closed by that stack's fitted overhead; OPT-175B, metaseq's 2022 FSDP
-    on A100 with the fsdp family's overhead, is the furthest, 8 points under), except Llama 3.1 405B, which
-    this page times with full recomputation (the least its memory model fits): 7-12 points under
-    the reported MFU, where sizing/data/published_steps.json's selective recomputation lands within
-    5% (docs/step-time.md, "Published runs")."""
+    on A100 with the fsdp family's overhead, is the furthest, 8 points under)."""
     plan, mfu, hfu = published_plan(run)
     assert plan.fits
     predicted = hfu if run.counts_recompute else mfu
     low, high = run.reported_share
-    if run.name.startswith("Llama 3.1"):
-        assert low - 0.12 <= predicted <= low - 0.05, predicted
-    else:
-        assert low - 0.10 <= predicted <= high + 0.10, (predicted, run.reported_share)
+    assert low - 0.10 <= predicted <= high + 0.10, (predicted, run.reported_share)
 
 
 def test_uneven_stages_are_exact():

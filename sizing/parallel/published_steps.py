@@ -187,7 +187,7 @@ def _run(row: dict) -> PublishedRun:
         row["convention"],
         row["source"],
         row.get("notes", ""),
-        row["source_id"],
+        row.get("source_id", row["group"]),
     )
 
 
