@@ -141,7 +141,14 @@ engine_options = option_group(
     click.option(
         "--max-num-batched-tokens",
         type=Count("--max-num-batched-tokens", maximum=MAX_SEQ_LEN),
-        help="With --engine vllm: tokens of the profiling forward.  [default: 8192]",
+        help="With --engine vllm: tokens of the profiling forward.  [default: vLLM's, 8192 on a GPU of >= 70 GiB "
+        "that is not an A100, else 2048]",
+    ),
+    click.option(
+        "--max-num-seqs",
+        type=Count("--max-num-seqs"),
+        help="With --engine vllm: rows its profiling sampler draws (and the most running requests).  [default: "
+        "vLLM's, 1024 on a GPU of >= 70 GiB that is not an A100, else 256]",
     ),
 )
 
