@@ -213,5 +213,3 @@ def test_the_engine_overhead_is_added_per_forward():
     assert est.decode_seconds == pytest.approx(bare.decode_seconds + 63 * 32 * 45e-6)
     deep = serve("llama2-70b", 1024, 64, batch=4, gpu="h100", tp=4)  # 80 layers: 80 x 180 us per prefill
     assert deep.prefill.overhead_seconds == pytest.approx(80 * 180e-6)
-
-

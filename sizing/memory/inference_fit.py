@@ -19,7 +19,7 @@ from sizing.memory.kv import (
     naive_kv_cache_bytes_per_rank,
 )
 from sizing.memory.prefill import inference_prefill_peak_bytes, prefill_activation_peak_bytes
-from sizing.memory.quant import plain_dtype_note, quantized_weights
+from sizing.memory.quant import plain_dtype_note, quant_note, quantized_weights
 from sizing.memory.results import InferenceMemory
 from sizing.memory.runtime import RuntimeReserve
 from sizing.memory.search import bigger_gpus, largest_fitting, resolve_model_arg
@@ -85,7 +85,7 @@ def inference_memory(
         prefill_peak_bytes=peak,
         prefill_chunk=prefill_chunk,
         quant=quant,
-        weights_note=None if quant is not None else plain_dtype_note(weight_dtype),
+        weights_note=quant_note(cfg, quant) if quant is not None else plain_dtype_note(weight_dtype),
         tp=tp,
         runtime_reserve=runtime_reserve,
         **limits,
