@@ -55,6 +55,9 @@ def memory(preset, config_path, overrides, inference, fmt, **options):
     """
     if inference and _hybrid_preset(preset):
         return _hybrid_inference(preset, overrides, fmt, **options)
+    if inference and _vision_preset(preset):
+        return _vlm_inference(preset, overrides, fmt, **options)
+    _refuse_given({"--images": options["images"], "--image-size": options["image_size"]}, "to a vision-language preset")
     model = resolve_model(preset, config_path, overrides)
     default_len = _default_len(model, config_path, inference, options["seq_len"], options["context"])
     gpu_key = _gpu_key(model, options["gpu"])
@@ -84,13 +87,45 @@ def _hybrid_preset(preset: str | None) -> bool:
     return preset.strip().lower() in {p.name for p in HYBRID_PRESETS}
 
 
+def _vision_preset(preset: str | None) -> bool:
+    from sizing.vision import VISION_PRESETS
+
+    return preset is not None and preset.strip().lower() in {p.name for p in VISION_PRESETS}
+
+
+def _vlm_inference(preset: str, overrides, fmt: str, **options) -> None:
+    """`memory --inference` of a vision-language preset: the language model's weights and KV cache
+    at --context text tokens plus the image tokens, the prefill peak, and the tower's and
+    projector's weights (sizing.serve.hybrid_vlm, the same numbers `sizing serve` prints)."""
+    from sizing.render import render_other_serve
+    from sizing.serve import serve_vlm
+    from sizing.vision import parse_image_size
+
+    unsupported = {"--set": overrides or None, "--quant": options["quant"], "--engine": options["engine"]}
+    _refuse_given(unsupported | {"--prefill-chunk": options["prefill_chunk"]}, "to transformer models")
+    context = options["context"] or options["seq_len"] or 4096
+    try:
+        size = parse_image_size(options["image_size"] or "896x896")
+        images = 1 if options["images"] is None else options["images"]
+        weights, kv = options["weight_dtype"] or "bf16", options["kv_dtype"] or "bf16"
+        result = serve_vlm(
+            preset.strip().lower(), context, 2, options["batch"] or 1, options["gpu"] or "h100", options["tp"] or 1,
+            weights, kv, images, size,
+        )  # fmt: skip
+    except SizingError as exc:
+        raise UserError(str(exc)) from None
+    click.echo(render_other_serve(result, fmt, memory_only=True).rstrip("\n"))
+    if not result.fits:
+        raise SystemExit(EXIT_DOES_NOT_FIT)
+
+
 def _hybrid_inference(preset: str, overrides, fmt: str, **options) -> None:
     """`memory --inference` of a hybrid preset: `sizing hybrid`'s answer (weights, KV cache of the
     attention layers, conv and SSM state, beside an all-attention model of the same shape)."""
     from sizing.cli.hybrid import hybrid
 
     unsupported = {"--set": overrides or None, "--quant": options["quant"], "--engine": options["engine"]}
-    unsupported |= {"--tp": options["tp"], "--prefill-chunk": options["prefill_chunk"]}
+    unsupported |= {"--tp": options["tp"], "--prefill-chunk": options["prefill_chunk"], "--images": options["images"]}
     _refuse_given(unsupported, "to transformer models (a hybrid's memory is `sizing hybrid`'s)")
     context = options["context"] or options["seq_len"] or 4096
     click.get_current_context().invoke(

@@ -120,6 +120,12 @@ inference_options = option_group(
         "prefilled at once).  [default: one sequence's context]",
     ),
     click.option(
+        "--images",
+        type=Count("--images", 0),
+        help="Inference, a vision-language preset: images in each prompt (their tokens join it).  [default: 1]",
+    ),
+    click.option("--image-size", metavar="HxW", help="Inference, a vision-language preset.  [default: 896x896]"),
+    click.option(
         "--quant",
         type=Choice("--quant", QUANT_FORMATS),
         help="Inference: a deployed weight format (GPTQ/AWQ, MXFP4, NVFP4, fp8, GGUF) with its real bits per "

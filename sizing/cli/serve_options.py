@@ -39,6 +39,14 @@ workload_options = option_group(
         "--prompt", type=Count("--prompt", maximum=MAX_SEQ_LEN), help="Prompt tokens per sequence (required)."
     ),
     click.option(
+        "--images",
+        type=Count("--images", 0),
+        help="A vision-language preset: images in each prompt (their tokens join it).  [default: 1]",
+    ),
+    click.option(
+        "--image-size", metavar="HxW", help="A vision-language preset: image size in pixels.  [default: 896x896]"
+    ),
+    click.option(
         "--output",
         type=Count("--output", minimum=2, maximum=MAX_SEQ_LEN),
         help="Output tokens per sequence, the first from the prefill (required, at least 2).",
