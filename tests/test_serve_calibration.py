@@ -14,6 +14,7 @@ from sizing.serve.calibration import (
     SERVE_EFFICIENCY_BY_GPU,
     default_efficiencies,
     engine_overhead,
+    fit_groups,
     serve_efficiency,
     session_per_sequence_seconds,
 )
@@ -23,19 +24,23 @@ from sizing.serve.roofline import StepOverhead
 from sizing.vocabulary import DEFAULT_SERVE_BANDWIDTH_EFFICIENCY, DEFAULT_SERVE_COMPUTE_EFFICIENCY
 
 # the spread stated in calibration.py and docs/serving.md: (rows, min ratio, max ratio, RMS log error)
-STATED = {"h100-sxm": (10, 0.93, 1.15, 0.07), "a100-80gb": (5, 0.87, 1.10, 0.08), "h200": (7, 0.86, 1.12, 0.09)}
+STATED = {"h100-sxm": (10, 0.93, 1.19, 0.09), "a100-80gb": (5, 0.85, 1.09, 0.09), "h200": (7, 0.77, 1.10, 0.14)}
 
 
 @pytest.mark.parametrize("gpu", sorted(SERVE_EFFICIENCY_BY_GPU))
 def test_each_pair_is_the_grid_minimum_of_its_gpus_rows(gpu):
+    """The grid minimum over the rows of its fit group (H100 and H200: one pair for the GH100 die),
+    and the spread over its own rows as stated."""
+    group = next(g for g in fit_groups().values() if gpu in g)
+    fitted = [r for r in PUBLISHED_SERVING if r.gpu in group]
     rows = [r for r in PUBLISHED_SERVING if r.gpu == gpu]
     c, b = SERVE_EFFICIENCY_BY_GPU[gpu]
-    at = squared_error(rows, c, b)
+    at = squared_error(fitted, c, b)
     for dc in (-GRID_STEP, 0, GRID_STEP):
         for db in (-GRID_STEP, 0, GRID_STEP):
             nc, nb = round(c + dc, 2), round(b + db, 2)
             if (dc or db) and 0.1 <= nc <= 1 and 0.1 <= nb <= 1:
-                assert squared_error(rows, nc, nb) >= at, (nc, nb)
+                assert squared_error(fitted, nc, nb) >= at, (nc, nb)
     errors = log_errors(rows, c, b)
     n, low, high, rms = STATED[gpu]
     assert len(rows) == n
@@ -70,7 +75,7 @@ def test_the_engine_overheads_are_the_grid_minimum():
     """The overheads are a minimum of the joint fit (tools/fit_serve_efficiency.py; the grid in
     sizing/data/serve_efficiency.json): with the pairs held, one grid step either way (10 us and 5 us
     per layer, 2 us per sequence of the session harness) improves the total by under 1% (re-fitting
-    every pair per candidate is too slow for a test)."""
+    every pair per candidate is too slow for a test): 170 us, 40 us per layer, 26 us."""
     o = _session_overhead()
     at = _total_error(o)
     for field, step in (("prefill", 10e-6), ("step", 5e-6), ("per_sequence", 2e-6)):

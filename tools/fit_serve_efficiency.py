@@ -17,6 +17,7 @@ import math
 
 from sizing.serve.calibration import (
     engine_overhead,
+    fit_groups,
     fitted_attention,
     fitted_efficiencies,
     session_per_sequence_seconds,
@@ -58,10 +59,12 @@ def fit_pair(rows, start: tuple, overhead: StepOverhead) -> tuple[tuple, float]:
 
 
 def fit_all(pairs: dict, overhead: StepOverhead) -> tuple[dict, float]:
+    """Each fit group's pair (GPUs of one die share one: the group field of the data file)."""
     total, fitted = 0.0, {}
-    for gpu, pair in pairs.items():
-        rows = [r for r in PUBLISHED_SERVING if r.gpu == gpu]
-        fitted[gpu], err = fit_pair(rows, pair, overhead)
+    for gpus in fit_groups().values():
+        rows = [r for r in PUBLISHED_SERVING if r.gpu in gpus]
+        pair, err = fit_pair(rows, pairs[gpus[0]], overhead)
+        fitted.update(dict.fromkeys(gpus, pair))
         total += err
     return fitted, total
 

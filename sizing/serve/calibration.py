@@ -106,6 +106,14 @@ def fitted_efficiencies() -> dict[str, tuple[float, float]]:
     return {r["gpu"]: (r["compute"], r["bandwidth"]) for r in content["fitted"]}
 
 
+def fit_groups() -> dict[str, list[str]]:
+    """GPUs fitted together on their rows, by group (one die: H100 and H200 share the GH100's pair)."""
+    groups: dict[str, list[str]] = {}
+    for r in data_files.builtin("serve_efficiency.json")["fitted"]:
+        groups.setdefault(r.get("group", r["gpu"]), []).append(r["gpu"])
+    return groups
+
+
 def fitted_attention() -> dict[str, float | None]:
     """The attention efficiency fitted with each GPU's pair (None where the file gives none)."""
     content = data_files.builtin("serve_efficiency.json")
