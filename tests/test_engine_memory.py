@@ -11,7 +11,7 @@ from sizing.inputs import get_gpu
 from sizing.inputs.presets import get_preset
 from sizing.memory.engine import EngineRun, engine_memory, engine_memory_for, kv_bytes_per_token
 from sizing.memory.engine_data import default_non_torch_bytes, reported_memory_bytes, vllm_default_batch
-from sizing.memory.engine_logs import engine_logs
+from sizing.memory.engine_logs import startup_logs
 from sizing.memory.engine_profile import profile_peak
 from sizing.validate import SizingError
 
@@ -152,7 +152,7 @@ def test_cli_errors(args, message):
 LOG_TOLERANCE = {"vllm-pr10511-llama3-8b-tp2": 0.06}
 
 
-@pytest.mark.parametrize("log", engine_logs(), ids=lambda r: r.id)
+@pytest.mark.parametrize("log", startup_logs(), ids=lambda r: r.id)
 def test_kv_against_engine_logs(log):
     assert abs(log.error) <= LOG_TOLERANCE.get(log.id, 0.03), (log.id, log.predicted_and_logged())
 
@@ -162,7 +162,7 @@ def test_logged_weights_and_activations():
     2 B + the 131,072 x 128 cos/sin cache); gpt-oss-20b on an A100 13.72 GiB (Marlin pads the
     experts to 2944 x 3072: predicted 13.69); activations 2.07 and 2.99 GiB at 20,000 and 29,000
     tokens (the forward binds: 3 x d + 3 x f per token) and 1.26 GiB at 8192 (the V0 sampler)."""
-    logs = {r.id: r for r in engine_logs()}
+    logs = {r.id: r for r in startup_logs()}
     for key, term, logged, tol in [
         ("vllm-10517-llama3.1-8b-20000", "weights", 14.9888, 0.0001),
         ("vllm-myoceane-gpt-oss-20b-a100", "weights", 13.72, 0.005),

@@ -111,7 +111,7 @@ _LAZY = {
     "ENGINES": "sizing.memory.engine",
     "EngineMemory": "sizing.memory.engine",
     "EngineRun": "sizing.memory.engine",
-    "engine_logs": "sizing.memory.engine_logs",
+    "startup_logs": "sizing.memory.engine_logs",
     "published_checkpoints": "sizing.memory.checkpoints",
     "engine_memory_for": "sizing.memory.engine",
     "engine_weights_bytes_per_rank": "sizing.memory.engine_weights",

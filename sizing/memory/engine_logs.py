@@ -95,5 +95,5 @@ def _row(r: dict) -> EngineLog:
 
 
 @cache
-def engine_logs() -> tuple[EngineLog, ...]:
+def startup_logs() -> tuple[EngineLog, ...]:
     return tuple(_row(r) for r in data_files.builtin("engine_logs.json")["rows"])
