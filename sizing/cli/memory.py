@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 from click.core import ParameterSource
 
-from sizing.cli.common import FORMATS, UserError, model_options, resolve_model
+from sizing.cli.common import UserError, resolve_model
 from sizing.cli.memory_options import (
     engine_options,
     gpu_and_finetune_options,
@@ -17,7 +17,9 @@ from sizing.cli.memory_options import (
     tp_option,
     training_options,
 )
-from sizing.cli.options import Choice
+from sizing.cli.memory_other import hybrid_inference, hybrid_preset_named, vision_preset_named, vlm_inference
+from sizing.cli.memory_other import refuse_given as _refuse_given
+from sizing.cli.option_layer import model_options, option
 from sizing.inputs import GIB, default_gpu_for, get_gpu
 from sizing.memory import EngineRun, inference_memory, training_memory
 from sizing.render import render_memory
@@ -33,7 +35,7 @@ EXIT_DOES_NOT_FIT = 3
 @inference_options
 @engine_options
 @tp_option
-@click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
+@option("format")
 def memory(preset, config_path, overrides, inference, fmt, **options):
     """Training memory per GPU (or inference memory) and the largest batch that fits.
 
@@ -53,10 +55,10 @@ def memory(preset, config_path, overrides, inference, fmt, **options):
       sizing memory --preset llama3-70b --inference --context 8192 --batch 16 --tp 8
       sizing memory --preset llama3-8b --gpu rtx4090 --finetune qlora --lora-rank 16
     """
-    if inference and _hybrid_preset(preset):
-        return _hybrid_inference(preset, overrides, fmt, **options)
-    if inference and _vision_preset(preset):
-        return _vlm_inference(preset, overrides, fmt, **options)
+    if inference and hybrid_preset_named(preset):
+        return hybrid_inference(preset, overrides, fmt, **options)
+    if inference and vision_preset_named(preset):
+        return vlm_inference(preset, overrides, fmt, **options)
     _refuse_given({"--images": options["images"], "--image-size": options["image_size"]}, "to a vision-language preset")
     model = resolve_model(preset, config_path, overrides)
     default_len = _default_len(model, config_path, inference, options["seq_len"], options["context"])
@@ -75,71 +77,6 @@ def memory(preset, config_path, overrides, inference, fmt, **options):
     click.echo(render_memory(result, fmt, details=True).rstrip("\n"))
     if not result.fits:
         raise SystemExit(EXIT_DOES_NOT_FIT)
-
-
-def _hybrid_preset(preset: str | None) -> bool:
-    """A state-space / linear-attention hybrid (sizing.hybrid): its inference memory is the
-    KV cache of its attention layers plus a fixed state, which `sizing hybrid` computes."""
-    if preset is None:
-        return False
-    from sizing.hybrid import HYBRID_PRESETS
-
-    return preset.strip().lower() in {p.name for p in HYBRID_PRESETS}
-
-
-def _vision_preset(preset: str | None) -> bool:
-    from sizing.vision import VISION_PRESETS
-
-    return preset is not None and preset.strip().lower() in {p.name for p in VISION_PRESETS}
-
-
-def _vlm_inference(preset: str, overrides, fmt: str, **options) -> None:
-    """`memory --inference` of a vision-language preset: the language model's weights and KV cache
-    at --context text tokens plus the image tokens, the prefill peak, and the tower's and
-    projector's weights (sizing.serve.hybrid_vlm, the same numbers `sizing serve` prints)."""
-    from sizing.render import render_other_serve
-    from sizing.serve import serve_vlm
-    from sizing.vision import parse_image_size
-
-    unsupported = {"--set": overrides or None, "--quant": options["quant"], "--engine": options["engine"]}
-    _refuse_given(unsupported | {"--prefill-chunk": options["prefill_chunk"]}, "to transformer models")
-    context = options["context"] or options["seq_len"] or 4096
-    try:
-        size = parse_image_size(options["image_size"] or "896x896")
-        images = 1 if options["images"] is None else options["images"]
-        weights, kv = options["weight_dtype"] or "bf16", options["kv_dtype"] or "bf16"
-        result = serve_vlm(
-            preset.strip().lower(), context, 2, options["batch"] or 1, options["gpu"] or "h100", options["tp"] or 1,
-            weights, kv, images, size,
-        )  # fmt: skip
-    except SizingError as exc:
-        raise UserError(str(exc)) from None
-    click.echo(render_other_serve(result, fmt, memory_only=True).rstrip("\n"))
-    if not result.fits:
-        raise SystemExit(EXIT_DOES_NOT_FIT)
-
-
-def _hybrid_inference(preset: str, overrides, fmt: str, **options) -> None:
-    """`memory --inference` of a hybrid preset: `sizing hybrid`'s answer (weights, KV cache of the
-    attention layers, conv and SSM state, beside an all-attention model of the same shape)."""
-    from sizing.cli.hybrid import hybrid
-
-    unsupported = {"--set": overrides or None, "--quant": options["quant"], "--engine": options["engine"]}
-    unsupported |= {"--tp": options["tp"], "--prefill-chunk": options["prefill_chunk"], "--images": options["images"]}
-    _refuse_given(unsupported, "to transformer models (a hybrid's memory is `sizing hybrid`'s)")
-    context = options["context"] or options["seq_len"] or 4096
-    click.get_current_context().invoke(
-        hybrid,
-        preset=preset,
-        config_path=None,
-        context=str(context),
-        batch=options["batch"] or 1,
-        weight_dtype=options["weight_dtype"] or "bf16",
-        kv_dtype=options["kv_dtype"] or "bf16",
-        ssm_dtype="fp32",
-        gpu=options["gpu"],
-        fmt=fmt,
-    )
 
 
 def _default_len(model, config_path: str | None, inference: bool, seq_len, context) -> int | None:
@@ -375,24 +312,29 @@ def _with_parallel_advice(result, cfg, dp: int, micro_batch: int, gpu_key: str):
     same dp GPUs: a tp/pp/cp layout, CPU offload, LoRA, QLoRA (each the fastest that fits)."""
     import dataclasses
 
-    from sizing.parallel import ALTERNATIVES, min_gpus_hint, min_gpus_that_fit, search_layout, would_fit
+    from sizing.inputs import Workload
+    from sizing.parallel import LAYOUT_ALTERNATIVES, min_gpus_hint, min_gpus_that_fit, search_layout, would_fit
 
-    options = dict(
-        gpu=gpu_key, precision=result.precision, optimizer=result.optimizer, attention_impl=result.attention_impl
+    work = Workload(
+        result.seq_len,
+        precision=result.precision,
+        optimizer=result.optimizer,
+        recompute=None,  # the search tries none, selective and full
+        attention_impl=result.attention_impl,
+        global_batch=dp * micro_batch,
+        gpus=dp,
     )
-    batch = dp * micro_batch
     found = []
-    best = search_layout(cfg, result.seq_len, batch, dp, **options).best
+    best = search_layout(cfg, work, gpu=gpu_key).best
     if best is not None:
         found.append(("a parallel layout", best))
-    keep = {label for label, layout_changes, _ in ALTERNATIVES if layout_changes}  # offload, LoRA, QLoRA
-    found += [(w, p) for w, p in would_fit(cfg, result.seq_len, batch, dp, more_gpus=False, **options) if w in keep]
+    found += [(w, p) for w, p in would_fit(cfg, work, more_gpus=False, gpu=gpu_key) if w in LAYOUT_ALTERNATIVES]
     hints = tuple(
         f"{what} on {dp} GPU{'s' if dp > 1 else ''}: {p.layout.label()}, recompute {p.work.recompute}, "
         f"{p.per_gpu_bytes / GIB:.2f} GiB per GPU (sizing parallel)"
         for what, p in found
     )
-    fewest = min_gpus_that_fit(cfg, result.seq_len, **options)
+    fewest = min_gpus_that_fit(cfg, work.with_(global_batch=None), gpu=gpu_key)
     own = tuple(w for w in result.would_fit if not _is_gpu_count(w))
     first = (min_gpus_hint(fewest),) if fewest is not None and fewest.layout.world > dp else ()
     return dataclasses.replace(result, would_fit=first + own + hints)
@@ -401,10 +343,3 @@ def _with_parallel_advice(result, cfg, dp: int, micro_batch: int, gpu_key: str):
 def _is_gpu_count(hint: str) -> bool:
     """sizing.memory's own "fewest ZeRO-3 ranks" hints, which min_gpus_that_fit answers instead."""
     return hint.startswith(("ZeRO-3 over at least", "recompute full and ZeRO-3 over at least"))
-
-
-def _refuse_given(options: dict, applies: str) -> None:
-    """A UserError naming the options given (not None) that apply only to the other mode."""
-    given = [name for name, value in options.items() if value is not None]
-    if given:
-        raise UserError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} {applies}")

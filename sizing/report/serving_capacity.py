@@ -160,8 +160,7 @@ def _spreads() -> str:
 
 
 def overhead_text() -> str:
-    from sizing.serve import engine_overhead
-    from sizing.serve.calibration import session_per_sequence_seconds
+    from sizing.serve import engine_overhead, session_per_sequence_seconds
 
     o = engine_overhead()
     return (

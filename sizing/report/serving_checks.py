@@ -11,7 +11,7 @@ import statistics
 from sizing.inputs import GIB
 from sizing.memory import published_checkpoints, startup_logs
 from sizing.report import cells as fmt
-from sizing.serve.published import TTFT_METRIC, predicted, published_rows
+from sizing.serve import TTFT_METRIC, predicted, published_rows
 
 
 def _pct(x: float) -> str:

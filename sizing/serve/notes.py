@@ -47,6 +47,7 @@ def overhead_text(s: ServeSettings) -> str:
 def serve_notes(
     cfg: ModelConfig, s: ServeSettings, trained_context: int | None, served_context: int | None
 ) -> list[str]:
+    """What a serving estimate assumes, said beside it."""
     notes = [
         f"prefill FLOPs counted {s.attention}"
         + (" (serving kernels skip the masked tiles)" if s.attention == "causal" else " (T keys per query)"),
