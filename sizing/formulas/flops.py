@@ -245,6 +245,12 @@ def flop_components(cfg: ModelConfig, seq_len: int, attention: str = "full") -> 
     return rows
 
 
+def forward_flops(cfg: ModelConfig, seq_len: int, attention: str = "full") -> int:
+    """Forward matmul FLOPs of one sequence: the sum of flop_components' forward, without their
+    formula text or per-token values (FlopBreakdown.forward; sweeps call it for thousands of configs)."""
+    return sum(term.flops(cfg, seq_len, attention) for term in FLOP_TERMS if term.present(cfg))
+
+
 @dataclass(frozen=True)
 class FlopBreakdown:
     """Matmul FLOPs of one sequence of `seq_len` tokens; per-token values divide by T."""

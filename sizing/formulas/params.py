@@ -318,7 +318,12 @@ def total_params(cfg: ModelConfig) -> int:
     """The sum of the components (param_components), without building their text: sweeps call it
     for thousands of configs. `cfg` may also be a Preset or a preset name."""
     cfg = as_config(cfg)
-    return sum(term_count(cfg, term) for term in PARAM_TERMS if term.present(cfg))
+    layers = {kind: count(cfg) for kind, (count, _symbol) in LAYER_KINDS.items()}  # once, not per term
+    return sum(
+        term.params(cfg) * layers[term.layers] if term.per_layer else term.params(cfg)
+        for term in PARAM_TERMS
+        if term.present(cfg)
+    )
 
 
 def embedding_params(cfg: ModelConfig) -> int:

@@ -28,7 +28,6 @@ from typing import Any
 
 from sizing.estimate import _resolve_model
 from sizing.formulas import flops as F
-from sizing.formulas import model_flops_per_token
 from sizing.formulas import params as P
 from sizing.inputs import ModelConfig, get_gpu, parse_field_value
 from sizing.plan.sweep_values import parse_run_value, parse_values
@@ -217,29 +216,24 @@ class _LeanModel:
         self.total = P.total_params(cfg)
         self.embedding = P.embedding_params(cfg)
         self.active = self.total - P.inactive_expert_params(cfg)
-        self._breakdowns: dict[tuple, F.FlopBreakdown] = {}
+        self._forward: dict[tuple[int, str], int] = {}
 
-    def breakdown(self, seq_len: int, attention: str, recompute: str) -> F.FlopBreakdown:
-        """FlopBreakdown from the FLOP_TERMS functions, without their formula text."""
-        key = (seq_len, attention, recompute)
-        if key not in self._breakdowns:
-            cfg = self.cfg
-            components = []
-            for t in F.FLOP_TERMS:
-                if t.present(cfg):
-                    forward = t.flops(cfg, seq_len, attention)
-                    # no formula text, no per-token value: the lean path reads the totals only
-                    components.append(F.FlopComponent(t.key, "", forward, None, t.in_blocks))
-            self._breakdowns[key] = F.FlopBreakdown(seq_len, attention, recompute, tuple(components))
-        return self._breakdowns[key]
+    def forward(self, seq_len: int, attention: str) -> int:
+        """Forward FLOPs of one sequence (FlopBreakdown.forward, from the FLOP_TERMS functions
+        without their formula text); recomputation does not enter the model FLOPs of a row."""
+        key = (seq_len, attention)
+        if key not in self._forward:
+            self._forward[key] = F.forward_flops(self.cfg, seq_len, attention)
+        return self._forward[key]
 
     def row(self, rp: _RunPoint, memory: bool) -> dict[str, Any]:
         """The headline figures at one run point: estimate()'s, from the same functions
-        (training_cost's steps, with the run checked once in _RunPoint)."""
+        (model_flops_per_token is forward + backward per token; training_cost's steps, with the
+        run checked once in _RunPoint)."""
         cfg = self.cfg
         cfg.check_context(rp.seq_len, "seq_len")
-        fl = self.breakdown(rp.seq_len, rp.attention, rp.recompute)
-        per_token = model_flops_per_token(fl)
+        forward = self.forward(rp.seq_len, rp.attention)
+        per_token = F.per_token(F.TRAINING_PER_FORWARD * forward, rp.seq_len)
         row: dict[str, Any] = dict.fromkeys(HEADLINE_COLUMNS)
         row.update(
             params_total=self.total,
@@ -248,7 +242,7 @@ class _LeanModel:
             seq_len=rp.seq_len,
             attention=rp.attention,
             recompute=rp.recompute,
-            forward_flops_per_token=fl.per_token(fl.forward),
+            forward_flops_per_token=F.per_token(forward, rp.seq_len),
             training_flops_per_token=per_token,
             flops_6n_per_token=F.kaplan_6n_per_token(self.active),
             gpu=rp.gpu,
