@@ -64,17 +64,19 @@ def check_units(
     models: list[tuple[str, ModelConfig]],
     checks: list[str] | None = None,
     standalone: list[str] = (),
+    share: bool = True,
     **options,
 ) -> list[Unit]:
-    """The units of work (runner.py) of every requested check (default: all of CHECKS) on every
+    """The units of work (units.py) of every requested check (default: all of CHECKS) on every
     (name, config), then each requested STANDALONE check. Options a check does not take are
-    ignored by it (seq_len and counter are the FLOP check's)."""
+    ignored by it (seq_len and counter are the FLOP check's). share=False: every model counted
+    on its own, as the verification page always has (no "same toy config as" notes)."""
     names = list(CHECKS) if not checks else checks
     unknown = [c for c in names if c not in CHECKS] + [c for c in standalone if c not in STANDALONE]
     if unknown:
         raise KeyError(f"unknown check(s) {', '.join(unknown)}; available: {', '.join([*CHECKS, *STANDALONE])}")
     functions = {name: _standalone(name) for name in standalone}
-    return plan_units(models, {c: CHECKS[c] for c in names}, SHARE_KEYS, functions, options)
+    return plan_units(models, {c: CHECKS[c] for c in names}, SHARE_KEYS if share else {}, functions, options)
 
 
 def _standalone(name: str) -> Callable[[], CheckResult | list[CheckResult]]:

@@ -47,6 +47,10 @@ class Progress:
     def note(self, line: str) -> None:
         pass
 
+    def say(self, line: str) -> None:
+        """A message that is always shown (stderr): above the bar on a terminal, else plainly."""
+        click.echo(line, err=True)
+
 
 class _Bar(Progress):
     def __init__(self, bar, stream: IO):
@@ -54,6 +58,9 @@ class _Bar(Progress):
 
     def advance(self, steps: int = 1, item: str | None = None) -> None:
         self.bar.update(steps, item)
+
+    def say(self, line: str) -> None:
+        self.note(line)
 
     def note(self, line: str) -> None:
         # written over the bar's line (padded to the terminal's width, so no bar is left

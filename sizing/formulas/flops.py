@@ -310,7 +310,13 @@ def decode_keys(cfg: ModelConfig, context: int) -> int:
 
 
 def _weight_flops_per_token(cfg: ModelConfig) -> int:
-    return sum(c.forward_per_token for c in flop_components(cfg, 1) if c.key not in SELECTIVE_RECOMPUTE_KEYS)
+    """Every weight matmul of one token: the components at T = 1 less QK^T and AV (from the
+    FLOP_TERMS functions, without their formula text: a serving search calls it thousands of times)."""
+    return sum(
+        term.flops(cfg, 1, "full")
+        for term in FLOP_TERMS
+        if term.present(cfg) and term.key not in SELECTIVE_RECOMPUTE_KEYS
+    )
 
 
 def decode_flops_per_token(cfg: ModelConfig, context: int) -> int:
