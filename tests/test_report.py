@@ -29,7 +29,9 @@ REPORTS = Path(__file__).resolve().parents[1] / "reports"
 def fresh(tmp_path_factory):
     """{relative path: bytes} of a fresh run, written to a temporary folder like `sizing report`."""
     out = tmp_path_factory.mktemp("reports")
-    written = report.write_reports(out, existing_dir=REPORTS, echo=lambda _line: None)
+    steps = []  # what `sizing report`'s progress bar is told, one step at a time
+    written = report.write_reports(out, existing_dir=REPORTS, echo=lambda _line: None, on_step=steps.append)
+    assert len(steps) == report.report_steps() and steps[-1] == "README.md"  # the index last, every job before
     return {rel: (out / rel).read_bytes() for rel in written}
 
 

@@ -319,11 +319,7 @@ def total_params(cfg: ModelConfig) -> int:
     for thousands of configs. `cfg` may also be a Preset or a preset name."""
     cfg = as_config(cfg)
     layers = {kind: count(cfg) for kind, (count, _symbol) in LAYER_KINDS.items()}  # once, not per term
-    return sum(
-        term.params(cfg) * layers[term.layers] if term.per_layer else term.params(cfg)
-        for term in PARAM_TERMS
-        if term.present(cfg)
-    )
+    return sum(t.params(cfg) * (layers[t.layers] if t.per_layer else 1) for t in PARAM_TERMS if t.present(cfg))
 
 
 def embedding_params(cfg: ModelConfig) -> int:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import itertools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,6 +85,7 @@ MEMORY_COLUMNS = [
     "training_max_micro_batch",
 ]
 assert set(HEADLINE_COLUMNS + MEMORY_COLUMNS) <= set(COLUMNS)
+PROGRESS_EVERY = 2048  # points between two calls of sweep_rows' progress (every config with memory=True)
 
 
 @dataclass(frozen=True)
@@ -96,9 +97,12 @@ class Skipped:
         return {"point": self.point, "reason": self.reason}
 
 
-def sweep_rows(model: Any, grid: dict[str, Any], *, memory: bool = False) -> tuple[list[dict[str, Any]], list[Skipped]]:
+def sweep_rows(
+    model: Any, grid: dict[str, Any], *, memory: bool = False, progress: Callable[[int], None] | None = None
+) -> tuple[list[dict[str, Any]], list[Skipped]]:
     """(rows, skipped): one row per valid point of the grid's product, config axes outermost.
-    Each row holds the grid's fields, then HEADLINE_COLUMNS (and MEMORY_COLUMNS with memory=True)."""
+    Each row holds the grid's fields, then HEADLINE_COLUMNS (and MEMORY_COLUMNS with memory=True).
+    `progress(n)`: told that n more points are done, every PROGRESS_EVERY points or so (the CLI's bar)."""
     if not isinstance(grid, dict) or not all(isinstance(f, str) for f in grid):
         raise SizingError(f"grid ({show(grid)}) must be a dict of field -> values, e.g. {{'n_layers': [24, 32]}}")
     target = _resolve_model(model)
@@ -126,7 +130,9 @@ def sweep_rows(model: Any, grid: dict[str, Any], *, memory: bool = False) -> tup
         _RunPoint.prepare(dict(zip(run_axes, combo, strict=True)), defaults, target)
         for combo in itertools.product(*run_axes.values())
     ]
+    done = 0  # points since progress was last told
     for combo in itertools.product(*config_axes.values()):
+        done = _tell(progress, done, 1 if memory else PROGRESS_EVERY) + len(run_points)
         config_point = dict(zip(config_axes, combo, strict=True))
         try:
             bad = next((v for v in combo if isinstance(v, _Invalid)), None)
@@ -147,7 +153,16 @@ def sweep_rows(model: Any, grid: dict[str, Any], *, memory: bool = False) -> tup
                 rows.append({**point, **{k: v for k, v in figures.items() if v is not None or k not in point}})
             except SizingError as exc:
                 skipped.append(Skipped(point, str(exc)))
+    _tell(progress, done, 1)
     return rows, skipped
+
+
+def _tell(progress: Callable[[int], None] | None, done: int, every: int) -> int:
+    """Tell `progress` of the `done` points once they reach `every`; returns the points still untold."""
+    if progress is None or done < every:
+        return done
+    progress(done)
+    return 0
 
 
 @dataclass(frozen=True)
