@@ -94,3 +94,16 @@ def progress_bar(total: int, label: str, fmt: str | None = None, stream: IO | No
         width=BAR_WIDTH,
     ) as bar:
         yield _Bar(bar, stream)
+
+
+@contextmanager
+def download_progress(fmt: str | None = None) -> Iterator[None]:
+    """Within it, a hub download (`--config owner/name`) draws huggingface_hub's own bar when
+    progress_wanted(fmt); outside it, and otherwise, downloads are quiet."""
+    from sizing.inputs.hf import SHOW_DOWNLOAD_PROGRESS
+
+    token = SHOW_DOWNLOAD_PROGRESS.set(progress_wanted(fmt))
+    try:
+        yield
+    finally:
+        SHOW_DOWNLOAD_PROGRESS.reset(token)

@@ -12,6 +12,7 @@ from click.core import ParameterSource
 
 from sizing.cli.common import FORMATS, UserError, resolve_model
 from sizing.cli.options import Choice, Count
+from sizing.cli.progress import download_progress
 from sizing.inputs import PRESETS, format_int
 from sizing.render import csv_text, heading, table
 from sizing.validate import MAX_SEQ_LEN, SizingError
@@ -118,7 +119,8 @@ def verify(
     if standalone and not (presets or all_presets or config_path or any(flags.values())):
         models, checks = [], []  # --parallel and/or --hybrid alone: no model needed
     else:
-        models = _models(presets, all_presets, config_path, overrides)
+        with download_progress(fmt):  # a hub id's config.json: the hub's own bar on a terminal
+            models = _models(presets, all_presets, config_path, overrides)
         checks = [name for name, _ in CHECK_FLAGS if flags.get(f"check_{name}")] or [name for name, _ in CHECK_FLAGS]
     given = [
         option
