@@ -209,7 +209,11 @@ FLOP_TERMS: tuple[FlopTerm, ...] = (
 
 
 def per_token(total: int, seq_len: int) -> int | float:
-    """Exact integer when T divides it (always, except causal with a sliding window)."""
+    """Exact integer when T divides it (always, except causal with a sliding window); else the
+    float nearest total / T (Python's int / int is correctly rounded, as float(Fraction) is)."""
+    if type(total) is int and type(seq_len) is int:
+        whole, rest = divmod(total, seq_len)
+        return whole if not rest else total / seq_len
     value = Fraction(total, seq_len)
     return int(value) if value.denominator == 1 else float(value)
 
