@@ -98,14 +98,12 @@ def test_sweep_is_quiet_when_piped_or_json():
     assert code == 0 and terminal == ""
 
 
-def test_verify_shows_each_check_on_a_terminal_and_nothing_for_json():
+def test_verify_shows_each_check_on_a_terminal():
+    # (--format json keeps it quiet: progress_wanted, above; one torch start is enough here)
     pytest.importorskip("torch")
-    args = ("verify", "--params", "-p", "gpt2", "-p", "opt-125m")
-    code, out, terminal = _run_on_terminal(*args)
+    code, out, terminal = _run_on_terminal("verify", "--params", "-p", "gpt2", "-p", "opt-125m")
     assert code == 0 and "all 2 check(s) on 2 model(s) match" in out
     assert "verify" in terminal and "2/2" in terminal
-    code, out, terminal = _run_on_terminal(*args, "--format", "json")
-    assert code == 0 and terminal == "" and '"ok": true' in out
 
 
 def test_verify_streams_a_mismatch_as_it_is_found(monkeypatch):

@@ -9,9 +9,10 @@ import pytest
 
 pytest.importorskip("torch")
 
+from verify_stand_ins import failing_check, slow_check
+
 from reference_model.verify import check_units, ordered, runner, units
 from reference_model.verify import registry as reg
-from reference_model.verify.check import CheckResult
 from sizing.inputs import PRESETS
 
 ALL = [(name, preset.config) for name, preset in PRESETS.items()]
@@ -49,24 +50,16 @@ def test_presets_with_one_toy_model_share_one_unit():
     assert all(len(u.models) == 1 for u in units if u.check is reg.CHECKS["params"])  # no share key: one each
 
 
-# ---- the runner with stand-in checks (module-level, so a spawned worker can import them)
-def slow_check(name, cfg, pause=0.0, **options):
-    time.sleep(pause)
-    return CheckResult("slow", name, ["pid"], [[os.getpid()]], ok=True)
-
-
-def failing_check(name, cfg, **options):
-    raise ValueError(f"planted failure on {name}")
-
-
+# ---- the runner with stand-in checks (tests/verify_stand_ins.py: importable by a worker, no torch)
 def _units(check, models, **options):
     return units.plan_units(models, {"slow": check}, {}, {}, options)
 
 
 def test_results_come_back_in_the_serial_order_from_two_processes(monkeypatch):
     monkeypatch.setattr(runner, "SPAWN_AFTER_SECONDS", 0.0)
-    models = ALL[:16]
-    finished = list(runner.run_units(_units(slow_check, models, pause=0.25), workers=2))
+    monkeypatch.setattr(runner, "WORKER_START_SECONDS", 0.0)
+    models = ALL[:12]
+    finished = list(runner.run_units(_units(slow_check, models, pause=0.1), workers=2))
     results = ordered(finished)
     assert [(r.check, r.model) for r in results] == [("slow", name) for name, _ in models]
 

@@ -19,10 +19,11 @@ STOP_SECONDS = 5.0  # how long an idle worker may take to exit before it is term
 
 
 class WorkerPool:
-    """`n` spawned workers. `hand_out` gives each idle worker the next unit of `pending` (its
-    front); `collect` returns the finished ones; `busy` is true while any unit is out."""
+    """`n` spawned workers (`threads`: torch's intra-op threads in each, None leaves torch alone).
+    `hand_out` gives each idle worker the next unit of `pending` (its front); `collect` returns
+    the finished ones; `busy` is true while any unit is out."""
 
-    def __init__(self, n: int, threads: int = 1):
+    def __init__(self, n: int, threads: int | None = None):
         context = multiprocessing.get_context("spawn")
         self.conns, self.processes = [], []
         self.idle: list[int] = []  # ready, with no unit
@@ -95,12 +96,13 @@ def _receive(conn):
         return None
 
 
-def worker_main(conn, threads: int) -> None:
-    """A worker: import torch, say so, then run units until None arrives (the first unit
-    imports its check's modules as it arrives)."""
-    import torch
+def worker_main(conn, threads: int | None) -> None:
+    """A worker: set torch's intra-op threads (when given), say it is ready, then run units until
+    None arrives (each unit imports its check's modules, torch among them, as it arrives)."""
+    if threads is not None:
+        import torch
 
-    torch.set_num_threads(threads)
+        torch.set_num_threads(threads)
     conn.send(("ready", None))
     while True:
         unit = conn.recv()

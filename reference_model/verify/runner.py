@@ -22,6 +22,7 @@ from reference_model.verify.pool import WorkerPool
 from reference_model.verify.units import Unit, run_unit
 
 SPAWN_AFTER_SECONDS = 1.0  # a run shorter than this on one process never starts a worker
+WORKER_START_SECONDS = 3.0  # a fresh interpreter importing torch, about; less work left than this: no worker
 
 
 def usable_cpus() -> int:
@@ -35,8 +36,8 @@ def usable_cpus() -> int:
 def run_units(units: list[Unit], workers: int | None = None) -> Iterator[tuple[Unit, list[CheckResult]]]:
     """(unit, its results) for every unit, as each finishes. `workers`: processes in all, this
     one included (default: the usable CPUs); 1 runs everything here, in order. Workers start
-    only once this process has worked for SPAWN_AFTER_SECONDS with units left, so a short run
-    costs no interpreter start."""
+    only once this process has worked for SPAWN_AFTER_SECONDS and has more left than a worker
+    takes to start (_worth_a_worker), so a short run costs no interpreter start."""
     workers = usable_cpus() if workers is None else workers
     if workers <= 1 or len(units) <= 1:
         for unit in units:
@@ -46,7 +47,7 @@ def run_units(units: list[Unit], workers: int | None = None) -> Iterator[tuple[U
     started, pool, threads = time.perf_counter(), None, _Threads()
     try:
         while pending or (pool is not None and pool.busy):
-            if pool is None and len(pending) > 1 and time.perf_counter() - started > SPAWN_AFTER_SECONDS:
+            if pool is None and _worth_a_worker(time.perf_counter() - started, len(units) - len(pending), len(pending)):
                 pool = _start_pool(min(workers, len(pending) + 1), threads)
             if pool is not None:
                 yield from pool.collect(timeout=0)
@@ -60,6 +61,14 @@ def run_units(units: list[Unit], workers: int | None = None) -> Iterator[tuple[U
         if pool is not None:
             pool.close()
         threads.restore()
+
+
+def _worth_a_worker(elapsed: float, done: int, left: int) -> bool:
+    """Start workers once this process has worked SPAWN_AFTER_SECONDS and the units left would
+    take it longer than a worker takes to start (at the pace of those done so far)."""
+    if left < 2 or elapsed < SPAWN_AFTER_SECONDS:
+        return False
+    return elapsed / max(done, 1) * left > WORKER_START_SECONDS
 
 
 def _start_pool(processes: int, threads: _Threads) -> WorkerPool:

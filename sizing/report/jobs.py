@@ -115,7 +115,7 @@ def _preload() -> None:
     import matplotlib.figure
     import matplotlib.style  # noqa: F401
 
-    from sizing.render.tables import import_tabulate
+    from sizing.render import import_tabulate
 
     import_tabulate()
 
