@@ -86,7 +86,7 @@ CLI_BAD = [
     (["--tp", "0"], "--tp (0) must be a positive integer"),
     (["--dp", "-1"], "--dp (-1) must be a positive integer"),
     (["--pp", "2.5"], "--pp ('2.5') must be an integer"),
-    (["--tp", "2", "--tp", "4"], "--tp given 2 times"),
+    (["--tp", "2", "--tp", "4"], "--tp given twice (2, 4)"),
     (["--ep", "2", "--dp", "2"], "ep (2) needs a mixture-of-experts model"),
     (["--dp", "2", "--sp"], "sequence_parallel (True) needs tp >= 2"),
     (["--sp"], "--sp sets a layout"),

@@ -9,6 +9,7 @@ import time
 from click.testing import CliRunner
 
 from sizing.cli import main
+from sizing.inputs import Workload
 from sizing.inputs.presets import get_preset
 from sizing.parallel.search import search_layout
 
@@ -45,7 +46,7 @@ def test_16k_gpu_search_time_in_process():
     here is 3 s and the measured figure is in docs/step-time.md."""
     cfg = get_preset("llama3.1-405b").config
     start = time.perf_counter()
-    result = search_layout(cfg, 8192, 2048, 16384, gpu="h100")
+    result = search_layout(cfg, Workload(8192, recompute=None, global_batch=2048, gpus=16384), gpu="h100")
     assert result.best is not None
     assert time.perf_counter() - start < 3.0
 

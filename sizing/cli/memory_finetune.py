@@ -50,28 +50,21 @@ def finetune_memory(model, seq_len: int, fmt: str, **opts) -> bool:
 
 
 def _print_plan(model, seq_len: int, fmt: str, opts: dict) -> None:
+    from sizing.inputs import Workload
     from sizing.parallel import ParallelLayout, parallel_plan
     from sizing.render import render_parallel_plan
 
     fields = dict(dp=opts["dp"], zero=opts["zero"], micro_batch=opts["micro_batch"], micro_batches=1)
-    fields["finetune"] = opts["finetune"]
     if opts.get("lora_rank") is not None:
         fields["lora_rank"] = opts["lora_rank"]
     if opts.get("lora_targets") is not None:
         fields["lora_targets"] = opts["lora_targets"]
 
+    work = dict(precision=opts["precision"], optimizer=opts["optimizer"], attention_impl=opts["attention_impl"])
+
     def plan_for(recompute: str):
-        return parallel_plan(
-            model.config,
-            ParallelLayout(**fields),
-            seq_len,
-            recompute=recompute,
-            gpu=opts["gpu"],
-            precision=opts["precision"],
-            optimizer=opts["optimizer"],
-            attention_impl=opts["attention_impl"],
-            name=model.name,
-        )
+        run = Workload(seq_len, recompute=recompute, finetune=opts["finetune"], **work)
+        return parallel_plan(model.config, ParallelLayout(**fields), run, opts["gpu"], name=model.name)
 
     try:
         plan = plan_for(opts["recompute"])

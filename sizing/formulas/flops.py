@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from fractions import Fraction
 from functools import cached_property
 
 from sizing.formulas.flops_attention import (  # noqa: F401  (re-exported: sizing.formulas.flops is their public home)
@@ -209,13 +208,9 @@ FLOP_TERMS: tuple[FlopTerm, ...] = (
 
 
 def per_token(total: int, seq_len: int) -> int | float:
-    """Exact integer when T divides it (always, except causal with a sliding window); else the
-    float nearest total / T (Python's int / int is correctly rounded, as float(Fraction) is)."""
-    if type(total) is int and type(seq_len) is int:
-        whole, rest = divmod(total, seq_len)
-        return whole if not rest else total / seq_len
-    value = Fraction(total, seq_len)
-    return int(value) if value.denominator == 1 else float(value)
+    """Exact integer when T divides it (always, except causal with a sliding window)."""
+    whole, rest = divmod(total, seq_len)
+    return whole if rest == 0 else total / seq_len  # int / int is correctly rounded, as float(Fraction) is
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,13 @@ FSDP FULL_SHARD is stage 3, SHARD_GRAD_OP stage 2.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from sizing.formulas import params as P
 from sizing.inputs import ModelConfig
 from sizing.validate import require_choice
 from sizing.vocabulary import DTYPE_BITS, PRECISION_POLICIES, ceil_div
+from sizing.vocabulary import OPTIMIZER_ALIASES as VOCABULARY_OPTIMIZER_ALIASES
 
 # ---------------------------------------------------------------- element sizes
 FP32_BYTES = DTYPE_BITS["fp32"] // 8  # softmax/log-softmax outputs, norm statistics, logsumexp: kept in fp32
@@ -84,7 +86,7 @@ OPTIMIZERS: dict[str, Optimizer] = {
         f"{ADAM8BIT_BLOCK}-element block per state (Dettmers et al. 2022)",
     ),
 }
-OPTIMIZER_ALIASES: dict[str, str] = {"adam": "adamw"}  # the CLI accepts these
+OPTIMIZER_ALIASES = VOCABULARY_OPTIMIZER_ALIASES  # the CLI accepts these (sizing.vocabulary)
 
 
 def get_precision(key: str) -> Precision:
@@ -140,6 +142,7 @@ def shard_bytes(n_bytes: int, dp: int) -> int:
     return ceil_div(n_bytes, dp)
 
 
+@lru_cache(maxsize=256)  # the fit searches ask it for every dp they try
 def largest_unit_params(cfg: ModelConfig) -> int:
     """Parameters of the largest unit ZeRO-3/FSDP gathers at once: a transformer block (all
     its experts), the token embedding or the lm_head."""

@@ -27,11 +27,12 @@ from dataclasses import dataclass, field
 
 from sizing.inputs import ModelConfig
 from sizing.validate import SizingError, require_bool, require_choice, require_int
+from sizing.vocabulary import FINETUNE_MODES as VOCABULARY_FINETUNE_MODES
 from sizing.vocabulary import ceil_div
 
 PP_SCHEDULES: tuple[str, ...] = ("1f1b", "interleaved")
 FSDP_MODES: tuple[str, ...] = ("full", "hybrid")
-FINETUNE_MODES: tuple[str, ...] = ("full", "lora", "qlora")
+FINETUNE_MODES = VOCABULARY_FINETUNE_MODES  # full, lora, qlora (sizing.vocabulary)
 # Projections a LoRA adapter may sit on (the reference model's module names).
 LORA_TARGETS: tuple[str, ...] = ("q", "k", "v", "o", "up", "gate", "down")
 DEFAULT_LORA_TARGETS: tuple[str, ...] = ("q", "k", "v", "o", "up", "gate", "down")  # QLoRA paper: all linears

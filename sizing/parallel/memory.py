@@ -11,10 +11,10 @@ activations.transient_bytes. Nothing here re-derives a per-parameter or per-toke
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import lru_cache
 
-from sizing.inputs import ModelConfig
+from sizing.inputs import ModelConfig, Workload  # Workload: what is run (seq_len, precision, ...)
 from sizing.memory import (
     activation_terms,
     get_precision,
@@ -45,15 +45,6 @@ _CONSTANT = ("attn.mask", "loss.total_weight", "attn_norm.gain_fp32", "mlp_norm.
 _CONSTANT += ("norm_f.gain_fp32", "emb_norm.gain_fp32")
 _FIRST_STAGE = ("tok_emb.", "pos_emb.", "emb_norm.")
 _LAST_STAGE = ("norm_f.", "lm_head.", "loss.")
-
-
-@dataclass(frozen=True)
-class Workload:
-    seq_len: int
-    precision: str = "bf16-mixed"
-    optimizer: str = "adamw"
-    recompute: str = "none"
-    attention_impl: str = "flash"
 
 
 # ---------------------------------------------------------------- which tensors a stage holds

@@ -89,6 +89,7 @@ def plan_sections(plan: ParallelPlan, fmt: str) -> list[str]:
         verdict,
         *[f"note: not modelled: {line}" for line in plan.not_modelled],
         *([f"note: assumed: {line}" for line in plan.predicted.assumptions] if plan.predicted is not None else []),
+        f"note: {plan.mfu_meaning}",
     ]
 
 
