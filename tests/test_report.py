@@ -225,3 +225,15 @@ def test_import_sizing_cli_stays_light():
         "import sys, sizing.cli; print([m for m in ('pandas', 'numpy', 'matplotlib', 'tabulate') if m in sys.modules])"
     )
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "[]"
+
+
+def test_the_jobs_give_the_same_files_forked_or_here(monkeypatch):
+    """sizing/report/jobs.py: the pages built in forked processes are the bytes built here (two
+    cheap jobs of the real ones; `fork_is_safe` forced, since this test process may hold torch)."""
+    from sizing.report import jobs
+
+    monkeypatch.setattr(jobs, "JOBS", tuple(j for j in jobs.JOBS if j[1] in (jobs._pages, jobs._hybrid)))
+    monkeypatch.setattr(jobs, "fork_is_safe", lambda: True)
+    here = dict(jobs.run_jobs(None, workers=1))
+    forked = dict(jobs.run_jobs(None, workers=2))
+    assert set(here) == {label for label, _ in jobs.JOBS} and here == forked

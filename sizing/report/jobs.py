@@ -3,8 +3,9 @@
 Each job returns the files it builds ({relative path: text or bytes}) and the plots the index
 shows (reports/README.md, built last from them). The jobs share nothing, so they run in forked
 processes, which start in milliseconds with matplotlib already imported; fork is used only where
-it is safe: a POSIX system, more than one CPU, and a process without torch loaded (its thread
-pools do not survive a fork). Anywhere else they run here, one after another: the same bytes.
+it is safe: a POSIX system, more than one CPU, one thread in this process and torch not loaded
+(its thread pools do not survive a fork). Anywhere else they run here, one after another: the
+same bytes.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -105,8 +107,13 @@ def run_jobs(existing_dir: Path | None, workers: int | None = None) -> Iterator[
 
 
 def fork_is_safe() -> bool:
-    """fork is offered (POSIX) and torch, whose thread pools a fork would break, is not loaded."""
-    return "fork" in multiprocessing.get_all_start_methods() and "torch" not in sys.modules
+    """fork is offered (POSIX), this process runs one thread (a lock another thread holds at the
+    fork stays held in the child) and torch, whose thread pools a fork would break, is not loaded."""
+    return (
+        "fork" in multiprocessing.get_all_start_methods()
+        and threading.active_count() == 1
+        and "torch" not in sys.modules
+    )
 
 
 def _preload() -> None:
