@@ -1,7 +1,9 @@
 """`sizing memory`: training memory per GPU, or inference memory, and whether it fits.
 
-Exit codes: 0 it fits; 3 it does not fit (the full report is still printed, JSON has
-"fits": false and a null max batch); 2 bad input (one 'Error: ...' line on stderr).
+Exit codes: 0 it fits, or training is "tight" (within the allocator's band either side of the
+GPU's capacity: sizing.memory.verdict); 3 it clearly does not fit (the full report is still
+printed, JSON has "verdict": "does not fit", "fits": false and a null max batch); 2 bad input
+(one 'Error: ...' line on stderr).
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ def memory(preset, config_path, overrides, inference, fmt, **options):
     activations saved for backward + the logits' working set. Inference: weights + KV cache
     (2 x layers x kv heads x head_dim x bytes x context x batch; a sliding window caps the
     context) + the prefill activation peak (one forward over --prefill-chunk tokens). Exit
-    code 0 when it fits, 3 when it does not (the report says what would), 2 on bad input.
+    code 0 when it fits or training is tight (within the allocator's band), 3 when it clearly
+    does not fit (the report says what would), 2 on bad input.
 
     \b
     Example:
@@ -70,8 +73,14 @@ def memory(preset, config_path, overrides, inference, fmt, **options):
     if result is None:  # --engine: its split is printed
         return
     click.echo(render_memory(result, fmt, details=True).rstrip("\n"))
-    if not result.fits:
+    if not _may_fit(result):
         raise SystemExit(EXIT_DOES_NOT_FIT)
+
+
+def _may_fit(result) -> bool:
+    """Training: anything but a clear "does not fit" (fits or tight); inference: it fits."""
+    verdict = getattr(result, "memory_verdict", None)
+    return verdict.may_fit if verdict is not None else result.fits
 
 
 def _hybrid_preset(preset: str | None) -> bool:
