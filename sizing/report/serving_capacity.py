@@ -57,7 +57,7 @@ def throughput_latency_plot() -> Plot:
             ax.plot(s["tpot_ms"], s["tokens_per_second_per_gpu"], marker="o", markersize=3, color=f"C{i}", label=name)
         ax.axvline(data["slo_tpot_ms"], color="grey", linestyle=":", linewidth=1, label="TPOT 50 ms")
         ax.set_xscale("log")
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="lower right")
 
     return Plot(
         "plots/serving-throughput-vs-latency.png",

@@ -132,7 +132,7 @@ def routed_expert_params(cfg: ModelConfig) -> int:
     """Parameters of the routed experts, all layers: sizing.formulas.params' `moe.experts` component
     (E·L·expert_params today; 0 for a dense model). Everything else of an MoE layer (router,
     shared experts as their own component) is always read."""
-    return sum(c.count for c in P.param_components(cfg) if c.key == "moe.experts")
+    return sum(P.term_count(cfg, t) for t in P.PARAM_TERMS if t.key == "moe.experts" and t.present(cfg))  # no text
 
 
 @dataclass(frozen=True)
