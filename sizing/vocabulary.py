@@ -93,3 +93,9 @@ def ceil_div(numerator: int, denominator: int) -> int:
 def attention_impl(name: str) -> str:
     """The canonical implementation name: 'sdpa' -> 'flash'."""
     return ATTENTION_IMPL_ALIASES.get(name, name)
+
+
+# fp8 training scaling recipes (sizing.memory.fp8 holds what each stores) and the gradient
+# reduction dtypes a stack may use (sizing.parallel.memory_stack)
+FP8_RECIPE_NAMES = ("tensorwise", "blockwise", "mxfp8")
+GRAD_REDUCE_DTYPES = ("fp32", "bf16")

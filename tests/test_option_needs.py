@@ -18,8 +18,11 @@ from sizing.cli.specs import NEED_TERM
 # what each command needs to answer at all (its required options), besides a model
 BASE = {"serve": ["--prompt", "512", "--output", "64"], "plan": [], "memory": []}
 MODEL = ["--preset", "llama2-7b"]
+# options that answer for some models only: the model their rule is checked on
+MODEL_OF = {"images": "qwen2.5-vl-7b", "image-size": "qwen2.5-vl-7b"}
 # a valid value of a text option (the others are drawn from their kind, choices or range)
-SAMPLES = {"slo-ttft": "2s", "slo-tpot": "50ms", "lora-targets": "q,v", "rate": "2", "flops": "1e21", "days": "3"}
+SAMPLES = {"slo-ttft": "2s", "slo-tpot": "50ms", "lora-targets": "q,v", "rate": "2", "flops": "1e21", "days": "3",
+           "image-size": "896x896"}  # fmt: skip
 
 
 def _commands() -> dict[str, click.Command]:
@@ -86,7 +89,8 @@ def rules():
 @pytest.mark.parametrize(("name", "option", "by_key"), list(rules()))
 def test_each_term_of_a_rule_is_a_cli_refusal(name, option, by_key):
     runner = CliRunner()
-    base = [name, *MODEL, *BASE.get(name, [])] if "preset" in by_key else [name, *BASE.get(name, [])]
+    model = ["--preset", MODEL_OF[option["key"]]] if option["key"] in MODEL_OF else MODEL
+    base = [name, *model, *BASE.get(name, [])] if "preset" in by_key else [name, *BASE.get(name, [])]
     if name == "plan" and option["key"] != "flops":
         base = [name]
     terms = option["needs"]

@@ -53,6 +53,18 @@ inference_options = options(
         needs=INFERENCE,
     ),
     option(
+        "images",
+        default=None,
+        help="Inference, a vision-language preset: images in each prompt (their tokens join it).  [default: 1]",
+        needs=INFERENCE,
+    ),
+    option(
+        "image_size",
+        default=None,
+        help="Inference, a vision-language preset: HEIGHTxWIDTH.  [default: 896x896]",
+        needs=INFERENCE,
+    ),
+    option(
         "quant",
         help="Inference: a deployed weight format (GPTQ/AWQ, MXFP4, NVFP4, fp8, GGUF) with its real "
         "bits per weight and 16-bit tensors, instead of --weight-dtype.",
@@ -64,6 +76,7 @@ engine_options = options(
     option("engine", needs=INFERENCE),
     option("gpu_memory_utilization", needs=(*INFERENCE, "engine")),
     option("max_num_batched_tokens", needs=(*INFERENCE, "engine")),
+    option("max_num_seqs", needs=(*INFERENCE, "engine")),
 )
 
 # inference under tensor parallelism: memory per GPU

@@ -1,10 +1,11 @@
 """`sizing parallel`: per-GPU memory, communication and step time of a parallel training layout,
 or the smallest layout that fits.
 
-With any of --dp/--tp/--pp/--cp/--ep the layout is evaluated as given (--gpus, if given,
-must be their product). Without them the command searches: on exactly --gpus GPUs, or on
-the fewest GPUs up to --max-gpus; when nothing fits it says so and lists what would.
-Exit codes: 0 fits, 3 does not fit, 2 bad input.
+With any of --dp/--tp/--pp/--cp/--ep/--etp the layout is evaluated as given (--gpus, if
+given, must be dp x tp x pp x cp). Without them the command searches: on exactly --gpus GPUs,
+or on the fewest GPUs up to --max-gpus; when nothing fits it says so and lists what would.
+Exit codes: 0 fits or tight (within the allocator's band: sizing.memory.verdict), 3 a clear
+"does not fit" (or a search that finds no layout), 2 bad input.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from sizing.validate import SizingError, require_choice
 from sizing.vocabulary import DEFAULT_MFU, DEFAULT_OPTIMIZER, DEFAULT_PRECISION
 
 EXIT_DOES_NOT_FIT = 3
-_DIMS = ("dp", "tp", "pp", "cp", "ep")
+_DIMS = ("dp", "tp", "pp", "cp", "ep")  # the --overlap dimensions
+_LAYOUT_DIMS = (*_DIMS, "etp")  # any of these given: evaluate the layout, do not search
 
 
 _layout_options = options(
@@ -29,7 +31,8 @@ _layout_options = options(
     option("tp", help="Tensor-parallel degree (must divide heads and kv heads)."),
     option("pp", help="Pipeline stages (uneven when pp does not divide L; see --stage-layers)."),
     option("cp", help="Context-parallel degree (ring attention; flash only)."),
-    option("ep", help="Expert-parallel degree (MoE; must divide experts and dp x cp)."),
+    option("ep", help="Expert-parallel degree (MoE; ep x etp must divide tp x cp x dp)."),
+    option("etp"),
     option("zero", default=None, help="ZeRO stage over dp x cp (flat shards).  [default: 0]"),
     option("fsdp"),
     option("shard_group"),
@@ -73,6 +76,10 @@ _layout_options = options(
     help="Constant-efficiency mode: hardware FLOPs (recompute included) at this share of peak, plus exposed "
     f"communication and bubble (used, at {DEFAULT_MFU}, for GPUs without step-time constants).",
 )
+@option("fp8_recipe")
+@option("fp8_param_gather")
+@option("grad_reduce")
+@option("calibration")
 @option("stack", help="Training software: overlap, fusion, flash kernel, recompute policy (docs/step-time.md).  "
         f"[default: {DEFAULT_STACK}]")  # fmt: skip
 @option("overlap")
@@ -86,7 +93,8 @@ def parallel(preset, config_path, overrides, seq_len, **opts):
 
     Memory is the most-loaded GPU's, term by term: model states under ZeRO/FSDP, activations per
     TP/SP/CP shard and in-flight micro-batch, lm_head and loss on the last stage, experts per EP
-    rank, LoRA/QLoRA, CPU offload. Exit code 0 when it fits, 3 when it does not, 2 on bad input.
+    rank, LoRA/QLoRA, CPU offload, stored as --stack stores it. Exit code 0 when it fits or is
+    tight (within the allocator's band), 3 when it clearly does not fit, 2 on bad input.
 
     \b
     Example:
@@ -100,6 +108,7 @@ def parallel(preset, config_path, overrides, seq_len, **opts):
         raise UserError("--seq-len is needed for a model that is not a preset (e.g. --seq-len 4096)")
     T = seq_len or model.preset.context
     fmt = opts.pop("fmt") or "table"
+    opts.pop("calibration")  # applied when parsed (sizing.cli.common.use_calibration)
     try:
         gpu_key = get_gpu(opts.pop("gpu") or default_gpu_for(model.preset.name if model.preset else None)).key
         layout, search = _layout(opts)
@@ -115,7 +124,7 @@ def parallel(preset, config_path, overrides, seq_len, **opts):
     except SizingError as exc:
         raise UserError(str(exc)) from None
     click.echo(render_parallel_plan(plan, fmt))
-    if not plan.fits:
+    if not plan.memory_verdict.may_fit:
         raise SystemExit(EXIT_DOES_NOT_FIT)
 
 
@@ -160,7 +169,12 @@ def _plan_options(opts: dict, gpu_key: str, work) -> dict:
         "network_gbs": opts.pop("network_gbs"),
     }
     stack = opts.pop("stack")
-    if stack is not None or work.precision == "fp8" or out["nvlink_gbs"] or out["network_gbs"]:
+    memory = {"fp8_recipe": opts.pop("fp8_recipe"), "grad_reduce": opts.pop("grad_reduce")}
+    memory["fp8_params"] = opts.pop("fp8_param_gather")
+    if (memory["fp8_recipe"] or memory["fp8_params"] is not None) and work.precision != "fp8":
+        raise UserError("--fp8-recipe and --fp8-param-gather apply to --precision fp8")
+    given = {k: v for k, v in memory.items() if v is not None}
+    if stack is not None or work.precision == "fp8" or out["nvlink_gbs"] or out["network_gbs"] or given:
         from sizing.parallel import StepOptions
 
         out["step_options"] = StepOptions(
@@ -168,6 +182,7 @@ def _plan_options(opts: dict, gpu_key: str, work) -> dict:
             precision="fp8" if work.precision == "fp8" else "bf16",
             nvlink_gbs=out["nvlink_gbs"],
             network_gbs=out["network_gbs"],
+            **given,
         )
     return out
 
@@ -206,10 +221,10 @@ def _micro_batches(opts: dict, search: bool, dp: int, mb: int) -> int | None:
 
 def _layout(opts: dict) -> tuple[ParallelLayout, bool]:
     """The layout the options describe, and whether to search (no dimension given)."""
-    dims = {d: opts.get(d) for d in _DIMS}
+    dims = {d: opts.get(d) for d in _LAYOUT_DIMS}
     search = all(v is None for v in dims.values())
     gpus = opts.get("gpus")
-    tp, pp, cp, ep = (dims[d] or 1 for d in ("tp", "pp", "cp", "ep"))
+    tp, pp, cp, ep, etp = (dims[d] or 1 for d in ("tp", "pp", "cp", "ep", "etp"))
     dp = dims["dp"]
     if dp is None:
         dp = 1 if gpus is None else gpus // (tp * pp * cp) or 1
@@ -221,6 +236,7 @@ def _layout(opts: dict) -> tuple[ParallelLayout, bool]:
         "pp": pp,
         "cp": cp,
         "ep": ep,
+        "etp": etp,
         "dp": dp,
         "zero": opts.get("zero") or 0,
         "fsdp": opts.get("fsdp"),
@@ -249,7 +265,7 @@ def _layout(opts: dict) -> tuple[ParallelLayout, bool]:
                 raise UserError(
                     f"{option} sets a layout: give --dp/--tp/--pp/--cp too, or leave the layout to the search"
                 )
-        fields.update(tp=1, pp=1, cp=1, ep=1, dp=1, micro_batches=1)
+        fields.update(tp=1, pp=1, cp=1, ep=1, etp=1, dp=1, micro_batches=1)
     layout = ParallelLayout(**fields)
     if not search and gpus is not None:
         layout.check_world(gpus)

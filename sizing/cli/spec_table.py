@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 
-from sizing.cli.common import FORMATS, once
+from sizing.cli.common import FORMATS, once, use_calibration
 from sizing.cli.options import MFU_TYPE, PRICE_TYPE, Choice, Count, Number, Quantity
 from sizing.cli.specs import declare, describe
 from sizing.training import DEFAULT_KG_CO2_PER_KWH, DEFAULT_PUE
@@ -28,6 +28,8 @@ from sizing.vocabulary import (
     DEFAULT_PRECISION,
     DEFAULT_RECOMPUTE,
     DTYPE_BITS,
+    FP8_RECIPE_NAMES,
+    GRAD_REDUCE_DTYPES,
     MLA_IMPLS,
     PRECISION_ALIASES,
     PRECISION_POLICIES,
@@ -122,6 +124,9 @@ for _dim, _what in (("dp", "Data-parallel"), ("tp", "Tensor-parallel"), ("cp", "
                     ("ep", "Expert-parallel")):  # fmt: skip
     _add(_dim, (f"--{_dim}",), "parallelism", f"{_what} degree.", _count(f"--{_dim}"))
 _add("pp", ("--pp",), "parallelism", "Pipeline stages.", _count("--pp"))
+_add("etp", ("--etp",), "parallelism",
+     "Expert tensor-parallel degree (MoE; ep x etp must divide tp x cp x dp, Megatron's expert grid).  [default: 1]",
+     _count("--etp"), advanced=True)  # fmt: skip
 _add("zero", ("--zero",), "parallelism",
      "ZeRO stage over dp: 1 shards optimizer states, 2 + gradients, 3 + weights (FSDP FULL_SHARD).",
      _choice("--zero", "sizing.memory:ZERO_STAGES"), default=0)  # fmt: skip
@@ -153,6 +158,9 @@ _add("overlap", ("--overlap",), "parallelism", "Comm hidden under compute, e.g. 
 _add("stack", ("--stack",), "parallelism",
      "Training software: overlap, fusion, flash kernel, recompute policy (docs/step-time.md).",
      _choice("--stack", "sizing.parallel:STACKS"), advanced=True)  # fmt: skip
+_add("calibration", ("--calibration",), "training",
+     "A calibration file from `sizing calibrate`: its fitted stack overheads replace the built-in ones.",
+     metavar="FILE", multiple=True, callback=use_calibration, advanced=True)  # fmt: skip
 _add("compute_efficiency", ("--compute-efficiency",), "hardware",
      "Share of the dense peak the matmuls reach (a constant instead of the model's).",
      _efficiency("--compute-efficiency"), advanced=True)  # fmt: skip
@@ -168,6 +176,15 @@ _add("precision", ("--precision",), "precision",
      "fp32; bf16-mixed / fp16-mixed (16-bit weights and grads, fp32 master + states: 16 B/param with AdamW); "
      "bf16 (pure, no master copy); fp8 (fp8 matmuls).",
      _choice("--precision", PRECISION_POLICIES, PRECISION_ALIASES), default=DEFAULT_PRECISION)  # fmt: skip
+_add("fp8_recipe", ("--fp8-recipe",), "precision",
+     "fp8 scaling recipe (--precision fp8): tensorwise (delayed or current), blockwise (128), mxfp8.  "
+     "[default: tensorwise]", _choice("--fp8-recipe", FP8_RECIPE_NAMES), advanced=True)  # fmt: skip
+_add("fp8_param_gather", ("--fp8-param-gather",), "precision",
+     "Primary fp8 weights, no bf16 copy (Megatron's --fp8-param-gather).  [default: the stack's]",
+     off_flag="--no-fp8-param-gather", advanced=True)  # fmt: skip
+_add("grad_reduce", ("--grad-reduce",), "precision",
+     "Gradient buffer and reduction dtype (default: the stack's; Megatron-Core fp32 for bf16, bf16 for fp8).",
+     _choice("--grad-reduce", GRAD_REDUCE_DTYPES), advanced=True)  # fmt: skip
 _add("weight_dtype", ("--weight-dtype",), "precision", "Weight dtype.", _choice("--weight-dtype", tuple(DTYPE_BITS)))
 _add("kv_dtype", ("--kv-dtype",), "precision", "KV cache dtype.", _choice("--kv-dtype", tuple(DTYPE_BITS)))
 _add("activation_dtype", ("--activation-dtype",), "precision", "The dtype the matmuls run in: its peak rate is used.",
@@ -220,8 +237,11 @@ _add("gpu_memory_utilization", ("--gpu-memory-utilization", "--mem-fraction-stat
      "With --engine: the GPU share the engine takes.  [default: vllm 0.9, sglang 0.88]",
      _number("--gpu-memory-utilization", 0, 1, what="a number in (0, 1]"), dest="utilization")  # fmt: skip
 _add("max_num_batched_tokens", ("--max-num-batched-tokens",), "engine",
-     "With --engine vllm: tokens of the profiling forward.  [default: 8192]",
-     _count("--max-num-batched-tokens", maximum=MAX_SEQ_LEN), advanced=True)  # fmt: skip
+     "With --engine vllm: tokens of the profiling forward.  [default: vLLM's, 8192 on a GPU of >= 70 GiB that "
+     "is not an A100, else 2048]", _count("--max-num-batched-tokens", maximum=MAX_SEQ_LEN), advanced=True)  # fmt: skip
+_add("max_num_seqs", ("--max-num-seqs",), "engine",
+     "With --engine vllm: rows its profiling sampler draws (and the most running requests).  [default: vLLM's, "
+     "1024 on a GPU of >= 70 GiB that is not an A100, else 256]", _count("--max-num-seqs"), advanced=True)  # fmt: skip
 _add("prefill_chunk", ("--prefill-chunk",), "engine", "Tokens per prefill forward (chunked prefill).",
      _count("--prefill-chunk", maximum=MAX_SEQ_LEN), advanced=True)  # fmt: skip
 _add("prefix_cached", ("--prefix-cached",), "engine",

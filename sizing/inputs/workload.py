@@ -35,6 +35,8 @@ from sizing.vocabulary import (
     DEFAULT_PRECISION,
     DEFAULT_RECOMPUTE,
     FINETUNE_MODES,
+    FP8_RECIPE_NAMES,
+    GRAD_REDUCE_DTYPES,
     OPTIMIZER_ALIASES,
     OPTIMIZER_NAMES,
     PRECISION_ALIASES,
@@ -58,6 +60,15 @@ class Workload:
     gpus: int | None = None  # GPUs in all
     dtype: str | None = None  # the dtype whose dense peak MFU is measured against
     finetune: str = "full"  # full, lora or qlora
+    # How the training software stores the run (sizing.parallel.memory_stack): `stack` picks a
+    # stack's memory conventions (saved activations of its kernels, gradient buffer, fp8 copies);
+    # None is the reference model's accounting, which the torch probes check. fp8_recipe
+    # (sizing.memory.fp8), fp8_params (primary fp8 weights) and grad_reduce apply under a stack;
+    # None takes the stack's.
+    stack: str | None = None
+    fp8_recipe: str = "tensorwise"  # tensorwise (delayed / current), blockwise or mxfp8
+    fp8_params: bool | None = None
+    grad_reduce: str | None = None  # fp32 or bf16 gradient buffer and reduction
 
     def __post_init__(self) -> None:
         require_int("seq_len", self.seq_len, 1, MAX_SEQ_LEN)
@@ -73,6 +84,13 @@ class Workload:
         if self.dtype is not None:
             require_choice("dtype", self.dtype, COMPUTE_DTYPES)
         require_choice("finetune", self.finetune, FINETUNE_MODES)
+        if self.stack is not None and (not isinstance(self.stack, str) or not self.stack):
+            raise SizingError(f"stack ({self.stack!r}) must be a stack name (see `sizing parallel --help`) or None")
+        require_choice("fp8_recipe", self.fp8_recipe, FP8_RECIPE_NAMES)
+        if self.fp8_params is not None and not isinstance(self.fp8_params, bool):
+            raise SizingError(f"fp8_params ({self.fp8_params!r}) must be true, false or None")
+        if self.grad_reduce is not None:
+            require_choice("grad_reduce", self.grad_reduce, GRAD_REDUCE_DTYPES)
 
     def _canonical(self, name: str, choices: tuple[str, ...], aliases: dict[str, str]) -> None:
         value = getattr(self, name)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 
 from sizing.formulas import params as P
 from sizing.inputs import GPU, ModelConfig, Workload, as_config, as_workload, get_gpu
-from sizing.memory import RuntimeReserve, get_optimizer, get_precision, layout_runtime_reserve
+from sizing.memory import FitVerdict, RuntimeReserve, fit_verdict, get_optimizer, get_precision, layout_runtime_reserve
 from sizing.parallel.comms import Collective
 from sizing.parallel.layout import ParallelLayout
 from sizing.parallel.memory import most_loaded
@@ -80,11 +80,18 @@ class ParallelPlan:
     def runtime_reserve(self) -> RuntimeReserve:
         """CUDA context + NCCL buffers of one rank (sizing.memory.runtime), off the GPU before the fit."""
         lay = self.layout
-        return layout_runtime_reserve(lay.dp, lay.tp, lay.pp, lay.cp, lay.ep)
+        return layout_runtime_reserve(lay.dp, lay.tp, lay.pp, lay.cp, lay.ep, lay.etp)
 
     @property
     def fits(self) -> bool:
+        """The point estimate: the most-loaded GPU's tensors plus the runtime reserve fit the GPU
+        (what the layout search asks of a layout)."""
         return self.per_gpu_bytes + self.runtime_reserve.total_bytes <= self.gpu_memory_bytes
+
+    @property
+    def memory_verdict(self) -> FitVerdict:
+        """fits / tight / does not fit, with the allocator's band (sizing.memory.verdict)."""
+        return fit_verdict(self.per_gpu_bytes, self.runtime_reserve.total_bytes, self.gpu_memory_bytes)
 
     @property
     def comm_bytes_per_step(self) -> int:
@@ -102,11 +109,25 @@ class ParallelPlan:
         return steps * self.step_seconds * self.layout.world / SECONDS_PER_HOUR
 
     @property
+    def gpu_hours_band(self) -> list[float] | None:
+        """The GPU-hours' band from the step's (sizing.parallel.band); None without tokens or a band."""
+        if self.gpu_hours is None or self.predicted is None or self.predicted.band is None:
+            return None
+        return list(self.predicted.band.scaled(self.gpu_hours))
+
+    @property
     def wall_clock_days(self) -> float | None:
         """Days the training tokens take on this layout's GPUs: GPU-hours / GPUs / 24."""
         if self.gpu_hours is None:
             return None
         return self.gpu_hours / self.layout.world / HOURS_PER_DAY
+
+    @property
+    def wall_clock_days_band(self) -> list[float] | None:
+        """The days' band from the step's, as the GPU-hours'."""
+        if self.wall_clock_days is None or self.predicted is None or self.predicted.band is None:
+            return None
+        return list(self.predicted.band.scaled(self.wall_clock_days))
 
     @property
     def not_modelled(self) -> tuple[str, ...]:
@@ -133,6 +154,8 @@ class ParallelPlan:
             "runtime_reserve_bytes": self.runtime_reserve.total_bytes,
             "headroom_bytes": self.gpu_memory_bytes - self.runtime_reserve.total_bytes - self.per_gpu_bytes,
             "fits": self.fits,
+            **self.memory_verdict.to_dict(),
+            "memory_stack": self.work.stack,
             "collectives": [c.to_dict() for c in self.collectives],
             "comm_wire_bytes_per_step": self.comm_bytes_per_step,
             "step_model": self.step_model,
@@ -142,7 +165,9 @@ class ParallelPlan:
             "mfu_meaning": self.mfu_meaning,
             "tokens": self.tokens,
             "gpu_hours": self.gpu_hours,
+            "gpu_hours_band": self.gpu_hours_band,
             "wall_clock_days": self.wall_clock_days,
+            "wall_clock_days_band": self.wall_clock_days_band,
             "not_modelled": list(self.not_modelled),
         }
 
@@ -183,6 +208,7 @@ def parallel_plan(
         raise SizingError(
             f"precision fp8 needs a GPU with fp8 tensor cores; {gpu_entry.key} has: {', '.join(gpu_entry.peak_tflops)}"
         )
+    work = plan_workload(work, step_options)
     stage, terms = most_loaded(cfg, layout, work)
     collectives = step_collectives(cfg, layout, work, gpu_entry, nvlink_gbs, network_gbs, fused)
     dtype = work.dtype or ("fp32" if work.precision == "fp32" and "fp32" in gpu_entry.peak_tflops else None)
@@ -226,6 +252,22 @@ def _stated(work: Workload, layout: ParallelLayout) -> Workload:
     if work.gpus == layout.world and work.global_batch == layout.global_batch():
         return work
     return work.with_(gpus=layout.world, global_batch=layout.global_batch())
+
+
+def plan_workload(work: Workload, step_options: StepOptions | None) -> Workload:
+    """The plan's workload stored as the step's stack stores it (sizing.parallel.memory_stack):
+    the stack, fp8 recipe and gradient-buffer settings of `step_options` when given, else the
+    workload's own (its stack, or the default stack when it names none), so memory and step time
+    describe the same software. StepOptions.reference_memory keeps the reference model's eager
+    accounting (what `sizing memory` counts)."""
+    opts = step_options or StepOptions(
+        stack=work.stack or StepOptions().stack,
+        fp8_recipe=work.fp8_recipe,
+        fp8_params=work.fp8_params,
+        grad_reduce=work.grad_reduce,
+    )
+    stack = None if opts.reference_memory else opts.stack
+    return work.with_(stack=stack, fp8_recipe=opts.fp8_recipe, fp8_params=opts.fp8_params, grad_reduce=opts.grad_reduce)
 
 
 def _check_rates(

@@ -9,8 +9,9 @@ not divide L: first and last lighter), 1F1B or interleaved with v = 2, 4, 8 chun
 layers of the fullest stage); cp a power of two up to 8 dividing T (flash attention only; its
 ring is costed, not free); dp = N / (tp pp cp) dividing the global batch, m = global batch / dp
 micro-batches (gradient accumulation), at least pp; ZeRO-1, or FSDP (ZeRO-3 per parameter);
-for MoE, ep the largest power of two dividing E and dp x cp; recomputation none, selective or
-full unless one is asked for; micro-batch 1.
+for MoE, ep the largest power of two dividing E and the stage's tp x cp x dp ranks, with expert
+tensor parallelism 1 (Megatron-Core's expert grid: sizing.parallel.layout); recomputation none,
+selective or full unless one is asked for; micro-batch 1.
 
 With the per-operation step model (the default), every candidate's step time is predicted
 first (memoised per block shape), and memory is checked in order of predicted time: the first
@@ -28,7 +29,7 @@ from sizing.memory import layout_runtime_reserve
 from sizing.parallel.batches import FINETUNE_GLOBAL_BATCH, default_global_batch
 from sizing.parallel.layout import GPUS_PER_NODE, ParallelLayout
 from sizing.parallel.memory import most_loaded
-from sizing.parallel.plan import ParallelPlan, parallel_plan
+from sizing.parallel.plan import ParallelPlan, parallel_plan, plan_workload
 from sizing.parallel.schedule import stage_split
 from sizing.parallel.stepdata import has_constants
 from sizing.parallel.steptime import StepOptions, predict_step
@@ -71,7 +72,7 @@ def candidate_layouts(
                 m = global_batch // dp
                 if pp > 1 and m < pp:
                     continue
-                ep = _largest_power_of_two_dividing(cfg.n_experts, dp * cp) if cfg.is_moe else 1
+                ep = _largest_power_of_two_dividing(cfg.n_experts, tp * cp * dp) if cfg.is_moe else 1
                 fullest = max(stage_split(cfg.n_layers, pp))
                 chunks = [1] + ([v for v in (2, 4, 8) if v <= fullest] if pp > 1 else [])
                 for v, fsdp in product(chunks, (None, "full") if dp * cp > 1 else (None,)):
@@ -83,6 +84,7 @@ def candidate_layouts(
                             pp=pp,
                             cp=cp,
                             ep=ep,
+                            etp=1,
                             zero=1 if dp * cp > 1 and fsdp is None else 0,
                             fsdp=fsdp,
                             sequence_parallel=tp > 1,
@@ -169,8 +171,8 @@ def _fastest_fitting(cfg: ModelConfig, layouts: list, work: Workload, modes, pla
             timed.append((seconds, same, i, mode))
     for _, _, i, mode in sorted(timed):
         lay = replace(layouts[i], finetune=work.finetune)
-        _, terms = most_loaded(cfg, lay, work.with_(recompute=mode))
-        reserve = layout_runtime_reserve(lay.dp, lay.tp, lay.pp, lay.cp, lay.ep).total_bytes  # as plan.fits
+        _, terms = most_loaded(cfg, lay, plan_workload(work.with_(recompute=mode), plan_options.get("step_options")))
+        reserve = layout_runtime_reserve(lay.dp, lay.tp, lay.pp, lay.cp, lay.ep, lay.etp).total_bytes  # as plan.fits
         if terms["total_bytes"] + reserve <= gpu.memory_bytes:
             return parallel_plan(cfg, layouts[i], work.with_(recompute=mode), **plan_options)
     return None
@@ -188,8 +190,8 @@ def _fitting_plans(cfg: ModelConfig, layout: ParallelLayout, work: Workload, mod
     lay = replace(layout, finetune=work.finetune)
     out = []
     for mode in sorted(modes, key=lambda m: m != "full"):
-        _, terms = most_loaded(cfg, lay, work.with_(recompute=mode))
-        reserve = layout_runtime_reserve(layout.dp, layout.tp, layout.pp, layout.cp, layout.ep).total_bytes
+        _, terms = most_loaded(cfg, lay, plan_workload(work.with_(recompute=mode), plan_options.get("step_options")))
+        reserve = layout_runtime_reserve(layout.dp, layout.tp, layout.pp, layout.cp, layout.ep, layout.etp).total_bytes
         if terms["total_bytes"] + reserve > gpu.memory_bytes:
             if mode == "full":
                 return []
