@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from sizing.inputs import format_si
+
 # Where the JSON puts the band of a time answer when it is not the sibling `<key>_band`
 # (the step-time model's, sizing.parallel.band): card path -> candidate band paths.
 BANDS = {
@@ -194,7 +196,7 @@ def compare(r) -> list[dict]:
 
 def hybrid(r) -> list[dict]:
     return cards_of(r, [
-        ("total_params", "Parameters", "params", f"active {r['active_params']:,}"),
+        ("total_params", "Parameters", "params", f"active {format_si(r['active_params'])}"),
         ("memory_bytes.total", "Inference memory", "bytes", f"batch {r['batch']} at {r['context']:,} tokens"),
         ("memory_bytes.all_attention_total", "All-attention model", "bytes", "the same shape, every layer attention"),
         ("memory_bytes.kv_cache", "KV cache", "bytes", f"{r['layers']['attention']} attention layers"),

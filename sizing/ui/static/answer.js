@@ -20,6 +20,9 @@ export function fieldOf(fields, path) {
   return fields[path] || { label: path, unit: "number" };
 }
 
+// a card's label names its unit where the unit is long ("GPU-hours"): the value shows the number
+const CARD_UNIT = { hours: "tokens" };
+
 export function renderCards(cards) {
   const box = $("cards");
   box.replaceChildren();
@@ -29,11 +32,12 @@ export function renderCards(cards) {
     card.dataset.value = JSON.stringify(c.value);
     card.dataset.unit = c.unit;
     if (c.unit === "bool") card.dataset.tone = c.value ? "good" : "bad";
-    const value = el("p", "value", c.unit === "bool" ? (c.value ? "yes" : "no") : show(c.value, c.unit));
+    const unit = CARD_UNIT[c.unit] || c.unit;
+    const value = el("p", "value", c.unit === "bool" ? (c.value ? "yes" : "no") : show(c.value, unit));
     value.title = exact(c.value);
     card.append(el("p", "label", c.label), value);
     if (c.band) {
-      const band = el("p", "band", `range ${show(c.band[0], c.unit)} – ${show(c.band[1], c.unit)}`);
+      const band = el("p", "band", `range ${show(c.band[0], unit)} – ${show(c.band[1], unit)}`);
       band.dataset.band = JSON.stringify(c.band);
       band.title = `the step-time model's band (${c.band_path} in the JSON)`;
       card.append(band);

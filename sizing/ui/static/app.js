@@ -7,7 +7,6 @@ import { renderCards, renderNotes, renderBar, renderAdvice, fillTable, fillRows,
 import { BREAKDOWN, ROWS, FORMULAS, leaves } from "./tabs.js";
 import { chartsFor } from "./charts.js";
 import { renderBrowse } from "./browse.js";
-import { show } from "./format.js";
 
 const $ = (id) => document.getElementById(id);
 const TABS = [...document.querySelectorAll("#tabs [role=tab]")].map((b) => b.dataset.tab);
@@ -19,7 +18,7 @@ const state = {
   presets: {}, // list name -> chosen preset (presets, hybrid_presets, vision_presets)
 };
 
-export function post(endpoint, pairs, signal) {
+function post(endpoint, pairs, signal) {
   return fetch(`/api/${endpoint}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ pairs }), signal });
 }
 // how the question takes a model (null: it takes none, e.g. plan)
@@ -161,6 +160,7 @@ async function render(body, pairs, signal, seq) {
   if (rows) fillRows($("rows"), rows[0] || [], rows[1], rows[2], body.fields);
   const breakdown = BREAKDOWN[state.tab](r);
   $("breakdown-title").hidden = !breakdown.length;
+  $("breakdown-box").hidden = !breakdown.length;
   fillTable($("breakdown"), breakdown, body.fields);
   const formulas = FORMULAS[state.tab](r, body.formulas);
   $("formulas").replaceChildren();
@@ -320,4 +320,3 @@ async function start() {
   if (state.tab !== "browse") await run();
 }
 start();
-export { show };

@@ -29,7 +29,7 @@ export function renderBrowse(lists, filter, pick) {
     ...lists.hybrid_presets.map((p) => ({ ...p, family: "hybrid SSM", kind: "hybrid", count: p.published_params })),
     ...lists.vision_presets.map((p) => ({ ...p, family: "vision-language", kind: "vision", count: p.published_params })),
   ];
-  table($("preset-table"), ["preset", "family", "parameters", "active", "context", "trained on", "source"],
+  table($("preset-table"), ["preset", "family", "parameters", "active", "context (tokens)", "training tokens", "source"],
     presets.map((p) => {
       const button = document.createElement("button");
       button.type = "button";
@@ -38,7 +38,7 @@ export function renderBrowse(lists, filter, pick) {
       button.addEventListener("click", () => pick(p.name, p.kind));
       return { name: p.name, text: `${p.name} ${p.family} ${p.source}`,
         cells: [button, p.family, show(p.count, "params"), p.active != null ? show(p.active, "params") : "",
-          p.context ? show(p.context, "tokens") : "", p.training_tokens ? show(p.training_tokens, "tokens") : "", p.source] };
+          p.context ? show(p.context, "number") : "", p.training_tokens ? show(p.training_tokens, "tokens") : "", p.source] };
     }), text);
   table($("gpu-table"), ["GPU", "name", "bf16 TFLOP/s", "fp8 TFLOP/s", "memory", "HBM TB/s", "NVLink GB/s", "network GB/s"],
     lists.gpus.map((g) => ({ name: g.name, text: `${g.name} ${g.gpu}`,

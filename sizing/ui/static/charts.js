@@ -11,15 +11,17 @@ const base = () => ({ animation: false, maintainAspectRatio: false, responsive: 
 function axis(title, unit, log = false) {
   return { type: log ? "logarithmic" : "linear", title: { display: true, text: title }, ticks: { callback: tick(unit, log), autoSkip: true, maxRotation: 0 } };
 }
-function tooltip(unit, x = false) {
-  return { callbacks: { label: (c) => `${c.dataset.label}: ${show(x ? c.parsed.x : c.parsed.y, unit)}` } };
-}
-// horizontal bars: one per (label, value) row, the value axis in `unit`
+const GIB = 2 ** 30;
+// horizontal bars: one per (label, value) row, the value axis in `unit` (bytes drawn in GiB, so
+// that the axis steps are round numbers of GiB)
 function bars(title, rows, unit) {
-  return { type: "bar", data: { labels: rows.map(([k]) => k), datasets: [{ label: title, data: rows.map(([, v]) => Number(v)),
+  const scale = unit === "bytes" ? GIB : 1;
+  const x = unit === "bytes" ? { ...axis(`${title} (GiB)`, "number"), ticks: { callback: (v) => `${sig(v)} GiB`, maxRotation: 0 } } : axis(title, unit);
+  return { type: "bar", data: { labels: rows.map(([k]) => k), datasets: [{ label: title, data: rows.map(([, v]) => Number(v) / scale),
     backgroundColor: rows.map((_, i) => colour(i)) }] },
-    options: { ...base(), indexAxis: "y", plugins: { legend: { display: false }, title: { display: true, text: title }, tooltip: tooltip(unit, true) },
-      scales: { x: axis(title, unit), y: { ticks: { autoSkip: false } } } } };
+    options: { ...base(), indexAxis: "y", plugins: { legend: { display: false }, title: { display: true, text: title },
+      tooltip: { callbacks: { label: (c) => `${c.label}: ${show(c.parsed.x * scale, unit)}` } } },
+    scales: { x, y: { ticks: { autoSkip: false } } } } };
 }
 // a section's numbers as (words below the section, value) rows: params.components.attn.q -> "attention Q"
 const section = (r, fields, path, skip = []) => Object.entries(get(r, path) || {})
@@ -67,7 +69,11 @@ function planChart(r) {
       legend: { position: "bottom", labels: { boxWidth: 10, font: { size: 11 } } } },
       scales: { x: axis("parameters N", "params", true), y: axis("training tokens D", "tokens", true) } } };
 }
-const rowLabel = (row, keys) => keys.map((k) => `${k} ${row[k]}`).join(", ");
+// a sweep point by its grid values, each in its unit ("layers 24, tokens 1 T")
+const rowLabel = (row, keys, fields, i) => keys.map((k) => {
+  const f = fieldOf(fields, `rows.${i}.${k}`);
+  return `${f.label.split(" › ").pop()} ${show(row[k], f.unit)}`;
+}).join(", ");
 
 // [config, ...] for an answer (async: serve asks for its curve)
 export async function chartsFor(tab, r, fields, pairs, post, signal) {
@@ -85,7 +91,7 @@ export async function chartsFor(tab, r, fields, pairs, post, signal) {
       bars("parameters", r.rows.map((row) => [row.model, row.params_total]), "params")];
     case "sweep": {
       const axes = Object.keys(r.grid || {}).filter((k) => r.rows.length && r.rows[0][k] !== undefined && String(r.grid[k]).includes(","));
-      return r.rows.length ? [bars("GPU-hours per point", r.rows.map((row) => [rowLabel(row, axes), row.gpu_hours]), "hours")] : [];
+      return r.rows.length ? [bars("GPU-hours per point", r.rows.map((row, i) => [rowLabel(row, axes, fields, i), row.gpu_hours]), "hours")] : [];
     }
     case "hybrid": return [bars("inference memory: this model against all attention", [
       [`${r.name} (hybrid)`, r.memory_bytes.total], ["same shape, all attention", r.memory_bytes.all_attention_total],
