@@ -209,3 +209,15 @@ def test_plan_shapes_are_named_by_size():
     assert [s["label"] for s in shapes] == ["96.2B deep", "96.4B balanced", "95.8B wide"]
     assert all("GPT-2" not in s["label"] for s in shapes)
     assert shapes[0]["aspect"].startswith("d_model / layers 74 (aimed at 64")
+
+
+def test_a_layout_in_words():
+    from sizing.ui.cards import layout_words
+
+    assert layout_words({"dp": 1, "tp": 1, "pp": 1, "cp": 1, "ep": 1}) == "one GPU"
+    assert layout_words({"dp": 512, "tp": 4, "fsdp": "full", "sequence_parallel": True}) == (
+        "512 data-parallel (FSDP full) × 4 tensor-parallel (sequence parallel)"
+    )
+    assert layout_words({"dp": 8, "tp": 8, "pp": 4, "zero": 1, "pp_schedule": "1f1b", "micro_batches": 16}) == (
+        "8 data-parallel (ZeRO-1) × 8 tensor-parallel × 4 pipeline stages (1f1b, 16 micro-batches)"
+    )

@@ -123,6 +123,8 @@ DIMENSIONS = (("dp", "data-parallel"), ("tp", "tensor-parallel"), ("pp", "pipeli
 
 def layout_words(layout: dict) -> str:
     """'512 data-parallel (FSDP full) × 4 tensor-parallel (sequence parallel)': the layout's dict in words."""
+    if all(layout.get(key, 1) == 1 for key, _ in DIMENSIONS):
+        return "one GPU"
     parts = []
     for key, words in DIMENSIONS:
         if layout.get(key, 1) > 1 or key == "dp":
@@ -141,7 +143,8 @@ def layout_words(layout: dict) -> str:
 
 def parallel(r) -> list[dict]:
     gpus = r["workload"].get("gpus")
-    where = f"{layout_words(r['layout'])}{f' = {gpus:,} GPUs' if gpus else ''}, global batch {r['global_batch']:,}"
+    many = f" = {gpus:,} GPUs" if gpus and gpus > 1 else ""
+    where = f"{layout_words(r['layout'])}{many}, global batch {r['global_batch']:,}"
     return cards_of(r, [
         ("layout_label", "Layout", "text", where),
         ("step_seconds", "Step time", "seconds", f"{r.get('step_model')} step model"),
