@@ -109,6 +109,7 @@ class ContinuousBatching:
         require_int("token_budget", self.token_budget, minimum=2)
         require_int("block_size", self.block_size)
         object.__setattr__(self, "_machine", serving_machine(self.cfg, self.gpu, self.settings))
+        object.__setattr__(self, "_cache", {})
 
     # ---- the iteration on the roofline
     @property
@@ -118,22 +119,52 @@ class ContinuousBatching:
         return s.prompt + s.output // 2
 
     def iteration(self, decodes: int, prefill_tokens: int, chunk: int | None = None) -> Roofline:
-        """One forward: `decodes` sequences at the mean context plus `prefill_tokens` of prompts
-        prefilled in chunks of `chunk` (their mean causal FLOPs per token, the KV written and the
-        earlier chunks' KV re-read), the weights read once."""
-        s, cfg = self.settings, self.cfg
-        ctx = self.decode_context
-        flops = decode_step_flops(cfg, ctx, decodes, s.mla) if decodes else 0
-        kv = kv_read_bytes_per_rank(cfg, ctx, decodes, s.kv_dtype, s.tp, s.mla) if decodes else 0
-        if prefill_tokens:
-            share = prefill_tokens / s.prompt  # prompts' worth of prefill in this iteration
-            flops += share * prefill_flops(cfg, s.prompt, 1, s.attention)
-            kv += share * kv_read_bytes_per_rank(cfg, s.prompt, 1, s.kv_dtype, s.tp, s.mla)
-            reread = chunked_prefill_kv_reread_bytes(cfg, s.prompt, chunk, 1, s.kv_dtype, s.tp, s.mla)
-            kv += share * reread
-        tokens = decodes + prefill_tokens
-        weights = step_bytes(cfg, ctx, 1, s.weight_dtype, s.kv_dtype, new_tokens=tokens, tp=s.tp, mla=s.mla)
-        return self._machine.roofline(flops, weights.weight_bytes / s.tp + kv, tokens)
+        """One forward: `decodes` sequences at the mean context plus `prefill_tokens` of the mix's
+        mean prompt, prefilled in chunks of `chunk` (step, below)."""
+        prefill = ((prefill_tokens, self.settings.prompt),) if prefill_tokens else ()
+        return self.step(decodes, self.decode_context, prefill, chunk)
+
+    def step(
+        self, decodes: int, context: int, prefill: tuple[tuple[int, int], ...] = (), chunk: int | None = None
+    ) -> Roofline:
+        """One engine iteration, the unit the load model (load.py) and its simulation build on:
+        `decodes` sequences at mean context `context` (decode FLOPs and KV bytes are affine in the
+        context, so the mean gives the sum) plus prefill chunks, each (tokens, prompt): `tokens`
+        of a prompt of `prompt` tokens at its mean causal FLOPs per token, its KV written and its
+        earlier chunks' KV re-read (prompts cut in chunks of `chunk`, by default the budget the
+        decodes leave), the weights read once for all the iteration's tokens."""
+        s = self.settings
+        per = self._per_sequence
+        flops = decodes * per("decode_flops", context) if decodes else 0
+        kv = decodes * per("kv", context) if decodes else 0
+        spare = self.token_budget - decodes if chunk is None else chunk
+        for tokens, prompt in prefill:
+            share = tokens / prompt  # prompts' worth of prefill in this iteration
+            flops += share * per("prefill_flops", prompt)
+            kv += share * (per("kv", prompt) + per("reread", (prompt, min(spare, prompt))))
+        tokens = decodes + sum(t for t, _ in prefill)
+        return self._machine.roofline(flops, per("weights", tokens) / s.tp + kv, tokens)
+
+    def _per_sequence(self, what: str, key):
+        """The step's pieces for one sequence (or one forward's weights), memoised per instance:
+        a simulation asks for the same contexts and prompts many times."""
+        cache = self._cache
+        if (what, key) not in cache:
+            s, cfg = self.settings, self.cfg
+            if what == "decode_flops":
+                value = decode_step_flops(cfg, key, 1, s.mla)
+            elif what == "kv":
+                value = kv_read_bytes_per_rank(cfg, key, 1, s.kv_dtype, s.tp, s.mla)
+            elif what == "prefill_flops":
+                value = prefill_flops(cfg, key, 1, s.attention)
+            elif what == "reread":
+                value = chunked_prefill_kv_reread_bytes(cfg, key[0], key[1], 1, s.kv_dtype, s.tp, s.mla)
+            else:  # the weights a forward of `key` tokens reads (an MoE's experts depend on them)
+                value = step_bytes(
+                    cfg, 1, 1, s.weight_dtype, s.kv_dtype, new_tokens=key, tp=s.tp, mla=s.mla
+                ).weight_bytes
+            cache[(what, key)] = value
+        return cache[(what, key)]
 
     def point(self, n: int) -> BatchingPoint:
         """The steady state at n sequences decoding (n < token_budget)."""
