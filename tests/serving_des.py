@@ -130,6 +130,7 @@ def simulate(cb: ContinuousBatching, mix: RequestMix, rate: float, requests: int
         "ttft": [r.first_token - r.arrival for r in kept],
         "tpot": [(r.done - r.first_token) / (r.output - 1) for r in kept],
         "e2e": [r.done - r.arrival for r in kept],
+        "output": [r.output for r in kept],
         "output_tokens_per_second": sum(r.output for r in kept) / (kept[-1].arrival - kept[0].arrival),
     }
 

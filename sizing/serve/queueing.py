@@ -1,189 +1,35 @@
-"""Queueing formulas the load model (load.py) is built from, each with its source. Pure
-arithmetic on service times in seconds; nothing here knows about models or GPUs.
-
-* M/G/1, first come first served, Poisson arrivals at rate λ, service times S (a discrete
-  mixture): utilisation ρ = λ·E[S]; mean wait (Pollaczek-Khinchine) E[W] = λ·E[S²] / (2(1 - ρ));
-  tail P(W > x) ~ C·e^(-γx), the Cramér-Lundberg approximation, γ > 0 the root of
-  λ·(E[e^(γS)] - 1) = γ and C = (1 - ρ) / (λ·E[S e^(γS)] - 1) (Asmussen, Applied Probability and
-  Queues, 2nd ed. 2003, ch. XIII.5; exact for M/M/1, where γ = μ - λ and C = ρ). Capped at
-  P(W > 0) = ρ.
-* A wait plus an independent uniform delay on [0, a] (the residual of the iteration an arrival
-  lands in: the M/G/1 queue with vacations decomposes into the M/G/1 wait plus the residual
-  vacation, Fuhrmann & Cooper, Operations Research 33(5), 1985): closed form.
-* Compound Poisson Y = X_1 + ... + X_K, K ~ Poisson(Λ), X from a discrete mixture: the exact
-  Poisson count with the exact jump law for K = 1 and a normal sum for K >= 2 while Λ <= 50;
-  past that, the normal law of Y (its mean Λ·E[X], variance Λ·E[X²]; the central limit).
-"""
+"""Small probability tools the load model (load.py, rounds.py, latency.py) is built from: Poisson
+probabilities, the quantile of a non-increasing tail by bisection, weighted quantiles of a
+discrete law, the variance kept by averaging an M/G/∞ population over a window, and a law cut
+into nodes of about equal mass. Pure arithmetic; nothing here knows about models or GPUs."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from functools import cached_property
 from statistics import NormalDist
 
+POISSON_TAIL = 1e-9  # Poisson mass left out of a truncated sum
 _NORMAL = NormalDist()
-POISSON_SUM_LIMIT = 50.0  # past this mean count, Y is taken as normal
-_QUANTILE_NODES = 16  # equiprobable normal nodes for E[f(Y)]
-Mixture = Sequence[tuple[float, float]]  # (value, probability)
 
 
-@dataclass(frozen=True)
-class WaitTail:
-    """The M/G/1 FCFS waiting time: P(W > x) = min(ρ, C·e^(-γx)) for x >= 0."""
-
-    utilization: float  # ρ
-    decay: float  # γ, per second (inf: no wait)
-    constant: float  # C
-    mean_seconds: float  # Pollaczek-Khinchine
-
-    def exceed(self, x: float) -> float:
-        if x < 0:
-            return 1.0
-        if self.utilization == 0:
-            return 0.0
-        return min(self.utilization, self.constant * math.exp(-self.decay * x))
-
-    def _integral(self, z: float) -> float:
-        """∫_0^z P(W > x) dx for z >= 0, and z for z < 0 (where P = 1)."""
-        if z < 0:
-            return z
-        if self.utilization == 0:
-            return 0.0
-        flat = max(0.0, math.log(self.constant / self.utilization) / self.decay)  # where C e^-γx = ρ
-        head = self.utilization * min(z, flat)
-        if z <= flat:
-            return head
-        return head + self.constant / self.decay * (math.exp(-self.decay * flat) - math.exp(-self.decay * z))
-
-    def exceed_with_uniform(self, y: float, width: float) -> float:
-        """P(W + U > y), U uniform on [0, width], independent of W."""
-        if width <= 0:
-            return self.exceed(y)
-        return min(1.0, max(0.0, (self._integral(y) - self._integral(y - width)) / width))
-
-
-def mg1_wait(rate: float, services: Mixture) -> WaitTail:
-    """The M/G/1 FCFS wait for Poisson arrivals at `rate` and service times `services`
-    ((seconds, probability) pairs). ρ must be below 1."""
-    rho = rate * sum(s * p for s, p in services)
-    if not rho < 1:
-        raise ValueError(f"utilization {rho} >= 1: no steady state")
-    if rho == 0:
-        return WaitTail(0.0, math.inf, 0.0, 0.0)
-    mean = rate * sum(s * s * p for s, p in services) / (2 * (1 - rho))
-    gamma = _adjustment_coefficient(rate, services)
-    slope = rate * sum(s * math.exp(gamma * s) * p for s, p in services) - 1
-    return WaitTail(rho, gamma, (1 - rho) / slope, mean)
-
-
-def _adjustment_coefficient(rate: float, services: Mixture) -> float:
-    """γ > 0 with rate·(E[e^(γS)] - 1) = γ: f(γ) = rate·(M(γ) - 1) - γ is convex, f(0) = 0 and
-    f'(0) = ρ - 1 < 0, so the positive root is unique; bracketed by doubling, then bisection."""
-    longest = max(s for s, p in services if p > 0)
-
-    def f(g: float) -> float:
-        return rate * (sum(p * math.exp(min(g * s, 700.0)) for s, p in services) - 1) - g
-
-    lo, hi = 0.0, 1.0 / longest
-    while f(hi) <= 0:
-        lo, hi = hi, hi * 2
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if f(mid) <= 0 else (lo, mid)
-        if hi - lo <= 1e-12 * hi:
-            break
-    return (lo + hi) / 2
-
-
-@dataclass(frozen=True)
-class CompoundPoisson:
-    """Y = X_1 + ... + X_K, K ~ Poisson(mean_count), X drawn from `jumps`."""
-
-    mean_count: float  # Λ
-    jumps: tuple[tuple[float, float], ...]  # (seconds, probability)
-
-    @cached_property
-    def _moments(self) -> tuple[float, float]:
-        m1 = sum(x * p for x, p in self.jumps)
-        return m1, sum(x * x * p for x, p in self.jumps) - m1 * m1
-
-    @cached_property
-    def _terms(self) -> list[tuple[int, float]]:
-        """(k, P(K = k)) over the range that carries all but ~1e-12 of the mass."""
-        lam = self.mean_count
-        lo = max(0, math.floor(lam - 9 * math.sqrt(lam) - 2))
-        hi = math.ceil(lam + 9 * math.sqrt(lam) + 10)
-        return [(k, math.exp(k * math.log(lam) - lam - math.lgamma(k + 1))) for k in range(lo, hi + 1)]
-
-    def exceed(self, y: float) -> float:
-        """P(Y > y)."""
-        m1, var = self._moments
-        lam = self.mean_count
-        if lam <= 0 or m1 <= 0:
-            return 1.0 if y < 0 else 0.0
-        if lam > POISSON_SUM_LIMIT:
-            return 1 - _NORMAL.cdf((y - lam * m1) / math.sqrt(lam * (var + m1 * m1)))
-        total = 0.0
-        for k, pk in self._terms:
-            if k == 0:
-                total += pk * (y < 0)
-            elif k == 1:
-                total += pk * sum(p for x, p in self.jumps if x > y)
-            else:
-                total += pk * _normal_exceed(y, k * m1, k * var)
-        return min(1.0, total)
-
-    def expect(self, f: Callable[[float], float]) -> float:
-        """E[f(Y)], the normal parts on equiprobable nodes."""
-        m1, var = self._moments
-        lam = self.mean_count
-        if lam <= 0 or m1 <= 0:
-            return f(0.0)
-        if lam > POISSON_SUM_LIMIT:
-            return _normal_expect(f, lam * m1, lam * (var + m1 * m1))
-        total = 0.0
-        for k, pk in self._terms:
-            if k == 0:
-                total += pk * f(0.0)
-            elif k == 1:
-                total += pk * sum(p * f(x) for x, p in self.jumps)
-            else:
-                total += pk * _normal_expect(f, k * m1, k * var)
-        return total
-
-
-def _normal_exceed(y: float, mean: float, var: float) -> float:
-    if var <= 0:
-        return 1.0 if mean > y else 0.0
-    return 1 - _NORMAL.cdf((y - mean) / math.sqrt(var))
-
-
-_NODES = tuple(_NORMAL.inv_cdf((i + 0.5) / _QUANTILE_NODES) for i in range(_QUANTILE_NODES))
-
-
-def _normal_expect(f: Callable[[float], float], mean: float, var: float) -> float:
-    if var <= 0:
-        return f(mean)
-    sd = math.sqrt(var)
-    return sum(f(mean + sd * z) for z in _NODES) / _QUANTILE_NODES
-
-
-def poisson_quantile(mean: float, q: float) -> int:
-    """The smallest k with P(Poisson(mean) <= k) >= q."""
-    k, pk = 0, math.exp(-mean)
-    total = pk
-    while total < q and k < 10 * mean + 100:
+def poisson_terms(mean: float, tail: float = POISSON_TAIL) -> list[tuple[int, float]]:
+    """(k, P(K = k)) for K ~ Poisson(mean), k from 0 until all but `tail` of the mass is in."""
+    if mean <= 0:
+        return [(0, 1.0)]
+    terms, k, total = [], 0, 0.0
+    log_mean = math.log(mean)
+    while total < 1 - tail and k < mean + 40 * math.sqrt(mean) + 50:
+        p = math.exp(k * log_mean - mean - math.lgamma(k + 1))
+        terms.append((k, p))
+        total += p
         k += 1
-        pk *= mean / k
-        total += pk
-    return k
+    return terms
 
 
 def quantile(exceed: Callable[[float], float], q: float, start: float) -> float:
     """The smallest t with exceed(t) <= 1 - q, for a non-increasing `exceed`: doubling from
-    `start` (> 0), then bisection to 1e-9 relative."""
+    `start` (> 0), then bisection to 1e-9 relative; inf when none below 1e12."""
     target = 1 - q
     if exceed(0.0) <= target:
         return 0.0
@@ -197,3 +43,97 @@ def quantile(exceed: Callable[[float], float], q: float, start: float) -> float:
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if exceed(mid) > target else (lo, mid)
     return hi
+
+
+class CompoundPoisson:
+    """Y = X_1 + ... + X_K, K ~ Poisson(mean_count), the X independent draws from `jumps`
+    ((value, probability)). P(Y > y): the Poisson count exact with the jump law exact for K = 1
+    and the sum normal for K >= 2, while the mean count is at most 50; past it Y is normal (the
+    central limit), mean Λ·E[X] and variance Λ·E[X²]."""
+
+    def __init__(self, mean_count: float, jumps: Sequence[tuple[float, float]]):
+        self.mean_count, self.jumps = mean_count, sorted(jumps)
+        self.m1 = sum(x * p for x, p in jumps)
+        self.m2 = sum(x * x * p for x, p in jumps)
+        self.terms = poisson_terms(mean_count) if 0 < mean_count <= 50 else []
+
+    @property
+    def mean(self) -> float:
+        return self.mean_count * self.m1
+
+    def exceed(self, y: float) -> float:
+        lam, m1, var = self.mean_count, self.m1, self.m2 - self.m1**2
+        if lam <= 0 or self.m2 <= 0:
+            return 1.0 if y < 0 else 0.0
+        if not self.terms:
+            return 1 - _NORMAL.cdf((y - lam * m1) / math.sqrt(lam * self.m2))
+        total = 0.0
+        for k, pk in self.terms:
+            if k == 0:
+                total += pk * (y < 0)
+            elif k == 1:
+                total += pk * sum(p for x, p in self.jumps if x > y)
+            elif var <= 0:
+                total += pk * (k * m1 > y)
+            else:
+                total += pk * (1 - _NORMAL.cdf((y - k * m1) / math.sqrt(k * var)))
+        return min(1.0, total)
+
+
+class DiscreteLaw:
+    """A law given by weighted points (value, probability), sorted once: tail probabilities and
+    quantiles by bisection over the cumulative sums."""
+
+    def __init__(self, points: Sequence[tuple[float, float]]):
+        merged = sorted(points)
+        total = sum(p for _, p in merged)
+        self.values = [v for v, _ in merged]
+        self.cumulative, acc = [], 0.0
+        for _, p in merged:
+            acc += p / total
+            self.cumulative.append(acc)
+
+    def exceed(self, t: float) -> float:
+        """P(X > t)."""
+        import bisect
+
+        i = bisect.bisect_right(self.values, t)
+        return 1.0 - (self.cumulative[i - 1] if i else 0.0)
+
+    def quantile(self, q: float) -> float:
+        """The smallest value whose cumulative probability reaches q."""
+        import bisect
+
+        i = bisect.bisect_left(self.cumulative, q - 1e-12)
+        return self.values[min(i, len(self.values) - 1)]
+
+    def nodes(self, m: int) -> list[float]:
+        """m equiprobable quantile nodes (midpoints of m equal slices of probability)."""
+        return [self.quantile((i + 0.5) / m) for i in range(m)]
+
+
+def life_average_share(window: float, lives: Sequence[tuple[float, float]]) -> float:
+    """Var(average of N over a window T) / Var(N), N an M/G/∞ population (Poisson arrivals) with
+    lives L of shares w: its autocorrelation at lag s is E[(L - s)+]/E[L], so the share is
+    (2/T²)∫_0^T (T - s)·E[(L - s)+]/E[L] ds, each life in closed form with m = min(T, L):
+    T·L·m - (T + L)·m²/2 + m³/3. One life L = T gives 2/3."""
+    mean = sum(life * w for life, w in lives)
+    total = 0.0
+    for life, w in lives:
+        m = min(window, life)
+        total += w * (window * life * m - (window + life) * m * m / 2 + m**3 / 3)
+    return 2 * total / (window * window * mean)
+
+
+def equal_mass_nodes(law: Sequence[tuple[int, float]], bounds: Sequence[float]) -> list[tuple[float, float]]:
+    """A law on integers cut at the cumulative probabilities `bounds` (increasing, the last 1),
+    each slice as (its mean value, its mass); the value 0 kept apart."""
+    nodes, acc, weighted, done = [], 0.0, 0.0, 0.0
+    last = law[-1][0]
+    for n, p in law:
+        acc, weighted = acc + p, weighted + n * p
+        bound = next((x for x in bounds if x > done + 1e-15), 1.0)
+        if n == 0 or n == last or done + acc >= bound - 1e-15:
+            nodes.append((weighted / acc, acc))
+            done, acc, weighted = done + acc, 0.0, 0.0
+    return nodes
