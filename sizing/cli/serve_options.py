@@ -146,4 +146,30 @@ capacity_options = option_group(
         show_default=True,
         help="With --rate: tokens per paged KV block.",
     ),
+    click.option(
+        "--percentile",
+        type=Number("--percentile", 0, 1, what="a share in (0, 1), e.g. 0.99 for p99"),
+        default=0.99,
+        show_default=True,
+        help="With --rate: the share of requests the SLOs hold for (0.99: p99 TTFT and TPOT).",
+    ),
+    click.option(
+        "--trace",
+        metavar="FILE",
+        help="With --rate: request lengths from a .csv or .jsonl file (prompt_tokens, output_tokens, optional "
+        "weight; one row per request or per histogram bin) instead of --prompt and --output.",
+    ),
+    click.option(
+        "--disaggregated",
+        is_flag=True,
+        help="With --rate: also size separate prefill and decode pools (DistServe, Splitwise) and compare them "
+        "with co-located serving.",
+    ),
+    click.option(
+        "--kv-link",
+        type=Choice("--kv-link", ("network", "nvlink")),
+        default="network",
+        show_default=True,
+        help="With --disaggregated: the link a prompt's KV cache crosses from the prefill to the decode pool.",
+    ),
 )

@@ -196,7 +196,7 @@ def plan_capacity(
 ) -> CapacityPlan:
     """Every layout of the search (narrowed to the dtypes and tps given), with its replicas,
     GPUs and $/M output tokens at `rate`. `mix` (requests.py) replaces prompt/output."""
-    q = _question(model, rate, prompt, output, gpu, slo_ttft, slo_tpot, price, token_budget, block_size,
+    q = capacity_question(model, rate, prompt, output, gpu, slo_ttft, slo_tpot, price, token_budget, block_size,
                   compute_efficiency, bandwidth_efficiency, mla, percentile, mix, activation_dtype)  # fmt: skip
     rows: list[CapacityRow] = []
     best: CapacityRow | None = None
@@ -215,8 +215,8 @@ def plan_capacity(
     return CapacityPlan(name, q.gpu.key, q.rate, q.mix, q.slo_ttft, q.slo_tpot, q.percentile, q.price, tuple(rows))
 
 
-def _question(model, rate, prompt, output, gpu, slo_ttft, slo_tpot, price, token_budget, block_size,
-              compute_efficiency, bandwidth_efficiency, mla, percentile, mix, activation_dtype) -> CapacityQuestion:  # fmt: skip
+def capacity_question(model, rate, prompt, output, gpu, slo_ttft, slo_tpot, price, token_budget, block_size,
+              compute_efficiency, bandwidth_efficiency, mla, percentile, mix, activation_dtype):  # fmt: skip
     """The inputs checked, the GPU's calibrated efficiencies where none are given."""
     require_number("rate", rate, 0, 1e9, exclusive_minimum=True, what="a number of requests per second > 0")
     require_number("price", price, 0, MAX_PRICE)
@@ -298,7 +298,7 @@ def layouts_in_order(q: CapacityQuestion, tps, weight_dtypes, kv_dtypes, rows: l
     for tp in tps:
         for wd in weight_dtypes:
             for kv in kv_dtypes:
-                why = _invalid_tp(q, tp)
+                why = invalid_tp(q, tp)
                 if why is None:
                     cb = q.replica(tp, wd, kv)
                     rejected = reject_reason(q, cb)
@@ -316,7 +316,7 @@ def layouts_in_order(q: CapacityQuestion, tps, weight_dtypes, kv_dtypes, rows: l
         yield tp, wd, kv, bound
 
 
-def _invalid_tp(q: CapacityQuestion, tp: int) -> str | None:
+def invalid_tp(q: CapacityQuestion, tp: int) -> str | None:
     if not valid_tp(q.cfg, tp):
         return f"tp {tp} does not split the {q.cfg.n_heads} query heads and {q.cfg.kv_heads} KV heads evenly"
     if tp > 1 and q.gpu.nvlink_gbs is None:

@@ -109,7 +109,7 @@ class ServingLoad:
         if n <= 4:
             return self.tau(rate, n)
         lo = math.floor(math.log2(n))
-        a, b = 2**lo, 2 ** (lo + 1)
+        a, b = 2**lo, min(2 ** (lo + 1), self.cb.token_budget - 1)
         if a == b or a == n:
             return self.tau(rate, a)
         return self.tau(rate, a) + (n - a) / (b - a) * (self.tau(rate, b) - self.tau(rate, a))

@@ -17,7 +17,7 @@ from sizing.serve.load import Saturated, ServingLoad
 from sizing.validate import SizingError
 
 HEADROOM = 0.9  # without an SLO: the share of the saturation rate a replica is planned at (a stated choice)
-_RELATIVE = 0.01  # the search stops when the bracket is this narrow
+_RELATIVE = 0.02  # the search stops when the bracket is this narrow
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ def _misses(load: ServingLoad, rate: float, slo_ttft, slo_tpot, q: float) -> str
 
 def saturation_rate(load: ServingLoad) -> float:
     """The rate where the steady state ends (to 1%): doubling, then bisection."""
-    return _edge(load, lambda rate: _steady(load, rate))
+    return largest_rate(lambda rate: _steady(load, rate))
 
 
 def _steady(load: ServingLoad, rate: float) -> bool:
@@ -69,7 +69,7 @@ def _steady(load: ServingLoad, rate: float) -> bool:
     return True
 
 
-def _edge(load: ServingLoad, ok) -> float:
+def largest_rate(ok) -> float:
     """The largest rate where ok(rate) holds (ok holds below it, fails above): 0 when it fails
     at 1e-6 requests/s."""
     if ok(1.0):
@@ -107,7 +107,7 @@ def replica_max_rate(load: ServingLoad, slo_ttft: float | None, slo_tpot: float 
             misses.append(miss)
         return miss is None
 
-    best = _edge(load, ok)
+    best = largest_rate(ok)
     if best <= 0:
         low = 1e-6
         miss = _misses(load, low, slo_ttft, slo_tpot, q) or "saturation"

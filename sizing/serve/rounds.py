@@ -35,10 +35,10 @@ from statistics import NormalDist
 from sizing.serve.queueing import poisson_terms
 
 MAX_ROUND_PROMPTS = 128  # past this the prompts are taken not to settle (the chain is solved directly: (top + 1)³)
-_U_NODES = 12  # midpoints of the arrival's position in its round
+_U_NODES = 8  # midpoints of the arrival's position in its round
 _SUM_NODES = tuple(NormalDist().inv_cdf((i + 0.5) / 5) for i in range(5))  # a sum of prompts, at 5 nodes
-_TTFT_TAIL = 1e-6  # Poisson mass left out per position when the TTFT points are built (ahead)
-_BEHIND_TAIL = 1e-4  # and behind (they only fill the last iteration)
+_TTFT_TAIL = 1e-5  # Poisson mass left out per position when the TTFT points are built (ahead)
+_BEHIND_TAIL = 1e-3  # and behind (they only fill the last iteration)
 
 
 class PrefillSaturated(ValueError):
@@ -177,6 +177,9 @@ class Rounds:
     def _done(self, ahead: int, prompt: int, behind: int) -> list[tuple[float, float]]:
         """(time, probability) from a round's start until a prompt behind `ahead` prompts, with
         `behind` after it (at the mean prompt), has its last token prefilled."""
+        return self._cached(("done", ahead, prompt, behind), lambda: self._done_of(ahead, prompt, behind))
+
+    def _done_of(self, ahead: int, prompt: int, behind: int) -> list[tuple[float, float]]:
         out = []
         after = round(behind * self._mean_var[0])
         for before, w in self.tokens(ahead):
