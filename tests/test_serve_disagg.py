@@ -38,7 +38,7 @@ def split():
 
 
 def test_pools_are_sized_each_on_its_own(split):
-    q, d = split
+    _, d = split
     p, dec = d.prefill, d.decode
     assert p.instances == math.ceil(20 / p.max_rate) and dec.instances == math.ceil(20 / dec.max_rate)
     assert d.gpus == p.instances * p.tp + dec.instances * dec.tp
@@ -47,7 +47,7 @@ def test_pools_are_sized_each_on_its_own(split):
 
 
 def test_compared_with_co_located_at_the_same_slos(split):
-    q, d = split
+    _, d = split
     co = plan_capacity(L8, 20, 1000, 200, "h100", 0.5, 0.03, weight_dtypes=("bf16",), kv_dtypes=("bf16",), tps=(1, 2))
     best = co.best
     # a decode instance runs no prefill, so one serves more requests/s within the TPOT SLO than a co-located replica

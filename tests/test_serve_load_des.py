@@ -9,17 +9,15 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("simpy")
-
-from sizing import get_preset  # noqa: E402
-from sizing.inputs.hardware import get_gpu  # noqa: E402
-from sizing.serve.batching import ContinuousBatching  # noqa: E402
-from sizing.serve.calibration import default_efficiencies  # noqa: E402
-from sizing.serve.latency import latency_at  # noqa: E402
-from sizing.serve.load import ServingLoad  # noqa: E402
-from sizing.serve.requests import fixed_mix, mix_from_rows  # noqa: E402
-from sizing.serve.result import ServeSettings  # noqa: E402
-from tests.serving_des import percentile, simulate  # noqa: E402
+from sizing import get_preset
+from sizing.inputs.hardware import get_gpu
+from sizing.serve.batching import ContinuousBatching
+from sizing.serve.calibration import default_efficiencies
+from sizing.serve.latency import latency_at
+from sizing.serve.load import ServingLoad
+from sizing.serve.requests import fixed_mix, mix_from_rows
+from sizing.serve.result import ServeSettings
+from tests.serving_des import percentile, simulate
 
 REQUESTS = 8000
 QS = (0.5, 0.9, 0.99)
