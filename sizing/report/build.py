@@ -130,9 +130,12 @@ def build_reports(
         files[f"presets/{preset.name}.md"] = render_sheet(preset)
     plots = [*render_plots(), iso_flop_plot()]
     files.update({plot.path: plot.png for plot in plots})
-    serve_plots = render_serve_plots()
+    from sizing.report.serving_load import latency_vs_rate_data, latency_vs_rate_section
+
+    load_data = latency_vs_rate_data()
+    serve_plots = render_serve_plots(load_data)
     files.update({plot.path: plot.png for plot in serve_plots})
-    files["serving.md"] = render_serving(serve_plots, existing_dir)
+    files["serving.md"] = render_serving(serve_plots, existing_dir, latency_vs_rate_section(load_data))
     hybrid_plot = hybrid_memory_plot()
     files[hybrid_plot.path], files[HYBRID_PAGE] = hybrid_plot.png, render_hybrid_memory(hybrid_plot)
     files["parallel-layouts.md"], parallel_plot = render_parallel_layouts()

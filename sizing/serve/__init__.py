@@ -53,6 +53,7 @@ _LAZY = {
     "mix_from_rows": "sizing.serve.requests",
     "plan_disaggregated": "sizing.serve.disagg",
     "read_trace": "sizing.serve.requests",
+    "saturation_rate": "sizing.serve.replica",
     "ContinuousBatching": "sizing.serve.batching",
     "LayoutStep": "sizing.serve.moe_layout",
     "MEASURED_FILE": "sizing.serve.bench",
