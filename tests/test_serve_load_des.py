@@ -67,8 +67,8 @@ def test_model_percentiles_within_10_percent_of_the_simulation(preset, budget, m
 
 @pytest.mark.slow
 def test_heavier_load_stays_within_15_percent():
-    """llama2-7b at 25 requests/s prefills 58% of the time: the tails drift (TTFT p99 +10%, latency
-    p99 -8%), within 15%."""
+    """llama2-7b at 25 requests/s prefills 58% of the time: the tails drift (TTFT p99 +7%, latency
+    p99 -8% when last run), asserted within 15%."""
     result = compare("llama2-7b", 2048, "512/128", 25)
     result.pop("tokens/s")
     off = {k: f"{m / s - 1:+.1%}" for k, (m, s) in result.items() if abs(m / s - 1) > 0.15}
