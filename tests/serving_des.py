@@ -5,8 +5,10 @@ imports it).
 The engine (one replica) loops over iterations. Each iteration runs one token of every decoding
 sequence and fills the rest of the token budget with prompt tokens, first come first served,
 several prompts in one iteration when they fit (vLLM's chunked prefill); its time is one engine
-iteration on the roofline, ContinuousBatching.step, with the decodes at their mean context
-(decode FLOPs and KV bytes are affine in the context, so the mean gives the sum). A prompt whose
+iteration of the serving step model, ContinuousBatching.step (batching.engine_iteration), with
+the decodes at their mean context (decode FLOPs and KV bytes are affine in the context, so the
+mean gives the sum) and the prompt tokens at the replica's prompt (the mix's token-weighted one,
+as the model takes them). A prompt whose
 last chunk runs yields its first token at the end of that iteration and decodes from the next;
 a request ends after O - 1 decode iterations. A prompt gets its KV blocks, ⌈(P + O)/B⌉, when its
 first chunk is scheduled (no preemption; the queue waits while the cache is full). Arrivals are
@@ -60,7 +62,7 @@ class _Engine:
             chunks, taken = self._prefill_chunks()
             d, k = self.decoding, self.iteration
             context = round((self.context_offset + d * k) / d) if d else 0
-            yield self.env.timeout(self.cb.step(d, context, tuple(chunks)).seconds)
+            yield self.env.timeout(self.cb.step(d, context, sum(t for t, _ in chunks)).seconds)
             self._finish_decodes(k)
             self._finish_prefills(taken, k)
             self.iteration += 1

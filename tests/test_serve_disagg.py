@@ -8,6 +8,7 @@ import math
 import pytest
 
 from sizing import get_preset
+from sizing.serve.calibration import default_efficiencies
 from sizing.serve.capacity import capacity_question, plan_capacity
 from sizing.serve.disagg import kv_transfer_seconds, plan_disaggregated
 
@@ -26,9 +27,10 @@ def test_kv_transfer_arithmetic():
     # llama3-70b, 1000 prompt tokens, bf16, tp 2: each rank holds 8 / 2 = 4 KV heads:
     # 2 (K, V) x 80 layers x 4 heads x 128 x 2 bytes x 1000 = 163,840,000 bytes per rank
     shard = 2 * 80 * 4 * 128 * 2 * 1000
-    # H100's network link: 50 GB/s per GPU x the calibrated bandwidth efficiency 0.45, + 25 µs
-    assert kv_transfer_seconds(q, 2, "bf16", 1000, "network") == pytest.approx(shard / (50e9 * 0.45) + 25e-6)
-    assert kv_transfer_seconds(q, 2, "bf16", 1000, "nvlink") == pytest.approx(shard / (450e9 * 0.45) + 10e-6)
+    # H100's network link: 50 GB/s per GPU x the calibrated bandwidth efficiency (0.9), + 25 µs: 3.666 ms
+    bw = default_efficiencies("h100-sxm")[1]
+    assert kv_transfer_seconds(q, 2, "bf16", 1000, "network") == pytest.approx(shard / (50e9 * bw) + 25e-6)
+    assert kv_transfer_seconds(q, 2, "bf16", 1000, "nvlink") == pytest.approx(shard / (450e9 * bw) + 10e-6)
 
 
 @pytest.fixture(scope="module")

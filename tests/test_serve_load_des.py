@@ -1,9 +1,11 @@
 """The load model (sizing/serve/load.py, latency.py) against a step-level discrete-event
 simulation of the same scheduler written with SimPy (tests/serving_des.py): the same engine
 iteration (ContinuousBatching.step), Poisson arrivals, chunked prefill first come first served,
-several prompts per iteration, the KV cache's blocks. Below saturation the model's p50, p90 and
-p99 of TTFT, TPOT and end-to-end latency are within 10% of the simulation's, at several loads and
-request mixes (docs/serving.md has the table). The simulation is seeded: the same run every time."""
+several prompts per iteration, the KV cache's blocks. Below saturation the model's p50 and p90 of
+TTFT, TPOT and end-to-end latency and its p99 TTFT are within 10% of the simulation's, its p99 TPOT
+and latency within 15% (the model sits below: it takes a request's TTFT and TPOT as independent
+where a request that arrives in a burst gets both), at several loads and request mixes
+(docs/serving.md has the table). The simulation is seeded: the same run every time."""
 
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ MIXES = {
     "short and long": mix_from_rows([(256, 128, 3), (1024, 128, 1)], "short and long"),
 }
 
-# (preset, token budget, mix, requests/s): loads where the replica prefills 17% to 45% of the time
+# (preset, token budget, mix, requests/s): loads where the replica prefills 16% to 35% of the time
 CASES = [
     ("llama2-7b", 2048, "512/128", 10),
     ("llama2-7b", 2048, "512/128", 20),
@@ -41,7 +43,7 @@ CASES = [
 
 def replica(preset: str, budget: int, mix) -> ContinuousBatching:
     c, b = default_efficiencies("h100-sxm")
-    s = ServeSettings(1, round(mix.mean_prompt), round(mix.mean_output), 1, 1, "bf16", "bf16", "bf16", "causal", c, b)
+    s = ServeSettings(1, mix.token_prompt, round(mix.mean_output), 1, 1, "bf16", "bf16", "bf16", "causal", c, b)
     return ContinuousBatching(get_preset(preset).config, get_gpu("h100"), s, token_budget=budget)
 
 
@@ -56,20 +58,23 @@ def compare(preset: str, budget: int, mix_name: str, rate: float) -> dict:
     return out
 
 
+def tolerance(metric: str, q: float) -> float:
+    return 0.15 if q == 0.99 and metric in ("tpot", "e2e") else 0.10
+
+
 @pytest.mark.parametrize(("preset", "budget", "mix", "rate"), CASES)
-def test_model_percentiles_within_10_percent_of_the_simulation(preset, budget, mix, rate):
+def test_model_percentiles_agree_with_the_simulation(preset, budget, mix, rate):
     result = compare(preset, budget, mix, rate)
     model_tps, sim_tps = result.pop("tokens/s")
     assert model_tps == pytest.approx(sim_tps, rel=0.03)  # below saturation every arrival is served
-    off = {k: f"{m / s - 1:+.1%}" for k, (m, s) in result.items() if abs(m / s - 1) > 0.10}
+    off = {k: f"{m / s - 1:+.1%}" for k, (m, s) in result.items() if abs(m / s - 1) > tolerance(*k)}
     assert not off, off
 
 
 @pytest.mark.slow
-def test_heavier_load_stays_within_15_percent():
-    """llama2-7b at 25 requests/s prefills 58% of the time: the tails drift (TTFT p99 +7%, latency
-    p99 -8% when last run), asserted within 15%."""
+def test_heavier_load_agrees_as_well():
+    """llama2-7b at 25 requests/s, the replica prefilling about half the time."""
     result = compare("llama2-7b", 2048, "512/128", 25)
     result.pop("tokens/s")
-    off = {k: f"{m / s - 1:+.1%}" for k, (m, s) in result.items() if abs(m / s - 1) > 0.15}
+    off = {k: f"{m / s - 1:+.1%}" for k, (m, s) in result.items() if abs(m / s - 1) > tolerance(*k)}
     assert not off, off

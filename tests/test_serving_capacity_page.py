@@ -19,9 +19,9 @@ from sizing.serve.published import PUBLISHED_SERVING
 
 def test_capacity_section_states_the_answer_its_derivation_and_the_pinned_precision():
     text = capacity_section()
-    assert "**answer: 2 replica(s) x (tp 4, pp 1), fp8 weights, bf16 KV = 8 GPUs, $2.222/M output tokens" in text
-    assert "replicas x tp 4 = 8 GPUs" in text
-    assert "answer: 3 replica(s) x (tp 4, pp 1), bf16 weights, bf16 KV = 12 GPUs" in text
+    assert "**answer: 3 replica(s) x (tp 2, pp 1), int4 weights, bf16 KV = 6 GPUs, $1.667/M output tokens" in text
+    assert "replicas x tp 2 = 6 GPUs" in text
+    assert "answer: 2 replica(s) x (tp 4, pp 1), bf16 weights, bf16 KV = 8 GPUs" in text
     assert "| tp x pp" in text
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 from click.core import ParameterSource
 
-from sizing.cli.common import FORMATS, UserError, model_options, resolve_model
-from sizing.cli.options import Choice
+from sizing.cli.common import UserError, resolve_model
+from sizing.cli.option_layer import model_options, option
 from sizing.cli.serve_options import capacity_options, deployment_options, dtype_options, rate_options, workload_options
 from sizing.inputs import default_gpu_for
 from sizing.render import render_serve
@@ -21,7 +21,7 @@ from sizing.validate import SizingError
 @rate_options
 @deployment_options
 @capacity_options
-@click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
+@option("format")
 def serve(preset, config_path, overrides, fmt, **options):
     """Serving on the roofline: time to first token, time per output token, tokens/s, $/M tokens.
 
@@ -53,7 +53,42 @@ def serve(preset, config_path, overrides, fmt, **options):
         _capacity(model, fmt, **options)
         return
     _refuse_without_rate(options["slo_ttft"], options["slo_tpot"])
+    if _layout_answered(model, fmt, **options):
+        return
     _estimate(model, fmt, **options)
+
+
+def _layout_answered(model, fmt: str, *, gpus, tp: int, **options) -> bool:
+    """--gpus N without --tp: the best layout on N GPUs as `serve-layout` ranks them (TP groups of
+    1..N GPUs as replicas, EP with DP attention, TP x PP), by tokens/s per GPU at the largest batch
+    that fits. Pure TP of t GPUs runs the estimate at --tp t with N/t replicas (False: it goes on);
+    EP + DP attention or a pipeline prints the layout table (True)."""
+    ctx = click.get_current_context()
+    if gpus is None or gpus == 1 or ctx.get_parameter_source("tp") not in (ParameterSource.DEFAULT, None):
+        return False
+    from sizing.render import render_layouts
+    from sizing.serve import compare_layouts, why_best
+
+    counts = tuple(g for g in (1, 2, 4, 8, 16, 32, 64, 128) if g <= gpus and gpus % g == 0)
+    context = options["prompt"] + options["output"]
+    try:
+        steps = compare_layouts(
+            model.config, options["gpu"], context, options["weight_dtype"], options["kv_dtype"], counts
+        )
+    except SizingError as exc:
+        raise UserError(str(exc)) from None
+    if steps and steps[0].layout == "tp":
+        ctx.params["tp"] = steps[0].gpus
+        _estimate(model, fmt, gpus=gpus, tp=steps[0].gpus, **options)
+        return True
+    title = (
+        f"Serving {model.name} on {gpus} x {options['gpu']}: the best layout at context {context}, weights "
+        f"{options['weight_dtype']}, KV {options['kv_dtype']} (decode; --tp picks pure tensor parallelism)"
+    )
+    click.echo(render_layouts(steps, why_best(steps, model.config), fmt, title).rstrip("\n"))
+    if not steps:
+        raise SystemExit(3)
+    return True
 
 
 def _weight_format(quant: str | None, weight_dtype: str) -> str:
@@ -179,11 +214,13 @@ def _capacity(model, fmt: str, **options) -> None:
         mix = None if o["trace"] is None else read_trace(o["trace"])
         ttft = None if o["slo_ttft"] is None else parse_seconds(o["slo_ttft"], "--slo-ttft")
         tpot = None if o["slo_tpot"] is None else parse_seconds(o["slo_tpot"], "--slo-tpot")
+        contexts = (model.preset.context, model.preset.serving_context) if model.preset else (None, None)
         args = (model.config, o["rate"], o["prompt"], o["output"], o["gpu"], ttft, tpot, o["price"], model.name)
         kwargs = dict(
             token_budget=o["token_budget"], block_size=o["block_size"], compute_efficiency=o["compute_efficiency"],
             bandwidth_efficiency=o["bandwidth_efficiency"], mla=o["mla"], percentile=o["percentile"], mix=mix,
-            activation_dtype=o["activation_dtype"], **{k: v for k, v in narrowed.items() if v is not None},
+            activation_dtype=o["activation_dtype"], trained_context=contexts[0], served_context=contexts[1],
+            **{k: v for k, v in narrowed.items() if v is not None},
         )  # fmt: skip
         plan = plan_capacity(*args, **kwargs)
         split = None

@@ -24,7 +24,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from sizing.inputs import GPU, ModelConfig, format_gib, get_gpu
+from sizing.inputs import GPU, ModelConfig, get_gpu
 from sizing.serve.batching import DEFAULT_BLOCK_SIZE, DEFAULT_TOKEN_BUDGET, ContinuousBatching
 from sizing.serve.calibration import default_efficiencies
 from sizing.serve.fit import valid_tp
@@ -163,10 +163,16 @@ class CapacityQuestion:
     mla: str
     activation_dtype: str = "bf16"
 
-    def replica(self, tp: int, weight_dtype: str, kv_dtype: str) -> ContinuousBatching:
+    def replica(
+        self, tp: int, weight_dtype: str, kv_dtype: str, prompt: int | None = None, output: int | None = None
+    ) -> ContinuousBatching:
+        """One replica's engine; its prompt is the mix's token-weighted prompt (the prompt a prefill
+        token belongs to: an iteration's prefill FLOPs per token), its output the mix's mean."""
         c, b = self.efficiencies
+        prompt = self.mix.token_prompt if prompt is None else prompt
+        output = max(2, round(self.mix.mean_output)) if output is None else output
         s = ServeSettings(
-            1, round(self.mix.mean_prompt), max(2, round(self.mix.mean_output)), tp, tp, weight_dtype, kv_dtype,
+            1, prompt, output, tp, tp, weight_dtype, kv_dtype,
             self.activation_dtype, "causal", c, b, self.price, None, self.mla,
         )  # fmt: skip
         return ContinuousBatching(self.cfg, self.gpu, s, self.token_budget, self.block_size)
@@ -193,11 +199,18 @@ def plan_capacity(
     kv_dtypes: tuple[str, ...] = SEARCH_KV_DTYPES,
     tps: tuple[int, ...] = SEARCH_TP,
     activation_dtype: str = "bf16",
+    trained_context: int | None = None,
+    served_context: int | None = None,
 ) -> CapacityPlan:
     """Every layout of the search (narrowed to the dtypes and tps given), with its replicas,
-    GPUs and $/M output tokens at `rate`. `mix` (requests.py) replaces prompt/output."""
+    GPUs and $/M output tokens at `rate`. `mix` (requests.py) replaces prompt/output; each of
+    its requests passes `sizing serve`'s context check (serve.notes.context_notes)."""
+    from sizing.serve.notes import context_notes
+
     q = capacity_question(model, rate, prompt, output, gpu, slo_ttft, slo_tpot, price, token_budget, block_size,
                   compute_efficiency, bandwidth_efficiency, mla, percentile, mix, activation_dtype)  # fmt: skip
+    for c in q.mix.classes:
+        context_notes(model, c.prompt, c.output, trained_context, served_context)
     rows: list[CapacityRow] = []
     best: CapacityRow | None = None
     for tp, wd, kv, bound in layouts_in_order(q, tps, weight_dtypes, kv_dtypes, rows):
@@ -224,7 +237,6 @@ def capacity_question(model, rate, prompt, output, gpu, slo_ttft, slo_tpot, pric
     if percentile >= 1:
         raise SizingError(f"percentile ({show(percentile)}) must be below 1, e.g. 0.99 for p99")
     mix = mix if mix is not None else fixed_mix(prompt, output)
-    model.check_context(mix.longest, "prompt + output")
     gpu_entry = get_gpu(gpu)
     c, b = default_efficiencies(gpu_entry.key)
     effs = (
@@ -236,23 +248,14 @@ def capacity_question(model, rate, prompt, output, gpu, slo_ttft, slo_tpot, pric
 
 
 def reject_reason(q: CapacityQuestion, cb: ContinuousBatching) -> tuple[str, str] | None:
-    """(binding, why) when a replica cannot hold the weights or one request's KV cache."""
-    weights = cb._machine.memory(1)[0]
-    if weights > q.gpu.memory_bytes:
-        s = cb.settings
-        return "weights", (
-            f"weights {format_gib(weights * s.tp)} / tp {s.tp} = {format_gib(weights)} per GPU > "
-            f"{format_gib(q.gpu.memory_bytes)} of {q.gpu.key}"
-        )
-    longest = max(-(-(c.prompt + c.output) // cb.block_size) for c in q.mix.classes)
-    if cb.blocks < longest:
-        space = max(0, cb.kv_capacity_bytes)
-        return "KV for one sequence", (
-            f"weights {format_gib(weights)} + a {cb.token_budget}-token forward's activations leave "
-            f"{format_gib(space)} of KV cache per GPU; one request of {q.mix.longest} tokens needs "
-            f"{format_gib(longest * cb.block_bytes)}"
-        )
-    return None
+    """(binding, why) when a replica cannot hold the weights or the KV cache of the mix's longest
+    request (ContinuousBatching.why_nothing_fits says it with the numbers)."""
+    longest = max(q.mix.classes, key=lambda c: c.prompt + c.output)
+    one = q.replica(cb.settings.tp, cb.settings.weight_dtype, cb.settings.kv_dtype, longest.prompt, longest.output)
+    if one.max_concurrency_without_preemption >= 1:
+        return None
+    weights = one._machine.memory(1)[0]
+    return ("weights" if weights > q.gpu.memory_bytes else "KV for one sequence"), one.why_nothing_fits()
 
 
 def _row(q: CapacityQuestion, tp: int, weight_dtype: str, kv_dtype: str) -> CapacityRow:
@@ -278,7 +281,7 @@ def rate_bound(q: CapacityQuestion, cb: ContinuousBatching) -> float:
     reads, no decodes) and the KV cache's sequences at the fastest iteration (one decode) with
     TPOT no shorter than it; within the TPOT SLO, only the concurrency whose iteration meets it."""
     mix, ctx = q.mix, q.mix.mean_decode_context
-    prefill = sum(c.share * cb.step(0, ctx, ((c.prompt, c.prompt),)).compute_seconds for c in mix.classes)
+    prefill = cb.step(0, ctx, max(1, round(mix.mean_prompt))).compute_seconds
     per_sequence = sum(c.share * (c.output - 1) * -(-(c.prompt + c.output) // cb.block_size) for c in mix.classes)
     concurrency = max(1, math.floor(cb.blocks * mix.mean_decode_steps / per_sequence))
     if q.slo_tpot is not None:

@@ -77,10 +77,10 @@ class Latencies:
         return self.ttft_law(j).exceed(t)
 
     def decode_excess(self, j: int) -> CompoundPoisson:
-        """Y_j: what the prefill rounds during a class-j request's O_j - 1 iterations add."""
+        """Y_j: what the prefill busy periods during a class-j request's O_j - 1 iterations add."""
         if j not in self._excess:
             rounds, steps = self.st.rounds, self.model.mix.classes[j].output - 1
-            self._excess[j] = CompoundPoisson(steps * rounds.prefill_rounds_per_iteration, rounds.round_excess)
+            self._excess[j] = CompoundPoisson(steps * rounds.busy_periods_per_iteration, rounds.busy_period_excess)
         return self._excess[j]
 
     def tpot_exceed(self, t: float, j: int) -> float:

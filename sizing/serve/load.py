@@ -71,19 +71,17 @@ class ServingLoad:
     def __init__(self, cb: ContinuousBatching, mix: RequestMix):
         self.cb, self.mix = cb, mix
         self.context = mix.mean_decode_context
-        # the prompt a prefill token belongs to, on average (causal attention per token is affine in it)
-        self.token_prompt = round(sum(c.share * c.prompt**2 for c in mix.classes) / mix.mean_prompt)
         self.prompts = tuple((c.prompt, c.share) for c in mix.classes)
         self._times: dict[tuple[int, int], float] = {}
         self._rounds: dict[tuple[float, int], Rounds] = {}
         self._top = 8
 
     def iteration_seconds(self, n: int, tokens: int) -> float:
-        """One iteration: n decodes (at least one's weights read) and `tokens` prompt tokens."""
+        """One iteration: n decodes (at least one's weights read) and `tokens` prompt tokens of the
+        replica's prompt (the mix's token-weighted prompt: capacity.CapacityQuestion.replica)."""
         key = (n, tokens)
         if key not in self._times:
-            prefill = ((tokens, self.token_prompt),) if tokens else ()
-            self._times[key] = self.cb.step(max(n, 1) if not tokens else n, self.context, prefill).seconds
+            self._times[key] = self.cb.step(max(n, 1) if not tokens else n, self.context, tokens).seconds
         return self._times[key]
 
     def rounds(self, rate: float, n: int) -> Rounds:
@@ -136,6 +134,12 @@ class ServingLoad:
         total = sum(weights)
         return [(k, w / total) for k, w in enumerate(weights) if w / total > 1e-12]
 
+    def _elasticity(self, rate: float, n: float) -> float:
+        """d ln τ / d ln N at n, from the grid, kept in [0, 0.9]."""
+        lo, hi = max(1.0, 0.8 * n), max(2.0, 1.25 * n)
+        slope = (self._tau_on_grid(rate, hi) - self._tau_on_grid(rate, lo)) / (hi - lo)
+        return min(0.9, max(0.0, slope * n / self._tau_on_grid(rate, max(1.0, n))))
+
     def state(self, rate: float) -> LoadState:
         """The steady state at `rate`; Saturated naming the binding limit when there is none."""
         law = self.law(rate)
@@ -144,6 +148,10 @@ class ServingLoad:
         seen = tuple((self._tau_on_grid(rate, n), n * p / mean_n) for n, p in nodes if n > 0)
         tpot = mean_n / (rate * self.mix.mean_decode_steps)  # Little: E[N] = λ·E[(O - 1)·TPOT]
         lives = [((c.output - 1) * tpot, c.share) for c in self.mix.classes]
-        shrink = tuple(math.sqrt(life_average_share(life, lives)) for life, _ in lives)
+        # N relaxes slower than a life when slower iterations keep sequences longer: its
+        # linearised rate is (1 - e)/L, e = d ln τ / d ln N, so the autocorrelation is stretched by 1/(1 - e)
+        stretch = 1 / (1 - self._elasticity(rate, mean_n))
+        stretched = [(life * stretch, w) for life, w in lives]
+        shrink = tuple(math.sqrt(life_average_share(life, stretched)) for life, _ in lives)
         n_mid = max(1, round(mean_n))
         return LoadState(rate, mean_n, self.iteration_seconds(n_mid, 0), self.rounds(rate, n_mid), tpot, seen, shrink)

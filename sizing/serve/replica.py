@@ -116,7 +116,7 @@ def replica_max_rate(load: ServingLoad, slo_ttft: float | None, slo_tpot: float 
 
 
 def _ms(seconds: float) -> str:
-    return f"{seconds * 1e3:,.1f} ms"
+    return f"{seconds * 1e3:.3g} ms"
 
 
 def _why_not(load: ServingLoad, rate: float, miss: str, slo_ttft, slo_tpot, q: float) -> str:

@@ -49,6 +49,12 @@ class RequestMix:
         return sum(c.share * c.prompt for c in self.classes)
 
     @property
+    def token_prompt(self) -> int:
+        """The prompt a prefill token belongs to, on average: Σ w P² / Σ w P (rounded). Causal
+        prefill FLOPs per token are affine in the prompt, so this gives the mix's mean."""
+        return round(sum(c.share * c.prompt**2 for c in self.classes) / self.mean_prompt)
+
+    @property
     def mean_output(self) -> float:
         return sum(c.share * c.output for c in self.classes)
 

@@ -135,22 +135,40 @@ class Rounds:
         return sum(p * self.seconds(a) for a, p in self.law) / sum(p * self.iterations(a) for a, p in self.law)
 
     @cached_property
-    def prefill_rounds_per_iteration(self) -> float:
-        """Rounds that carry prompts, per iteration a decode sees: P(a >= 1) / E[m]."""
-        return sum(p for a, p in self.law if a > 0) / sum(p * self.iterations(a) for a, p in self.law)
+    def busy_periods_per_iteration(self) -> float:
+        """Prefill busy periods (runs of rounds with prompts) that start per iteration a decode
+        sees: P(a = 0)·P(0 -> a >= 1) / E[m]."""
+        p0 = dict(self.law).get(0, 0.0)
+        leave = 1 - dict(self.next_round(0)).get(0, 0.0)
+        return p0 * leave / sum(p * self.iterations(a) for a, p in self.law)
 
     @cached_property
-    def round_excess(self) -> list[tuple[float, float]]:
-        """What a round with prompts adds to the decodes' time: T_k - m_k·t_dec, over the
-        rounds with prompts and their token nodes, (seconds, probability)."""
-        busy = sum(p for a, p in self.law if a > 0)
-        t_dec = self.iteration(0)
-        out = []
-        for a, p in self.law:
-            if a > 0:
-                for k, w in self.tokens(a):
-                    out.append((self._time(k) - max(1, math.ceil(k / self.chunk)) * t_dec, p * w / busy))
-        return out
+    def busy_period_excess(self) -> list[tuple[float, float]]:
+        """What one prefill busy period adds to the decodes' time (rounds in a row are
+        correlated: a long round gathers a long next one), at 5 equiprobable nodes of the
+        lognormal law with its mean and variance. Per round, X = T_k - m_k·t_dec; over a busy
+        period from round a, m1(a) = E[X_a] + Σ_{b>=1} P(a, b)·m1(b) and
+        m2(a) = E[X_a²] + 2·E[X_a]·Σ P(a, b)·m1(b) + Σ P(a, b)·m2(b), solved by iteration."""
+        t_dec, busy = self.iteration(0), [a for a, _ in self.law if a > 0]
+        moments = {}
+        for a in busy:
+            nodes = [(self._time(k) - max(1, math.ceil(k / self.chunk)) * t_dec, w) for k, w in self.tokens(a)]
+            moments[a] = (sum(x * w for x, w in nodes), sum(x * x * w for x, w in nodes))
+        m1, m2 = dict.fromkeys(busy, 0.0), dict.fromkeys(busy, 0.0)
+        for _ in range(500):
+            on1 = {a: sum(p * m1.get(b, 0.0) for b, p in self.next_round(a) if b > 0) for a in busy}
+            on2 = {a: sum(p * m2.get(b, 0.0) for b, p in self.next_round(a) if b > 0) for a in busy}
+            new1 = {a: moments[a][0] + on1[a] for a in busy}
+            new2 = {a: moments[a][1] + 2 * moments[a][0] * on1[a] + on2[a] for a in busy}
+            done = all(abs(new1[a] - m1[a]) <= 1e-12 + 1e-9 * abs(new1[a]) for a in busy)
+            m1, m2 = new1, new2
+            if done:
+                break
+        start = [(b, p) for b, p in self.next_round(0) if b > 0 and b in m1]
+        total = sum(p for _, p in start) or 1.0
+        mean = sum(p * m1[b] for b, p in start) / total
+        second = sum(p * m2[b] for b, p in start) / total
+        return _lognormal_nodes(mean, max(0.0, second - mean * mean))
 
     # ---- TTFT
     def ttft_points(self, prompt: int) -> list[tuple[float, float]]:
@@ -241,3 +259,14 @@ def _stationary(r: Rounds, top: int) -> list[tuple[int, float]]:
     pi = [max(0.0, matrix[i][size] / matrix[i][i]) for i in range(size)]
     total = sum(pi)
     return [(a, x / total) for a, x in enumerate(pi)]
+
+
+def _lognormal_nodes(mean: float, var: float, n: int = 5) -> list[tuple[float, float]]:
+    """n equiprobable nodes of the lognormal law with this mean and variance (a point when the
+    variance is 0 or the mean is not positive)."""
+    if mean <= 0 or var <= 0:
+        return [(max(mean, 0.0), 1.0)]
+    sigma2 = math.log(1 + var / mean**2)
+    mu = math.log(mean) - sigma2 / 2
+    normal = NormalDist()
+    return [(math.exp(mu + math.sqrt(sigma2) * normal.inv_cdf((i + 0.5) / n)), 1 / n) for i in range(n)]
