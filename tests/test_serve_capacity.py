@@ -108,6 +108,7 @@ def test_cli_refusals():
         (base.replace("--rate 10", "--rate -1"), "--rate"),
         (base + " --percentile 1.5", "--percentile"),
         (base + " --trace nothing.csv", "trace ('nothing.csv') cannot be read"),
+        (base.replace("--prompt 1000", "--prompt 9000"), "prompt (9000) exceeds the model's served context (8192)"),
     ):
         result = _run(bad)
         assert result.exit_code == 2 and result.output.startswith("Error: ") and message in result.output, bad
