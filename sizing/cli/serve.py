@@ -38,9 +38,13 @@ def serve(preset, config_path, overrides, fmt, **options):
       sizing serve --preset llama2-70b --gpu h100 --tp 4 --batch 32 --prompt 2048 --output 512
       sizing serve --preset mixtral-8x7b --gpu h100 --tp 2 --batch 16 --prompt 1024 --output 256 --format json
       sizing serve --preset llama3-70b --gpu h100 --rate 10 --prompt 1000 --output 200 --slo-tpot 50ms
+      sizing serve --preset llama3-8b --rate 20 --prompt 1000 --output 200 --slo-tpot 40ms --tp 1 --disaggregated
 
-    With --rate: the capacity plan instead (continuous batching; replicas x (tp, pp), GPUs, $/M
-    tokens), searching tp, the weight and KV dtypes and the batch.
+    With --rate: the capacity plan instead (continuous batching, Poisson arrivals): replicas x
+    (tp, pp), GPUs and $/M tokens so that the SLOs hold at --percentile (p99 by default), with
+    p50/p90/p99 TTFT, TPOT and latency at that load. It searches tp and the weight and KV dtypes;
+    --weight-dtype, --quant, --kv-dtype and --tp narrow the search to what they name. --trace
+    reads request lengths from a file; --disaggregated also sizes prefill and decode pools.
     """
     model = resolve_model(preset, config_path, overrides)
     traced = options["rate"] is not None and options["trace"] is not None
