@@ -40,8 +40,8 @@ def test_every_feasible_row_is_replicas_times_tp_within_the_slo(bf16_plan):
 
 def test_bf16_is_answered_not_refused(bf16_plan):
     best = bf16_plan.best
-    assert (best.tp, best.weight_dtype, best.kv_dtype, best.replicas, best.gpus) == (4, "bf16", "bf16", 2, 8)
-    assert 2 * best.limit.max_rate >= 10 > 1 * best.limit.max_rate
+    assert (best.tp, best.weight_dtype, best.kv_dtype, best.replicas, best.gpus) == (2, "bf16", "bf16", 4, 8)
+    assert 4 * best.limit.max_rate >= 10 > 3 * best.limit.max_rate
     assert best.binding == "TPOT SLO"
     # tp 1 cannot hold the weights: the rejection names them with their numbers
     (tp1,) = [r for r in bf16_plan.rejected if r.tp == 1]
@@ -92,7 +92,7 @@ def test_cli_keeps_the_users_precision():
     base = "--preset llama3-70b --gpu h100 --rate 10 --prompt 1000 --output 200 --slo-tpot 50ms"
     out = _run(base + " --weight-dtype bf16 --kv-dtype bf16")
     assert out.exit_code == 0, out.output
-    assert "answer: 2 replica(s) x (tp 4, pp 1), bf16 weights, bf16 KV = 8 GPUs" in out.output
+    assert "answer: 4 replica(s) x (tp 2, pp 1), bf16 weights, bf16 KV = 8 GPUs" in out.output
     data = json.loads(_run(base + " --quant fp8 --kv-dtype bf16 --tp 4 --format json").output)
     assert {(r["weight_dtype"], r["tp"]) for r in data["layouts"]} == {("fp8", 4)}
     assert data["percentile"] == 0.99 and data["slo_tpot_seconds"] == 0.05

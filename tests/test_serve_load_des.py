@@ -31,7 +31,7 @@ MIXES = {
     "short and long": mix_from_rows([(256, 128, 3), (1024, 128, 1)], "short and long"),
 }
 
-# (preset, token budget, mix, requests/s): loads where the replica prefills 16% to 35% of the time
+# (preset, token budget, mix, requests/s): loads where the replica prefills 13% to 28% of the time
 CASES = [
     ("llama2-7b", 2048, "512/128", 10),
     ("llama2-7b", 2048, "512/128", 20),
@@ -73,7 +73,7 @@ def test_model_percentiles_agree_with_the_simulation(preset, budget, mix, rate):
 
 @pytest.mark.slow
 def test_heavier_load_agrees_as_well():
-    """llama2-7b at 25 requests/s, the replica prefilling about half the time."""
+    """llama2-7b at 25 requests/s, the replica prefilling 36% of the time."""
     result = compare("llama2-7b", 2048, "512/128", 25)
     result.pop("tokens/s")
     off = {k: f"{m / s - 1:+.1%}" for k, (m, s) in result.items() if abs(m / s - 1) > tolerance(*k)}

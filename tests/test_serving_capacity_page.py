@@ -19,9 +19,9 @@ from sizing.serve.published import PUBLISHED_SERVING
 
 def test_capacity_section_states_the_answer_its_derivation_and_the_pinned_precision():
     text = capacity_section()
-    assert "**answer: 3 replica(s) x (tp 2, pp 1), int4 weights, bf16 KV = 6 GPUs, $1.667/M output tokens" in text
-    assert "replicas x tp 2 = 6 GPUs" in text
-    assert "answer: 2 replica(s) x (tp 4, pp 1), bf16 weights, bf16 KV = 8 GPUs" in text
+    assert "**answer: 5 replica(s) x (tp 1, pp 1), int4 weights, fp8 KV = 5 GPUs, $1.389/M output tokens" in text
+    assert "replicas x tp 1 = 5 GPUs" in text
+    assert "answer: 4 replica(s) x (tp 2, pp 1), bf16 weights, bf16 KV = 8 GPUs" in text
     assert "| tp x pp" in text
 
 
@@ -51,4 +51,4 @@ def test_latency_percentiles_rise_with_the_rate(load_data):
 def test_calibration_section_has_every_calibrated_row():
     fitted, unseen = calibration_section().split("Published rows the fit did not see")
     assert fitted.count("| h100-sxm") + fitted.count("| a100-80gb") + fitted.count("| h200") == len(PUBLISHED_SERVING)
-    assert unseen.count("| yes") == 2 and unseen.count("| no") == 2
+    assert unseen.count("| yes") == 5 and unseen.count("| no") == 2  # tests/test_serve_published_unseen.py

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 
-from sizing.cli.common import FORMATS, once
+from sizing.cli.common import FORMATS, once, use_calibration
 from sizing.cli.options import MFU_TYPE, PRICE_TYPE, Choice, Count, Number, Quantity
 from sizing.cli.specs import declare
 from sizing.training import DEFAULT_KG_CO2_PER_KWH, DEFAULT_PUE
@@ -158,6 +158,9 @@ _add("overlap", ("--overlap",), "parallelism", "Comm hidden under compute, e.g. 
 _add("stack", ("--stack",), "parallelism",
      "Training software: overlap, fusion, flash kernel, recompute policy (docs/step-time.md).",
      _choice("--stack", "sizing.parallel:STACKS"), advanced=True)  # fmt: skip
+_add("calibration", ("--calibration",), "training",
+     "A calibration file from `sizing calibrate`: its fitted stack overheads replace the built-in ones.",
+     metavar="FILE", multiple=True, callback=use_calibration, advanced=True)  # fmt: skip
 _add("compute_efficiency", ("--compute-efficiency",), "hardware",
      "Share of the dense peak the matmuls reach (a constant instead of the model's).",
      _efficiency("--compute-efficiency"), advanced=True)  # fmt: skip
@@ -247,8 +250,11 @@ _add("gpu_memory_utilization", ("--gpu-memory-utilization", "--mem-fraction-stat
      "With --engine: the GPU share the engine takes.  [default: vllm 0.9, sglang 0.88]",
      _number("--gpu-memory-utilization", 0, 1, what="a number in (0, 1]"), dest="utilization")  # fmt: skip
 _add("max_num_batched_tokens", ("--max-num-batched-tokens",), "engine",
-     "With --engine vllm: tokens of the profiling forward.  [default: 8192]",
-     _count("--max-num-batched-tokens", maximum=MAX_SEQ_LEN), advanced=True)  # fmt: skip
+     "With --engine vllm: tokens of the profiling forward.  [default: vLLM's, 8192 on a GPU of >= 70 GiB that "
+     "is not an A100, else 2048]", _count("--max-num-batched-tokens", maximum=MAX_SEQ_LEN), advanced=True)  # fmt: skip
+_add("max_num_seqs", ("--max-num-seqs",), "engine",
+     "With --engine vllm: rows its profiling sampler draws (and the most running requests).  [default: vLLM's, "
+     "1024 on a GPU of >= 70 GiB that is not an A100, else 256]", _count("--max-num-seqs"), advanced=True)  # fmt: skip
 _add("prefill_chunk", ("--prefill-chunk",), "engine", "Tokens per prefill forward (chunked prefill).",
      _count("--prefill-chunk", maximum=MAX_SEQ_LEN), advanced=True)  # fmt: skip
 _add("prefix_cached", ("--prefix-cached",), "engine",
