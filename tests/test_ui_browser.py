@@ -117,15 +117,12 @@ def test_a_choice_that_rules_options_out_disables_them(ui_page, ui_server):
     assert "kv_cache_bytes" in assert_page_is_the_cli(ui_page)
 
 
-def test_a_rate_disables_what_the_capacity_plan_searches(ui_page, ui_server):
+def test_a_rate_disables_what_the_capacity_plan_sets(ui_page, ui_server):
     open_page(ui_page, ui_server, "?tab=serve&preset=llama3-8b")
-    assert ui_page.is_disabled("#opt-slo-ttft") and not ui_page.is_disabled("#opt-tp")
+    assert ui_page.is_disabled("#opt-slo-ttft") and not ui_page.is_disabled("#opt-batch")
     act(ui_page, lambda: (ui_page.fill("#opt-rate", "5"), ui_page.press("#opt-rate", "Enter")))
-    assert (
-        ui_page.is_disabled("#opt-tp")
-        and ui_page.is_disabled("#opt-batch")
-        and not ui_page.is_disabled("#opt-slo-ttft")
-    )
+    assert ui_page.is_disabled("#opt-gpus") and ui_page.is_disabled("#opt-batch")
+    assert not ui_page.is_disabled("#opt-slo-ttft") and not ui_page.is_disabled("#opt-tp")  # tp narrows the search
     assert {c["path"] for c in cards(ui_page)} >= {"best.gpus", "best.replicas"}
     assert_page_is_the_cli(ui_page)
 

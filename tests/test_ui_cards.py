@@ -193,7 +193,7 @@ def test_the_lists_describe_every_questions_form():
     assert memory["finetune"]["needs"] == ["!inference"] and memory["context"]["needs"] == ["inference"]
     assert memory["weight-dtype"]["needs"] == ["inference", "!quant"]
     serve = {o["key"]: o for o in data["options"]["serve"]}
-    assert serve["tp"]["needs"] == ["!rate"] and serve["slo-ttft"]["needs"] == ["rate"]
+    assert serve["batch"]["needs"] == ["!rate"] and serve["slo-ttft"]["needs"] == ["rate"]
     json.dumps(data, allow_nan=False)
 
 

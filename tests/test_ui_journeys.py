@@ -93,7 +93,7 @@ JOURNEYS = {
         None,
         ["serve", "--preset", "llama3-8b", "--prompt", "1024", "--output", "256", "--rate", "10", "--slo-ttft", "2s",
          "--slo-tpot", "50ms"],
-        {"best.gpus", "best.replicas", "best.usd_per_million_output_tokens", "best.goodput.ttft_seconds"},
+        {"best.gpus", "best.replicas", "best.usd_per_million_output_tokens", "best.at_load.ttft_seconds.p99"},
     ),
     "quantized-on-one-gpu": (
         "?tab=memory&preset=llama3-8b&inference=1&quant=q4_k_m&gpu=rtx4090",

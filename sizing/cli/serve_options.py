@@ -12,7 +12,7 @@ from sizing.vocabulary import (
     DEFAULT_SERVE_PRICE_PER_GPU_HOUR,
 )
 
-SEARCHED = ("!rate",)  # the capacity plan (--rate) searches these: the form disables them there
+SEARCHED = ("!rate",)  # the capacity plan (--rate) sets these itself: the form disables them there
 
 # The workload and where it runs: the GPU, the batch, prompt and output lengths, tensor parallelism and replicas.
 workload_options = options(
@@ -26,15 +26,15 @@ workload_options = options(
     ),
     option("image_size", default=None, help="A vision-language preset: HEIGHTxWIDTH in pixels.  [default: 896x896]"),
     option("output", help="Output tokens per sequence, the first from the prefill (required, at least 2)."),
-    option("tp", default=1, help="Tensor-parallel GPUs per replica.", needs=SEARCHED),
+    option("tp", default=1, help="Tensor-parallel GPUs per replica."),
     option("gpus", help="GPUs in all, a multiple of --tp (replicas = gpus / tp).  [default: tp]", needs=SEARCHED),
 )
 
 # The storage dtypes and the compute dtype, and how prefill attention FLOPs are counted.
 dtype_options = options(
-    option("weight_dtype", default="bf16", needs=SEARCHED),
-    option("kv_dtype", default="bf16", needs=SEARCHED),
-    option("activation_dtype", needs=SEARCHED),
+    option("weight_dtype", default="bf16"),
+    option("kv_dtype", default="bf16"),
+    option("activation_dtype"),
     option(
         "attention",
         default=DEFAULT_SERVE_ATTENTION,
@@ -70,8 +70,16 @@ deployment_options = options(
     option("mla"),
 )
 
-# Capacity planning (continuous batching): the request rate, the latency bounds, the scheduler's
-# token budget and KV block size.
+# Capacity planning (continuous batching): the request rate, the latency bounds at a percentile,
+# a trace of request lengths, disaggregated pools, the scheduler's token budget and KV block size.
 capacity_options = options(
-    option("rate"), option("slo_ttft"), option("slo_tpot"), option("token_budget"), option("block_size")
+    option("rate"),
+    option("slo_ttft"),
+    option("slo_tpot"),
+    option("percentile"),
+    option("trace"),
+    option("disaggregated"),
+    option("kv_link"),
+    option("token_budget"),
+    option("block_size"),
 )

@@ -223,6 +223,19 @@ _add("rate", ("--rate",), "serving",
 _add("slo_ttft", ("--slo-ttft",), "serving", "With --rate: time-to-first-token bound, e.g. 2s.", metavar="DURATION")
 _add("slo_tpot", ("--slo-tpot",), "serving", "With --rate: time-per-output-token bound, e.g. 50ms.",
      metavar="DURATION")  # fmt: skip
+_add("percentile", ("--percentile",), "serving",
+     "With --rate: the share of requests the SLOs hold for (0.99: p99 TTFT and TPOT).",
+     _number("--percentile", 0, 1, what="a share in (0, 1), e.g. 0.99 for p99"), default=0.99)  # fmt: skip
+_add("trace", ("--trace",), "serving",
+     "With --rate: request lengths from a .csv or .jsonl file (prompt_tokens, output_tokens, optional weight; one "
+     "row per request or per histogram bin) instead of --prompt and --output.", metavar="FILE",
+     advanced=True)  # fmt: skip
+_add("disaggregated", ("--disaggregated",), "serving",
+     "With --rate: also size separate prefill and decode pools (DistServe, Splitwise) beside co-located serving.",
+     is_flag=True, advanced=True)  # fmt: skip
+_add("kv_link", ("--kv-link",), "serving",
+     "With --disaggregated: the link a prompt's KV cache crosses from the prefill to the decode pool.",
+     _choice("--kv-link", ("network", "nvlink")), default="network", advanced=True)  # fmt: skip
 _add("mla", ("--mla",), "serving",
      "Latent attention (DeepSeek): absorbed (attention over the cached latent) or naive (per-head K/V).",
      _choice("--mla", MLA_IMPLS), default=DEFAULT_MLA_IMPL, advanced=True)  # fmt: skip
@@ -313,6 +326,8 @@ describe(
         "lora_rank": "LoRA rank", "lora_targets": "LoRA target projections",
         "prompt": "Prompt tokens", "output": "Output tokens", "rate": "Request rate (requests/s)",
         "slo_ttft": "Time-to-first-token bound", "slo_tpot": "Time-per-output-token bound",
+        "percentile": "SLO percentile", "trace": "Request trace file",
+        "disaggregated": "Disaggregated prefill and decode", "kv_link": "KV transfer link",
         "mla": "Latent attention kernel", "k": "Draft tokens per step (k)", "acceptance": "Acceptance rate",
         "engine": "Serving engine", "gpu_memory_utilization": "GPU memory share of the engine",
         "max_num_batched_tokens": "Profiling forward tokens", "prefill_chunk": "Prefill chunk (tokens)",
@@ -331,6 +346,9 @@ describe(
         "max_num_batched_tokens": ("engine",),
         "slo_ttft": ("rate",),
         "slo_tpot": ("rate",),
+        "percentile": ("rate",),
+        "trace": ("rate",),
+        "disaggregated": ("rate",),
         "token_budget": ("rate",),
         "block_size": ("rate",),
     },

@@ -54,11 +54,20 @@ def _command(endpoint: str) -> click.Command:
     return main.get_command(click.Context(main), endpoint)
 
 
+# an option whose value names a file on the server (a trace, a config path) is never the web's
+FILE_METAVARS = frozenset({"PATH", "FILE", "DIR"})
+
+
+def _names_a_file(param: click.Option) -> bool:
+    spec = getattr(param, "spec", None)
+    return spec is not None and spec.metavar in FILE_METAVARS
+
+
 def _options(command: click.Command) -> dict[str, click.Option]:
     """Request key (long option without dashes) -> option, for the options a request may set."""
     found = {}
     for param in command.params:
-        if not isinstance(param, click.Option):
+        if not isinstance(param, click.Option) or _names_a_file(param):
             continue
         for opt in param.opts:
             key = opt.lstrip("-")
@@ -264,7 +273,9 @@ def option_specs(endpoint: str) -> list[dict]:
     from sizing.cli import command_options
 
     hidden = set(MODEL_KEYS) | _REFUSED
-    return [spec for spec in command_options(_command(endpoint)) if spec["key"] not in hidden]
+    return [
+        s for s in command_options(_command(endpoint)) if s["key"] not in hidden and s["metavar"] not in FILE_METAVARS
+    ]
 
 
 def model_inputs(endpoint: str) -> dict:

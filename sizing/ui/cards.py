@@ -157,15 +157,7 @@ def parallel(r) -> list[dict]:
 
 def serve(r) -> list[dict]:
     if "rate_requests_per_second" in r:  # --rate: the capacity plan
-        best = r.get("best") or {}
-        layout = f"tp {best.get('tp')} × pp {best.get('pp')}, weights {best.get('weight_dtype')}" if best else None
-        return cards_of(r, [
-            ("best.gpus", "GPUs", "number", layout), ("best.replicas", "Replicas", "number"),
-            ("best.usd_per_million_output_tokens", "$ per million output tokens", "usd"),
-            ("best.goodput.ttft_seconds", "Time to first token", "seconds"),
-            ("best.goodput.tpot_seconds", "Time per output token", "seconds"),
-            ("best.goodput.output_tokens_per_second", "Output tokens/s", "tokens_per_second"),
-        ])  # fmt: skip
+        return capacity(r)
     return cards_of(r, [
         ("latency.ttft_seconds", "Time to first token", "seconds"),
         ("latency.tpot_seconds", "Time per output token", "seconds"),
@@ -173,6 +165,25 @@ def serve(r) -> list[dict]:
          f"batch {get(r, 'settings.batch')} on {get(r, 'settings.gpus')} × {r['gpu']}"),
         ("cost.usd_per_million_output_tokens", "$ per million output tokens", "usd"),
         ("memory.total_bytes_per_gpu", "Memory per GPU", "bytes"), ("memory.max_batch", "Largest batch", "number"),
+    ])  # fmt: skip
+
+
+def capacity(r) -> list[dict]:
+    """serve --rate: the layout that serves the rate, and its latency percentiles at that load."""
+    best = r.get("best") or {}
+    layout = f"tp {best.get('tp')} × pp {best.get('pp')}, weights {best.get('weight_dtype')}" if best else None
+    p = f"p{round(100 * r['percentile'])}" if isinstance(r.get("percentile"), (int, float)) else "p99"
+    at = (best.get("at_load") or {}) if best else {}
+    if p not in (at.get("ttft_seconds") or {}):
+        p = "p99"
+    return cards_of(r, [
+        ("best.gpus", "GPUs", "number", layout), ("best.replicas", "Replicas", "number"),
+        ("best.usd_per_million_output_tokens", "$ per million output tokens", "usd"),
+        (f"best.at_load.ttft_seconds.{p}", f"Time to first token ({p})", "seconds", "at the rate asked"),
+        (f"best.at_load.tpot_seconds.{p}", f"Time per output token ({p})", "seconds", "at the rate asked"),
+        ("best.at_load.output_tokens_per_second", "Output tokens/s", "tokens_per_second"),
+        ("best.max_requests_per_second_per_replica", "Most requests/s per replica", "per_second",
+         f"bound by the {best.get('binding')}" if best.get("binding") else None),
     ])  # fmt: skip
 
 

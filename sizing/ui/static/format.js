@@ -67,7 +67,7 @@ const UNITS = {
   tco2: (x) => `${sig(x)} tCO2eq`,
   ratio: percent,
   times: (x) => `${sig(x)}×`,
-  per_second: (x) => `${si(x)}/s`,
+  per_second: (x) => `${si(x)} /s`,
   tokens_per_second: (x) => `${si(x)} tok/s`,
   number: (x) => (Number.isInteger(x) ? x.toLocaleString("en-US") : sig(x, 4)),
 };

@@ -41,7 +41,7 @@ export const BREAKDOWN = {
       "activations_per_layer_bytes", "model_states_bytes_per_param"]),
   })[memoryKind(r)](),
   parallel: (r) => pick(r, PLAN_PATHS),
-  serve: (r) => ("rate_requests_per_second" in r ? pick(r, ["best"]) : pick(r, ["latency", "throughput", "cost", "memory"])),
+  serve: (r) => ("rate_requests_per_second" in r ? pick(r, ["best", "requests"]) : pick(r, ["latency", "throughput", "cost", "memory"])),
   plan: (r) => pick(r, ["flops", "num_gpus", "mfu"]),
   compare: () => [],
   sweep: () => [],
@@ -61,7 +61,7 @@ export const ROWS = {
   serve: (r) => ("rate_requests_per_second" in r
     ? (r.layouts.length
       ? [r.layouts, ["tp", "pp", "weight_dtype", "kv_dtype", "replicas", "gpus", "usd_per_million_output_tokens",
-        "goodput.ttft_seconds", "goodput.tpot_seconds", "goodput.output_tokens_per_second"], "layouts"]
+        "max_requests_per_second_per_replica", "binding"], "layouts"]
       : [r.rejected, ["tp", "pp", "weight_dtype", "kv_dtype", "why_not"], "rejected"])
     : null),
   plan: (r) => [r.shapes, ["label", "d_model", "n_layers", "n_heads", "params", "tokens", "gpu_hours", "days", "fits"], "shapes"],
