@@ -221,3 +221,11 @@ def test_a_layout_in_words():
     assert layout_words({"dp": 8, "tp": 8, "pp": 4, "zero": 1, "pp_schedule": "1f1b", "micro_batches": 16}) == (
         "8 data-parallel (ZeRO-1) × 8 tensor-parallel × 4 pipeline stages (1f1b, 16 micro-batches)"
     )
+
+
+@pytest.mark.parametrize(("endpoint", "key"), [("serve", "trace"), ("parallel", "calibration"), ("estimate", "config")])
+def test_an_option_that_names_a_server_file_is_never_the_webs(endpoint, key):
+    """--trace, --calibration, --config read a file where the server runs: a page cannot name one."""
+    with pytest.raises(ApiError, match=f"^{key} is not an option of `sizing {endpoint}`"):
+        command_args(endpoint, [("preset", "llama2-7b"), (key, "/etc/passwd")])
+    assert key not in {o["key"] for o in lists()["options"][endpoint]}
