@@ -6,6 +6,7 @@ import dataclasses
 
 import click
 
+from sizing.cli.any_model import run_remote_code_option, whole_model, whole_source
 from sizing.cli.common import FORMATS, UserError, model_options, resolve_model
 from sizing.cli.options import MFU_TYPE, PRICE_TYPE, Choice, Count, Number, Quantity
 from sizing.inputs import default_gpu_for, get_gpu
@@ -96,6 +97,7 @@ from sizing.vocabulary import (
     show_default=True,
     help="Include the memory summary (bf16 AdamW training, bf16 inference).",
 )
+@run_remote_code_option
 @click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
 def estimate(
     preset,
@@ -114,6 +116,7 @@ def estimate(
     pue,
     grid_kg_co2_per_kwh,
     with_memory,
+    run_remote_code,
     fmt,
 ):
     """Parameters by component, FLOPs per token and training cost.
@@ -126,6 +129,11 @@ def estimate(
     """
     from sizing.estimate import estimate as run_estimate
 
+    source = whole_source(preset, config_path, overrides)
+    if source is not None:  # a hybrid, a vision-language model, or any model_type transformers builds
+        run = dict(tokens=tokens, gpu=gpu, dtype=dtype, mfu=mfu, num_gpus=num_gpus, price=price, memory=with_memory)
+        _refuse_for_whole(recompute, power_watts, grid_kg_co2_per_kwh)
+        return _whole_estimate(source, seq_len, attention, run_remote_code, fmt, **run)
     model = resolve_model(preset, config_path, overrides)
     seq_len, seq_len_source, gpu_entry = _context_and_gpu(model, config_path, seq_len, gpu, dtype)
     # A preset with --set overrides keeps its context, published tokens and source as defaults.
@@ -152,6 +160,39 @@ def estimate(
 
     est = dataclasses.replace(est, seq_len_source=seq_len_source, mfu_layout=layout_mfu, mfu_source=mfu_source)
     click.echo(render_estimate(est, fmt), nl=False)
+
+
+def _refuse_for_whole(recompute, power_watts, grid_kg_co2_per_kwh) -> None:
+    given = {"--recompute": recompute != "none", "--power": power_watts is not None}
+    given["--grid-intensity"] = grid_kg_co2_per_kwh is not None
+    named = [name for name, on in given.items() if on]
+    if named:
+        raise UserError(f"{', '.join(named)} apply to attention + MLP stacks sized by formula, not to this model")
+
+
+def _whole_estimate(source, seq_len, attention, run_remote_code, fmt, **run) -> None:
+    """`sizing estimate` of a hybrid, a vision-language model or a model counted by transformers."""
+    from sizing.render import render_whole_estimate
+    from sizing.training import TrainingRun
+    from sizing.whole import WholeEstimate
+
+    model = whole_model(source, seq_len, attention, run_remote_code)
+    try:
+        gpu = get_gpu(run["gpu"] or default_gpu_for(None)).key
+        training = None
+        if run["tokens"] is not None:
+            training = TrainingRun(
+                tokens=run["tokens"],
+                gpu=gpu,
+                dtype=run["dtype"],
+                mfu=run["mfu"] or DEFAULT_MFU,
+                num_gpus=run["num_gpus"] or 1,
+                price_per_gpu_hour=run["price"],
+            )
+        est = WholeEstimate(model, training, gpu if run["memory"] else None)
+        click.echo(render_whole_estimate(est, fmt), nl=False)
+    except SizingError as exc:
+        raise UserError(str(exc)) from None
 
 
 def _context_and_gpu(model, config_path, seq_len, gpu, dtype):

@@ -6,14 +6,21 @@ recurrent state of the others. See docs/hybrid.md."""
 # use (PEP 562), so that importing the package stays cheap and nothing reaches past it.
 _LAZY = {
     "GatedDeltaNet": "sizing.hybrid.mixers",
+    "HYBRID_CONVERTERS": "sizing.hybrid.hf",
     "HYBRID_PRESETS": "sizing.hybrid.presets",
     "Mamba2Mixer": "sizing.hybrid.mixers",
+    "active_params": "sizing.hybrid.model",
     "all_attention_kv_bytes": "sizing.hybrid.memory",
+    "decode_flops_per_token": "sizing.hybrid.model",
     "hybrid_from_hf_config": "sizing.hybrid.hf",
     "hybrid_inference_memory": "sizing.hybrid.memory",
     "hybrid_preset": "sizing.hybrid.presets",
+    "kv_cache_bytes": "sizing.hybrid.memory",
     "max_batch": "sizing.hybrid.memory",
     "max_context": "sizing.hybrid.memory",
+    "param_components": "sizing.hybrid.model",
+    "prefill_flop_components": "sizing.hybrid.model",
+    "state_bytes": "sizing.hybrid.memory",
     "total_params": "sizing.hybrid.model",
 }
 

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from sizing.formulas import params as P
 from sizing.hybrid.mixers import MAC, Mixer
 from sizing.inputs import ModelConfig
-from sizing.validate import SizingError, require_int
+from sizing.validate import SizingError, require_choice, require_int
+from sizing.vocabulary import ATTENTION_CONVENTIONS
 
 # "mamba" covers every state mixer (Mamba-1/2, DeltaNet); "both": attention and a state mixer side by
 # side in one layer (Falcon-H1), counted among the attention layers and among the state layers.
@@ -159,12 +160,33 @@ def training_flops(m: HybridModel, seq_len: int) -> int:
     return 3 * prefill_flops(m, seq_len)
 
 
-def prefill_flops(m: HybridModel, seq_len: int) -> int:
-    """Forward FLOPs of one sequence of T tokens, attention `full` (T keys per query, the
-    convention sizing.formulas.flops labels `full`); the state mixers run their chunked scan."""
+def prefill_flop_components(m: HybridModel, seq_len: int, attention: str = "full") -> dict[str, int]:
+    """Forward FLOPs of one sequence of T tokens by part: the attention layers' projections, their
+    QK^T and AV (`full`: T keys per query; `causal`: T(T+1)/2 pairs), the state mixers' chunked
+    scans and projections, the dense MLPs, the MoE layers and the lm_head."""
     T = require_int("seq_len", seq_len, 1)
-    state = m.count(mixer="mamba") * (m.mixer.prefill_flops_per_token() if m.mixer else 0)
-    return T * (weight_flops_per_token(m) + state) + T * attention_pairs_flops_per_token(m, T)
+    require_choice("attention", attention, ATTENTION_CONVENTIONS)
+    cfg, n_attn = m.base, m.count(mixer="attention")
+    attn_weights = sum(v for k, v in attention_params(m).items() if not k.endswith("_norm"))
+    pairs = T * T if attention == "full" else T * (T + 1) // 2
+    out = {
+        "attention.projections": T * MAC * n_attn * attn_weights,
+        "attention.scores_and_values": MAC * n_attn * cfg.n_heads * pairs * (cfg.qk_head_width + cfg.v_head_width),
+        "state_mixers": T * m.count(mixer="mamba") * (m.mixer.prefill_flops_per_token() if m.mixer else 0),
+        "mlp": T * MAC * m.count(mlp="dense") * P.mlp_params(cfg, cfg.d_ff),
+        "lm_head": T * MAC * cfg.d_model * cfg.padded_vocab,
+    }
+    if cfg.is_moe:
+        per_layer = P.router_params(cfg) + cfg.top_k * P.expert_params(cfg)
+        per_layer += P.shared_expert_params(cfg) + P.shared_expert_gate_params(cfg)
+        out["moe"] = T * MAC * m.count(mlp="moe") * per_layer
+    return {k: v for k, v in out.items() if v}
+
+
+def prefill_flops(m: HybridModel, seq_len: int, attention: str = "full") -> int:
+    """Forward FLOPs of one sequence of T tokens, attention `full` by default (T keys per query,
+    the convention sizing.formulas.flops labels `full`); the state mixers run their chunked scan."""
+    return sum(prefill_flop_components(m, seq_len, attention).values())
 
 
 def decode_flops_per_token(m: HybridModel, context: int) -> int:

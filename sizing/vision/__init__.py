@@ -4,6 +4,7 @@
 # use (PEP 562), so that importing the package stays cheap and nothing reaches past it.
 _LAZY = {
     "VISION_PRESETS": "sizing.vision.presets",
+    "VISION_TYPES": "sizing.vision.hf",
     "VisionTower": "sizing.vision.model",
     "parse_image_size": "sizing.vision.model",
     "prefill_with_images": "sizing.vision.prefill",

@@ -25,6 +25,9 @@ def _section(d: dict, key: str) -> dict:
 
 
 def _text(d: dict) -> ModelConfig:
+    if "text_config" not in d and "hidden_size" in d:
+        # the hub's own layout of Qwen2-VL / Qwen2.5-VL: the language model's fields at the top level
+        d = dict(d, text_config={k: v for k, v in d.items() if k != "vision_config"})
     text = dict(_section(d, "text_config"))
     text["model_type"] = _TEXT_TYPES[d["model_type"]]  # the family's text model, as HF builds it
     if d["model_type"] == "llama4" and "tie_word_embeddings" in d:
@@ -141,6 +144,7 @@ def _qwen2_5_vl(d: dict, text_d: int) -> VisionLanguage:
 
 
 _TOWERS = {"gemma3": _gemma3, "llama4": _llama4, "llava": _llava, "qwen2_5_vl": _qwen2_5_vl}
+VISION_TYPES = tuple(_TOWERS)  # the whole configs (with a vision_config) this module reads
 
 
 def vlm_from_hf_config(d: dict) -> tuple[ModelConfig, VisionLanguage]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from sizing.inputs.config import ConfigError
+from sizing.inputs.hf.families_2025 import CONVERTERS_2025, deepseek_v32_fields, mtp_modules
 from sizing.inputs.hf.fields import (
     _checked,
     _common,
@@ -142,6 +143,7 @@ def _deepseek(d: dict, v3: bool) -> dict:
         expert_d_ff=_get(d, "moe_intermediate_size", default=2048 if v3 else 1407),
         n_shared_experts=shared,
         first_dense_layers=_get(d, "first_k_dense_replace", default=3 if v3 else 0, kind="int?") or 0,
+        mtp_modules=mtp_modules(d),
     )
 
 
@@ -309,6 +311,8 @@ MODERN_CONVERTERS: dict[str, Callable[[dict], dict]] = {
     "gpt_oss": _gpt_oss,
     "phi3": _phi3,
     "olmo2": _olmo2,
+    "deepseek_v32": lambda d: dict(_deepseek(d, v3=True), **deepseek_v32_fields(d)),
+    **CONVERTERS_2025,
 }
 MODERN_CONVERTERS["gemma3"] = _text_config("gemma3_text")
 MODERN_CONVERTERS["llama4"] = _text_config("llama4_text")

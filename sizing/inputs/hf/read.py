@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from sizing.inputs.config import ConfigError, ModelConfig
+from sizing.inputs.hf.aliases import resolve_model_type
 from sizing.inputs.hf.families import MODERN_CONVERTERS, REFUSED_MODEL_TYPES, SIZED_BY_COMMAND
 from sizing.inputs.hf.fields import (
     _common,
@@ -259,7 +260,9 @@ def from_hf_config(d: dict) -> ModelConfig:
     """A Hugging Face config dict (config.json as loaded) -> ModelConfig."""
     if not isinstance(d, dict):
         raise ConfigError(f"a Hugging Face config must be a JSON object, got {type(d).__name__}")
-    model_type = d.get("model_type")
+    model_type = resolve_model_type(d, _CONVERTERS)
+    if model_type != d.get("model_type"):  # an alias of a known architecture (kimi_k2: DeepSeek-V3)
+        d = dict(d, model_type=model_type)
     if isinstance(model_type, str) and model_type in SIZED_BY_COMMAND:
         raise ConfigError(
             f"model_type {show(model_type)} is not a stack of attention + MLP blocks: "

@@ -1,0 +1,59 @@
+"""Which kind of model a config describes, and the WholeModel of a hybrid or vision-language config
+or preset. A stack of identical attention + MLP blocks (every model_type sizing.inputs.hf reads)
+returns None: sizing.formulas sizes it. A model_type neither this tool nor its hybrid and vision
+readers know is "transformers": the `hf` extra counts it on the meta device (package hf_meta,
+run from the command layer)."""
+
+from __future__ import annotations
+
+from sizing.hybrid import HYBRID_CONVERTERS, HYBRID_PRESETS, hybrid_from_hf_config
+from sizing.inputs import ConfigError
+from sizing.inputs.hf import SUPPORTED_MODEL_TYPES, resolve_model_type, stated_contexts
+from sizing.validate import SizingError
+from sizing.vision import VISION_PRESETS, VISION_TYPES, vlm_from_hf_config
+from sizing.whole.hybrid import hybrid_whole_model
+from sizing.whole.model import WholeModel
+from sizing.whole.vision import vision_whole_model
+
+
+def config_kind(data: dict) -> str | None:
+    """None for a stack sizing.formulas sizes; else "hybrid", "vision-language" or "transformers"."""
+    known = (*SUPPORTED_MODEL_TYPES, *HYBRID_CONVERTERS, *VISION_TYPES)
+    model_type = resolve_model_type(data, known)
+    if model_type in HYBRID_CONVERTERS:
+        return "hybrid"
+    if model_type in VISION_TYPES and isinstance(data.get("vision_config"), dict):
+        return "vision-language"
+    if model_type in SUPPORTED_MODEL_TYPES:
+        return None
+    return "transformers"
+
+
+def default_context(data: dict, what: str) -> tuple[int, str]:
+    """(T, where it came from): the pretraining context the config states (sizing.inputs.hf.context)."""
+    stated = stated_contexts(data)
+    if stated.training is None:
+        raise ConfigError(f"--seq-len is needed: {what} states no context (e.g. --seq-len 4096)")
+    return stated.training, f"{stated.training_field} in {what}"
+
+
+def native_whole_model(data: dict, name: str, seq_len: int, attention: str, source: str) -> WholeModel:
+    """The WholeModel of a hybrid or vision-language config this tool reads itself."""
+    kind = config_kind(data)
+    model_type = resolve_model_type(data, (*HYBRID_CONVERTERS, *VISION_TYPES))
+    data = dict(data, model_type=model_type)
+    if kind == "hybrid":
+        m = hybrid_from_hf_config(dict(data, _name_or_path=name))
+        return hybrid_whole_model(m, seq_len, attention, source)
+    if kind == "vision-language":
+        text, vision = vlm_from_hf_config(data)
+        return vision_whole_model(name, text, vision, seq_len, attention, source)
+    raise SizingError(f"{name} is not a hybrid or vision-language config (kind {kind})")
+
+
+def whole_preset_config(name: str) -> dict | None:
+    """The HF config of a hybrid or vision-language preset, None for any other name."""
+    for p in (*HYBRID_PRESETS, *VISION_PRESETS):
+        if p.name == name:
+            return p.hf_config
+    return None
