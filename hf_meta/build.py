@@ -122,7 +122,7 @@ def build_on_meta(data: dict, where: str | None = None, run_remote_code: bool = 
         else:
             fields = {k: v for k, v in data.items() if k not in ("model_type", "auto_map")}
             config, auto = AutoConfig.for_model(model_type, **fields), _auto_class(model_type)
-        options = {"dtype": torch.bfloat16, "attn_implementation": "sdpa", "trust_remote_code": remote}
+        options = {"dtype": torch.bfloat16, "trust_remote_code": remote}
         model = _from_config(auto, config, options)
     except SizingError:
         raise
@@ -137,11 +137,16 @@ def build_on_meta(data: dict, where: str | None = None, run_remote_code: bool = 
 
 
 def _from_config(auto, config, options: dict):
-    """auto.from_config on the meta device, with batched_mm experts where the model offers them."""
+    """auto.from_config on the meta device: sdpa attention where the model has it (else eager), with
+    batched_mm experts where the model offers them."""
     import torch
 
-    with torch.device("meta"):
-        try:
-            return auto.from_config(config, experts_implementation="batched_mm", **options)
-        except (ValueError, TypeError, AttributeError):  # no experts implementation to choose
-            return auto.from_config(config, **options)
+    last = None
+    for attention in ("sdpa", "eager"):
+        for experts in ({"experts_implementation": "batched_mm"}, {}):
+            try:
+                with torch.device("meta"):
+                    return auto.from_config(config, **options, attn_implementation=attention, **experts)
+            except (ValueError, TypeError, AttributeError) as exc:  # an implementation this model lacks
+                last = exc
+    raise last

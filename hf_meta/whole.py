@@ -26,10 +26,11 @@ def _exactness(version: str, active_known: bool) -> dict[str, str]:
     }
 
 
-def _activations(measured) -> int | None:
+def _activations(measured, asked: bool) -> int | None:
     """Saved tensors less T x T attention probabilities; None for a model with recurrent layers, whose
-    scan transformers runs in a PyTorch fallback that keeps intermediates no training kernel keeps."""
-    if measured.state_bytes:
+    scan transformers runs in a PyTorch fallback that keeps intermediates no training kernel keeps,
+    and when not asked for (inference)."""
+    if measured.state_bytes or not asked:
         return None
     return measured.activation_bytes - measured.attention_score_bytes
 
@@ -41,13 +42,14 @@ def measure_whole_model(
     where: str | None = None,
     run_remote_code: bool = False,
     seq_len_source: str = "given",
+    activations: bool = True,
 ) -> WholeModel:
     """Build `data` on the meta device and size it at `seq_len` (forward, decode, cache, activations)."""
     require_int("seq_len", seq_len, 1)
     built = build_on_meta(data, where, run_remote_code)
     counted = count_params(built.model, built.config)
     try:
-        measured = measure(built.model, seq_len)
+        measured = measure(built.model, seq_len, with_activations=activations)
     except Exception as exc:  # the model's code needs real data (a data-dependent shape): params stay exact
         raise SizingError(
             f"transformers built model_type {built.model_type} but its forward cannot run on the meta device "
@@ -71,7 +73,7 @@ def measure_whole_model(
         decode_flops_per_token=measured.decode_flops,
         kv_cache_bytes=measured.kv_cache_bytes,
         state_bytes=measured.state_bytes,
-        activation_bytes=_activations(measured),
+        activation_bytes=_activations(measured, activations),
         exact=_exactness(version, active is not None),
         seq_len_source=seq_len_source,
         notes=tuple(notes),

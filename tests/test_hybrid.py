@@ -162,7 +162,7 @@ def test_cli_json_and_errors(tmp_path):
 
 
 def test_every_hybrid_type_is_pointed_to_from_the_block_stack_converter():
-    from sizing.hybrid.hf import HYBRID_CONVERTERS
+    from sizing.hybrid import HYBRID_CONVERTERS
     from sizing.inputs.hf.families import REFUSED_MODEL_TYPES, SIZED_BY_COMMAND
 
     hybrid = {t for t, c in SIZED_BY_COMMAND.items() if c.startswith("sizing hybrid")}

@@ -8,6 +8,7 @@ transformers on the meta device (hf_meta, the `hf` extra), labelled so on every 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import click
@@ -28,11 +29,12 @@ class WholeSource:
     name: str
     where: str | None  # the file, folder or hub id (a remote-code model's code lives there)
     kind: str  # sizing.whole.config_kind: hybrid, vision-language or transformers
+    refusal: str | None = None  # why this tool's own reader refused it, when it fell to transformers
 
 
 def whole_source(preset: str | None, config_path: str | None, overrides: tuple[str, ...]) -> WholeSource | None:
     """The config of a model sizing.formulas does not size as one stack; None for a stack."""
-    from sizing.whole import config_kind, whole_preset_config
+    from sizing.whole import config_kind, native_refusal, whole_preset_config
 
     if preset and config_path:
         raise UserError("give either --preset or --config, not both")
@@ -53,16 +55,23 @@ def whole_source(preset: str | None, config_path: str | None, overrides: tuple[s
     else:
         return None
     kind = config_kind(data)
-    if kind is None:
+    refusal = native_refusal(data, kind) if kind != "transformers" else None
+    if kind is None and refusal is None:
         return None
+    if refusal is not None and overrides:
+        raise UserError(refusal)  # --set may be what makes the stack's reader refuse: say so, do not guess
+    if refusal is not None:
+        kind = "transformers"
     if overrides:
         raise UserError(
             f"--set applies to attention + MLP stacks; {name} is a {kind} model: edit its config.json instead"
         )
-    return WholeSource(data, name, where, kind)
+    return WholeSource(data, name, where, kind, refusal)
 
 
-def whole_model(source: WholeSource, seq_len: int | None, attention: str, run_remote_code: bool = False):
+def whole_model(
+    source: WholeSource, seq_len: int | None, attention: str, run_remote_code: bool = False, activations: bool = True
+):
     """The WholeModel of `source` at seq_len (default: the context its config states)."""
     from sizing.whole import default_context, native_whole_model
 
@@ -75,6 +84,53 @@ def whole_model(source: WholeSource, seq_len: int | None, attention: str, run_re
             return native_whole_model(source.data, source.name, seq_len, attention, where)
         from hf_meta import measure_whole_model
 
-        return measure_whole_model(source.data, source.name, seq_len, source.where, run_remote_code, where)
+        model = measure_whole_model(source.data, source.name, seq_len, source.where, run_remote_code, where, activations)
+    except SizingError as exc:
+        raise UserError(str(exc) if source.refusal is None else f"{source.refusal}; and {exc}") from None
+    if source.refusal is not None:
+        model = dataclasses.replace(model, notes=(*model.notes, f"this tool's own reader refused it: {source.refusal}"))
+    return model
+
+
+# `sizing memory` options that size a stack by its formulas only (they have no meaning for a model
+# counted whole): refused when given, never ignored
+_STACK_ONLY = {
+    "--recompute": ("recompute", "none"),
+    "--attention-impl": ("attention_impl", "flash"),
+    "--finetune": ("finetune", None),
+    "--lora-rank": ("lora_rank", None),
+    "--lora-targets": ("lora_targets", None),
+    "--quant": ("quant", None),
+    "--engine": ("engine", None),
+    "--prefill-chunk": ("prefill_chunk", None),
+    "--tp": ("tp", None),
+    "--gpu-memory-utilization": ("utilization", None),
+    "--max-num-batched-tokens": ("max_num_batched_tokens", None),
+}
+
+
+def whole_memory(source: WholeSource, inference: bool, fmt: str, run_remote_code: bool, **options) -> bool:
+    """`sizing memory` of a WholeSource: training (model states + activations) or inference (weights +
+    KV cache + state); prints it and returns whether it fits (None counts as not shown to fit)."""
+    from sizing.inputs import default_gpu_for, get_gpu
+    from sizing.render import render_whole_memory
+    from sizing.whole import whole_inference_memory, whole_training_memory
+
+    given = [flag for flag, (key, default) in _STACK_ONLY.items() if options.get(key, default) not in (default, None)]
+    if given:
+        raise UserError(f"{', '.join(given)} apply to attention + MLP stacks sized by formula, not to {source.name}")
+    length = (options.get("context") if inference else None) or options.get("seq_len")
+    model = whole_model(source, length, "full", run_remote_code, activations=not inference)
+    reserve = None if options.get("reserve_gib") is None else int(options["reserve_gib"] * 2**30)
+    try:
+        gpu = get_gpu(options.get("gpu") or default_gpu_for(None)).key
+        if inference:
+            dtypes = {"weight_dtype": options.get("weight_dtype") or "bf16", "kv_dtype": options.get("kv_dtype") or "bf16"}
+            memory = whole_inference_memory(model, gpu, options.get("batch") or 1, reserve_bytes=reserve, **dtypes)
+        else:
+            layout = {k: options[k] for k in ("precision", "optimizer", "zero", "dp")}
+            memory = whole_training_memory(model, gpu, options.get("micro_batch") or 1, reserve_bytes=reserve, **layout)
     except SizingError as exc:
         raise UserError(str(exc)) from None
+    click.echo(render_whole_memory(model, memory, fmt).rstrip("\n"))
+    return bool(memory["fits"])

@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 from click.core import ParameterSource
 
+from sizing.cli.any_model import run_remote_code_option, whole_memory, whole_source
 from sizing.cli.common import FORMATS, UserError, model_options, resolve_model
 from sizing.cli.memory_options import (
     engine_options,
@@ -33,8 +34,9 @@ EXIT_DOES_NOT_FIT = 3
 @inference_options
 @engine_options
 @tp_option
+@run_remote_code_option
 @click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
-def memory(preset, config_path, overrides, inference, fmt, **options):
+def memory(preset, config_path, overrides, inference, fmt, run_remote_code, **options):
     """Training memory per GPU (or inference memory) and the largest batch that fits.
 
     Training: weights + gradients + optimizer states (sharded by ZeRO over --dp) +
@@ -53,6 +55,11 @@ def memory(preset, config_path, overrides, inference, fmt, **options):
       sizing memory --preset llama3-70b --inference --context 8192 --batch 16 --tp 8
       sizing memory --preset llama3-8b --gpu rtx4090 --finetune qlora --lora-rank 16
     """
+    source = whole_source(preset, config_path, overrides)  # a hybrid, vision-language or transformers-counted model
+    if source is not None and (not inference or source.kind == "transformers"):
+        if not whole_memory(source, inference, fmt, run_remote_code, **options):
+            raise SystemExit(EXIT_DOES_NOT_FIT)
+        return
     if inference and _hybrid_preset(preset):
         return _hybrid_inference(preset, overrides, fmt, **options)
     model = resolve_model(preset, config_path, overrides)

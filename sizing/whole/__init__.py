@@ -11,6 +11,7 @@ _LAZY = {
     "config_kind": "sizing.whole.resolve",
     "default_context": "sizing.whole.resolve",
     "hybrid_whole_model": "sizing.whole.hybrid",
+    "native_refusal": "sizing.whole.resolve",
     "native_whole_model": "sizing.whole.resolve",
     "vision_whole_model": "sizing.whole.vision",
     "whole_inference_memory": "sizing.whole.memory",

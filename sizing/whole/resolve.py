@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from sizing.hybrid import HYBRID_CONVERTERS, HYBRID_PRESETS, hybrid_from_hf_config
 from sizing.inputs import ConfigError
-from sizing.inputs.hf import SUPPORTED_MODEL_TYPES, resolve_model_type, stated_contexts
+from sizing.inputs.hf import SUPPORTED_MODEL_TYPES, from_hf_config, resolve_model_type, stated_contexts
 from sizing.validate import SizingError
 from sizing.vision import VISION_PRESETS, VISION_TYPES, vlm_from_hf_config
 from sizing.whole.hybrid import hybrid_whole_model
@@ -27,6 +27,21 @@ def config_kind(data: dict) -> str | None:
     if model_type in SUPPORTED_MODEL_TYPES:
         return None
     return "transformers"
+
+
+def native_refusal(data: dict, kind: str | None) -> str | None:
+    """Why this tool's own reader of `kind` refuses `data` (a pattern it does not hold, a part it does
+    not model), or None when it sizes it. Such a config is counted by transformers instead."""
+    try:
+        if kind is None:
+            from_hf_config(data)
+        elif kind == "hybrid":
+            hybrid_from_hf_config(dict(data, model_type=resolve_model_type(data, HYBRID_CONVERTERS)))
+        elif kind == "vision-language":
+            vlm_from_hf_config(dict(data, model_type=resolve_model_type(data, VISION_TYPES)))
+    except SizingError as exc:
+        return str(exc)
+    return None
 
 
 def default_context(data: dict, what: str) -> tuple[int, str]:

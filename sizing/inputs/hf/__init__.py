@@ -7,6 +7,7 @@ _LAZY = {
     "SUPPORTED_MODEL_TYPES": "sizing.inputs.hf.read",
     "_get": "sizing.inputs.hf.fields",
     "_read_json_object": "sizing.inputs.hf.config_file",
+    "first_dense_from_types": "sizing.inputs.hf.families_2025",
     "from_hf_config": "sizing.inputs.hf.read",
     "load_config_file": "sizing.inputs.hf.config_file",
     "read_config_file": "sizing.inputs.hf.config_file",

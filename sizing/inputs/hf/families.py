@@ -32,7 +32,10 @@ from sizing.validate import show
 
 # Model types another command sizes (sizing/hybrid, sizing/vision_hf): the refusal names it.
 SIZED_BY_COMMAND: dict[str, str] = {
-    **dict.fromkeys(("mamba2", "jamba", "nemotron_h", "bamba", "falcon_h1", "qwen3_next"), "sizing hybrid --config"),
+    **dict.fromkeys(
+        ("mamba2", "jamba", "nemotron_h", "bamba", "falcon_h1", "qwen3_next", "kimi_linear", "granitemoehybrid"),
+        "sizing hybrid --config",
+    ),
     **dict.fromkeys(("llava", "qwen2_5_vl"), "sizing vision --config"),
 }
 
@@ -46,7 +49,6 @@ REFUSED_MODEL_TYPES: dict[str, str] = {
     "recurrent_gemma": _RECURRENT + " (RG-LRU) interleaved with local attention",
     "zamba": "a hybrid: Mamba layers with a shared attention block",
     "zamba2": "a hybrid: Mamba-2 layers with shared attention blocks",
-    "granitemoehybrid": "a hybrid: Mamba-2 layers interleaved with attention layers",
     "lfm2": "a hybrid: short convolutions interleaved with attention layers",
     "minimax": "a hybrid: lightning (linear) attention layers interleaved with softmax attention",
 }
