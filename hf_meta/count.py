@@ -68,7 +68,10 @@ def count_params(model, config) -> ParamCount:
         components[component_of(name)] += p.numel()
         if _EXPERTS.search(name):
             routed += p.numel()
-    embeddings = model.get_input_embeddings() if hasattr(model, "get_input_embeddings") else None
+    try:
+        embeddings = model.get_input_embeddings()
+    except (AttributeError, NotImplementedError):  # a model that names no input embedding
+        embeddings = None
     weight = getattr(embeddings, "weight", None)
     return ParamCount(
         dict(components),

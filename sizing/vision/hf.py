@@ -12,6 +12,7 @@ import math
 from sizing.inputs import ConfigError, ModelConfig
 from sizing.inputs.hf import _get, from_hf_config
 from sizing.validate import SizingError, show
+from sizing.vision.mllama import mllama_from_hf_config
 from sizing.vision.model import VisionLanguage, VisionTower
 
 _TEXT_TYPES = {"gemma3": "gemma3_text", "llama4": "llama4_text", "llava": "llama", "qwen2_5_vl": "qwen2"}
@@ -144,18 +145,20 @@ def _qwen2_5_vl(d: dict, text_d: int) -> VisionLanguage:
 
 
 _TOWERS = {"gemma3": _gemma3, "llama4": _llama4, "llava": _llava, "qwen2_5_vl": _qwen2_5_vl}
-VISION_TYPES = tuple(_TOWERS)  # the whole configs (with a vision_config) this module reads
+VISION_TYPES = (*_TOWERS, "mllama")  # the whole configs (with a vision_config) this module reads
 
 
 def vlm_from_hf_config(d: dict) -> tuple[ModelConfig, VisionLanguage]:
     if not isinstance(d, dict):
         raise ConfigError(f"a Hugging Face config must be a JSON object, got {type(d).__name__}")
     model_type = d.get("model_type")
-    if model_type not in _TOWERS:
+    if model_type not in VISION_TYPES:
         raise ConfigError(
             f"model_type ({show(model_type)}) is not a vision-language model this tool sizes; "
-            f"supported: {', '.join(_TOWERS)}"
+            f"supported: {', '.join(VISION_TYPES)}"
         )
+    if model_type == "mllama":  # cross-attention layers: its own reader (sizing/vision/mllama.py)
+        return mllama_from_hf_config(d)
     text = _text(d)
     return text, _TOWERS[model_type](d, text.d_model)
 
@@ -169,6 +172,6 @@ def text_only_label(path: str) -> str:
         data = _read_json_object(path)
     except SizingError:
         return ""
-    if data.get("model_type") in _TOWERS and isinstance(data.get("vision_config"), dict):
+    if data.get("model_type") in VISION_TYPES and isinstance(data.get("vision_config"), dict):
         return " [text model only: the vision tower and projector are not counted; `sizing vision --config` sizes them]"
     return ""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from sizing.formulas import decode_flops_per_token, flop_components, param_components
 from sizing.memory import activations_bytes, kv_cache_bytes
-from sizing.vision import vlm_active_params
+from sizing.vision import vlm_active_params, vlm_params
 from sizing.whole.model import WholeModel
 
 VISION_LABEL = (
@@ -29,6 +29,7 @@ def vision_whole_model(
 ) -> WholeModel:
     """`text` (the language model's ModelConfig) with `vision` (its VisionLanguage) at one sequence length."""
     params = {f"language_model.{c.key}": c.count for c in param_components(text)}
+    params.update({f"language_model.{key}": size for key, size in vision.text_extra})
     params.update(vision.params())
     forward = {
         f"language_model.{c.key}": c.forward_per_sequence for c in flop_components(text, seq_len, attention)
@@ -54,6 +55,6 @@ def vision_whole_model(
             "image_size": [IMAGE_SIDE, IMAGE_SIDE],
             "image_tokens_per_image": vision.image_tokens(IMAGE_SIDE, IMAGE_SIDE),
             "image_encoder_flops_per_image": vision.image_flops(IMAGE_SIDE, IMAGE_SIDE),
-            "language_model_params": sum(c.count for c in param_components(text)),
+            "language_model_params": vlm_params(text, vision)["language_model"],
         },
     )
