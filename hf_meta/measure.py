@@ -91,7 +91,7 @@ def cache_bytes(cache) -> tuple[int, int]:
     layers = getattr(cache, "layers", None)
     groups = layers if isinstance(layers, list) and layers else [cache]
     for layer in groups:
-        for name, value in (vars(layer).items() if hasattr(layer, "__dict__") else []):
+        for name, value in vars(layer).items() if hasattr(layer, "__dict__") else []:
             n_bytes = sum(t.numel() * t.element_size() for t in _tensors(value, seen))
             if any(word in name.lower() for word in _STATE_NAMES):
                 state += n_bytes

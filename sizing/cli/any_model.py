@@ -84,7 +84,9 @@ def whole_model(
             return native_whole_model(source.data, source.name, seq_len, attention, where)
         from hf_meta import measure_whole_model
 
-        model = measure_whole_model(source.data, source.name, seq_len, source.where, run_remote_code, where, activations)
+        model = measure_whole_model(
+            source.data, source.name, seq_len, source.where, run_remote_code, where, activations
+        )
     except SizingError as exc:
         raise UserError(str(exc) if source.refusal is None else f"{source.refusal}; and {exc}") from None
     if source.refusal is not None:
@@ -125,7 +127,10 @@ def whole_memory(source: WholeSource, inference: bool, fmt: str, run_remote_code
     try:
         gpu = get_gpu(options.get("gpu") or default_gpu_for(None)).key
         if inference:
-            dtypes = {"weight_dtype": options.get("weight_dtype") or "bf16", "kv_dtype": options.get("kv_dtype") or "bf16"}
+            dtypes = {
+                "weight_dtype": options.get("weight_dtype") or "bf16",
+                "kv_dtype": options.get("kv_dtype") or "bf16",
+            }
             memory = whole_inference_memory(model, gpu, options.get("batch") or 1, reserve_bytes=reserve, **dtypes)
         else:
             layout = {k: options[k] for k in ("precision", "optimizer", "zero", "dp")}

@@ -337,8 +337,9 @@ def index_decode_flops_per_token(cfg: ModelConfig, context: int) -> int:
 def decode_flops_per_token(cfg: ModelConfig, context: int) -> int:
     """Forward FLOPs to generate one token with a KV cache holding `context` positions
     (the new one included): every weight matmul once, plus QK^T and AV of one query over the
-    keys each layer keeps (decode_keys; under DSA the top k_I, after the indexer scores all C). Equal to the `full` per-token forward at T = C when
-    there is no window. Under MLA this is the naive form (decode_flops_by_form)."""
+    keys each layer keeps (decode_keys; under DSA the top k_I, after the indexer scores all C).
+    Equal to the `full` per-token forward at T = C when there is no window. Under MLA this is the
+    naive form (decode_flops_by_form)."""
     keys = decode_keys(cfg, context)
     scores = attention_matmul_flops(1, cfg.n_heads, cfg.qk_head_width, pairs=keys)  # one query
     values = attention_matmul_flops(1, cfg.n_heads, cfg.v_head_width, pairs=keys)

@@ -56,7 +56,9 @@ def _kimi_linear(d: dict) -> HybridModel:
     linear = d.get("linear_attn_config") if isinstance(d.get("linear_attn_config"), dict) else {}
     dense = min(first_dense_from_types(d, L, 1), L)
     types = _kimi_layer_types(d, L)
-    kinds = tuple(("attention" if t == _FULL else "mamba", "dense" if i < dense else "moe") for i, t in enumerate(types))
+    kinds = tuple(
+        ("attention" if t == _FULL else "mamba", "dense" if i < dense else "moe") for i, t in enumerate(types)
+    )
     bias = _get(d, "attention_bias", default=False, kind="bool")
     base = _base(
         d,
@@ -128,7 +130,7 @@ def _granitemoehybrid(d: dict) -> HybridModel:
 
 
 HYBRID_CONVERTERS = {**_EARLIER, "kimi_linear": _kimi_linear, "granitemoehybrid": _granitemoehybrid}
-__all__ = ["MAX_LAYERS", "HYBRID_CONVERTERS", "hybrid_from_hf_config"]
+__all__ = ["HYBRID_CONVERTERS", "MAX_LAYERS", "hybrid_from_hf_config"]
 
 
 def hybrid_from_hf_config(d: dict) -> HybridModel:

@@ -34,7 +34,13 @@ def whole_flop_rows(est) -> list[list]:
     forward, training = m.forward_flops_per_token, est.training_flops_per_token
     rows.append(["forward", _num(forward), format_si(forward)])
     rows.append(["training (forward + backward = 3 x forward)", _num(training), format_si(training)])
-    rows.append([f"decode (1 new token, {m.seq_len} cached)", _num(m.decode_flops_per_token), format_si(m.decode_flops_per_token)])
+    rows.append(
+        [
+            f"decode (1 new token, {m.seq_len} cached)",
+            _num(m.decode_flops_per_token),
+            format_si(m.decode_flops_per_token),
+        ]
+    )
     six_n = 6 * m.active_params
     rows.append(["6N (approximation)", _num(six_n), format_si(six_n)])
     return rows
@@ -73,10 +79,15 @@ def whole_memory_rows(memory: dict) -> list[list]:
         ]
     else:
         rows = [
-            [f"weights + gradients + {memory['optimizer']} ({memory['precision']}, ZeRO {memory['zero']} over dp "
-             f"{memory['dp']})", _gib(memory["model_states_bytes"])],
-            [f"activations ({memory['seq_len']} tokens x micro-batch {memory['micro_batch']}, no recompute)",
-             _gib(memory["activations_bytes"])],
+            [
+                f"weights + gradients + {memory['optimizer']} ({memory['precision']}, ZeRO {memory['zero']} over dp "
+                f"{memory['dp']})",
+                _gib(memory["model_states_bytes"]),
+            ],
+            [
+                f"activations ({memory['seq_len']} tokens x micro-batch {memory['micro_batch']}, no recompute)",
+                _gib(memory["activations_bytes"]),
+            ],
         ]
     rows.append(["runtime reserve (CUDA context)", _gib(memory["runtime_reserve_bytes"])])
     total = "unknown" if memory["total_bytes"] is None else _gib(memory["total_bytes"])
@@ -92,7 +103,10 @@ def render_whole_memory(model, memory: dict, fmt: str) -> str:
         return csv_text(["key", "value"], [[k, v] for k, v in memory.items()])
     parts = [heading(model.name, fmt, 1), model.label, ""]
     parts += [table(["quantity", "how"], list(model.exact.items()), fmt), ""]
-    parts += [heading(f"{memory['mode'].capitalize()} memory", fmt), table(["part", "bytes"], whole_memory_rows(memory), fmt)]
+    parts += [
+        heading(f"{memory['mode'].capitalize()} memory", fmt),
+        table(["part", "bytes"], whole_memory_rows(memory), fmt),
+    ]
     return "\n".join(parts) + "\n"
 
 
@@ -122,7 +136,11 @@ def render_whole_estimate(est, fmt: str) -> str:
         parts += ["", "Training cost: pass --tokens (e.g. --tokens 2T)."]
     if est.memory is not None:
         for block in est.memory.values():
-            parts += ["", heading(f"Memory: {block['mode']}", fmt), table(["part", "bytes"], whole_memory_rows(block), fmt)]
+            parts += [
+                "",
+                heading(f"Memory: {block['mode']}", fmt),
+                table(["part", "bytes"], whole_memory_rows(block), fmt),
+            ]
     parts += [f"note: {note}" for note in m.notes]
     return "\n".join(parts) + "\n"
 
@@ -135,7 +153,9 @@ def _render_csv(est) -> str:
     rows += [["params", k, "", data["params"][k]] for k in ("total", "non_embedding", "active", "embedding")]
     rows += [["flops_per_token", k, "", v] for k, v in data["flops"]["components"].items()]
     for key in ("forward_per_token", "training_per_token", "decode_per_token", "kaplan_6n_per_token"):
-        rows.append(["flops_per_token", key, f"T={est.model.seq_len} attention={est.model.attention}", data["flops"][key]])
+        rows.append(
+            ["flops_per_token", key, f"T={est.model.seq_len} attention={est.model.attention}", data["flops"][key]]
+        )
     for section in ("training",):
         for key, value in (data[section] or {}).items():
             rows.append([section, key, "", value])

@@ -32,6 +32,7 @@ from sizing.inputs.hf import _get
 from sizing.validate import show
 
 MAC = 2
+GEMMA3N_TYPES = ("gemma3n", "gemma3n_text")
 
 
 def _widths(t: dict, L: int) -> list[int]:
@@ -52,7 +53,7 @@ def _full_layers(t: dict, L: int) -> frozenset[int]:
     return frozenset(i for i, kind in enumerate(types) if kind == "full_attention")
 
 
-def text_shape(t: dict) -> dict:
+def gemma3n_text_shape(t: dict) -> dict:
     """The language model's sizes, with transformers' Gemma3nTextConfig defaults."""
     L = _get(t, "num_hidden_layers", default=35)
     shape = {
@@ -87,7 +88,8 @@ def text_params(s: dict) -> dict[str, int]:
         "text.norms": L * 4 * d + d,
         "text.altup": L * (d + A * A + A * A * A + A * d + d) + 2 * (A - 1) * d * d,
         "text.laurel": L * (2 * s["r"] * d + d),
-        "text.per_layer_input": L * (2 * d * D + d) + s["V_pl"] * L * D + d * L * D + D,
+        "text.per_layer_embeddings": s["V_pl"] * L * D,  # a lookup table, like embed_tokens
+        "text.per_layer_input": L * (2 * d * D + d) + d * L * D + D,
     }
 
 
@@ -114,11 +116,12 @@ def _embedder(vocab: int, width: int, d: int) -> int:
     return vocab * width + 2 * width + width * d
 
 
-def timm_tower(architecture: str) -> dict:
+def gemma3n_timm_tower(architecture: str) -> dict:
     towers = json.loads((DATA_DIR / "timm_towers.json").read_text(encoding="utf-8"))["towers"]
     if architecture not in towers:
         raise ConfigError(
-            f"vision_config.architecture ({show(architecture)}) is not a tower this tool knows; known: {', '.join(towers)}"
+            f"vision_config.architecture ({show(architecture)}) is not a tower this tool knows; "
+            f"known: {', '.join(towers)}"
         )
     return towers[architecture]
 
@@ -128,38 +131,53 @@ def gemma3n_params(data: dict) -> dict[str, int]:
     text = data.get("text_config", data) if data.get("model_type") == "gemma3n" else data
     if not isinstance(text, dict):
         raise ConfigError(f"text_config ({show(text)}) must be the JSON object of the model's text part")
-    s = text_shape(text)
+    s = gemma3n_text_shape(text)
     out = text_params(s)
     if data.get("model_type") != "gemma3n":
         return out
     audio, vision = data.get("audio_config") or {}, data.get("vision_config") or {}
     out.update(audio_params(audio))
-    out["vision.tower"] = timm_tower(vision.get("architecture", "mobilenetv5_300m_enc"))["params"]
-    out["embed_audio"] = _embedder(_get(audio, "vocab_size", default=128), _get(audio, "hidden_size", default=1536), s["d"])
+    out["vision.tower"] = gemma3n_timm_tower(vision.get("architecture", "mobilenetv5_300m_enc"))["params"]
+    out["embed_audio"] = _embedder(
+        _get(audio, "vocab_size", default=128), _get(audio, "hidden_size", default=1536), s["d"]
+    )
     out["embed_vision"] = _embedder(
         _get(vision, "vocab_size", default=128), _get(vision, "hidden_size", default=2048), s["d"]
     )
     return out
 
 
-def text_forward_flops_per_token(s: dict, keys: int, attention: str = "full") -> dict[str, int]:
-    """Forward FLOPs of one text token whose query meets `keys` keys in a global layer (a sliding
-    layer's at most the window; `causal` keys are the caller's): the weights it multiplies and its
-    QK^T and AV. The per-layer embedding is a lookup (0)."""
-    d, h, h_kv, dh, A, D, L = s["d"], s["h"], s["h_kv"], s["d_h"], s["A"], s["D"], s["L"]
+def gemma3n_text_flops(s: dict, seq_len: int, attention: str = "full") -> dict[str, int]:
+    """Forward FLOPs of one sequence of T text tokens: the weights each token multiplies, and QK^T and
+    AV over the pairs each layer scores (global layers T keys per query under `full`, T(T+1)/2 pairs
+    under `causal`; sliding layers capped at the window under `causal`). Lookups count 0."""
+    from sizing.formulas import attended_pairs
+
+    d, h, h_kv, dh, A, D, L, T = s["d"], s["h"], s["h_kv"], s["d_h"], s["A"], s["D"], s["L"], seq_len
     n_global = len(s["full"])
-    window_keys = min(keys, s["window"]) if attention == "causal" else keys
-    pairs = n_global * keys + (L - n_global) * window_keys
+    pairs = n_global * attended_pairs(T, attention) + (L - n_global) * attended_pairs(T, attention, s["window"])
     return {
-        "text.attention.projections": MAC * (L * 2 * d * h * dh + (L - s["shared"]) * 2 * d * h_kv * dh),
+        "text.attention.projections": T * MAC * (L * 2 * d * h * dh + (L - s["shared"]) * 2 * d * h_kv * dh),
         "text.attention.scores_and_values": MAC * h * 2 * dh * pairs,
-        "text.mlp": MAC * sum(3 * d * f for f in s["widths"]),
-        "text.altup_laurel_per_layer": MAC * (L * (A * d + 2 * s["r"] * d + 2 * d * D) + d * L * D + 2 * (A - 1) * d * d),
-        "text.lm_head": MAC * s["V"] * d,
+        "text.mlp": T * MAC * sum(3 * d * f for f in s["widths"]),
+        "text.altup_laurel_per_layer": T
+        * MAC
+        * (L * (A * d + 2 * s["r"] * d + 2 * d * D) + d * L * D + 2 * (A - 1) * d * d),
+        "text.lm_head": T * MAC * s["V"] * d,
     }
 
 
-def kv_elements_per_position(s: dict, context: int) -> int:
+def gemma3n_text_decode_flops(s: dict, context: int) -> int:
+    """One new token with `context` positions cached: the weights, and one query against each layer's
+    keys (global layers the context, sliding ones the window)."""
+    one = gemma3n_text_flops(s, 1)
+    weights = sum(v for k, v in one.items() if k != "text.attention.scores_and_values")
+    n_global = len(s["full"])
+    keys = n_global * context + (s["L"] - n_global) * min(context, s["window"])
+    return weights + MAC * s["h"] * 2 * s["d_h"] * keys
+
+
+def gemma3n_kv_elements(s: dict, context: int) -> int:
     """Cached K and V of one position summed over the layers that keep them (the last
     num_kv_shared_layers layers reuse earlier ones'): full layers the whole context, sliding ones the
     window; returned for `context` positions."""

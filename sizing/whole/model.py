@@ -20,7 +20,7 @@ from sizing.formulas import per_token
 from sizing.validate import MAX_TOKENS, SizingError, require_choice, require_int
 from sizing.vocabulary import ATTENTION_CONVENTIONS
 
-KINDS = ("hybrid", "vision-language", "transformers")
+KINDS = ("hybrid", "vision-language", "gemma3n", "transformers")
 # What every WholeModel says about how its numbers were obtained (the keys of `exact`).
 EXACTNESS_KEYS = ("params", "flops", "kv_cache", "state", "activations")
 

@@ -10,7 +10,8 @@ from sizing.hybrid import HYBRID_CONVERTERS, HYBRID_PRESETS, hybrid_from_hf_conf
 from sizing.inputs import ConfigError
 from sizing.inputs.hf import SUPPORTED_MODEL_TYPES, from_hf_config, resolve_model_type, stated_contexts
 from sizing.validate import SizingError
-from sizing.vision import VISION_PRESETS, VISION_TYPES, vlm_from_hf_config
+from sizing.vision import GEMMA3N_TYPES, VISION_PRESETS, VISION_TYPES, gemma3n_params, vlm_from_hf_config
+from sizing.whole.gemma3n import gemma3n_whole_model
 from sizing.whole.hybrid import hybrid_whole_model
 from sizing.whole.model import WholeModel
 from sizing.whole.vision import vision_whole_model
@@ -18,8 +19,10 @@ from sizing.whole.vision import vision_whole_model
 
 def config_kind(data: dict) -> str | None:
     """None for a stack sizing.formulas sizes; else "hybrid", "vision-language" or "transformers"."""
-    known = (*SUPPORTED_MODEL_TYPES, *HYBRID_CONVERTERS, *VISION_TYPES)
+    known = (*SUPPORTED_MODEL_TYPES, *HYBRID_CONVERTERS, *VISION_TYPES, *GEMMA3N_TYPES)
     model_type = resolve_model_type(data, known)
+    if model_type in GEMMA3N_TYPES:
+        return "gemma3n"
     if model_type in HYBRID_CONVERTERS:
         return "hybrid"
     if model_type in VISION_TYPES and isinstance(data.get("vision_config"), dict):
@@ -39,6 +42,8 @@ def native_refusal(data: dict, kind: str | None) -> str | None:
             hybrid_from_hf_config(dict(data, model_type=resolve_model_type(data, HYBRID_CONVERTERS)))
         elif kind == "vision-language":
             vlm_from_hf_config(dict(data, model_type=resolve_model_type(data, VISION_TYPES)))
+        elif kind == "gemma3n":
+            gemma3n_params(dict(data, model_type=resolve_model_type(data, GEMMA3N_TYPES)))
     except SizingError as exc:
         return str(exc)
     return None
@@ -55,8 +60,10 @@ def default_context(data: dict, what: str) -> tuple[int, str]:
 def native_whole_model(data: dict, name: str, seq_len: int, attention: str, source: str) -> WholeModel:
     """The WholeModel of a hybrid or vision-language config this tool reads itself."""
     kind = config_kind(data)
-    model_type = resolve_model_type(data, (*HYBRID_CONVERTERS, *VISION_TYPES))
+    model_type = resolve_model_type(data, (*HYBRID_CONVERTERS, *VISION_TYPES, *GEMMA3N_TYPES))
     data = dict(data, model_type=model_type)
+    if kind == "gemma3n":
+        return gemma3n_whole_model(data, name, seq_len, attention, source)
     if kind == "hybrid":
         m = hybrid_from_hf_config(dict(data, _name_or_path=name))
         return hybrid_whole_model(m, seq_len, attention, source)

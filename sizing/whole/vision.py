@@ -31,9 +31,7 @@ def vision_whole_model(
     params = {f"language_model.{c.key}": c.count for c in param_components(text)}
     params.update({f"language_model.{key}": size for key, size in vision.text_extra})
     params.update(vision.params())
-    forward = {
-        f"language_model.{c.key}": c.forward_per_sequence for c in flop_components(text, seq_len, attention)
-    }
+    forward = {f"language_model.{c.key}": c.forward_per_sequence for c in flop_components(text, seq_len, attention)}
     return WholeModel(
         name=name,
         kind="vision-language",

@@ -12,8 +12,8 @@ import functools
 import json
 from collections.abc import Container
 
-from sizing.inputs.hf.families_2025 import MODEL_TYPE_ALIASES
 from sizing.inputs.data_files import DATA_DIR
+from sizing.inputs.hf.families_2025 import MODEL_TYPE_ALIASES
 
 
 @functools.cache
