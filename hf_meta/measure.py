@@ -85,14 +85,16 @@ def _tensors(obj, seen: set, depth: int = 0):
 
 
 def cache_bytes(cache) -> tuple[int, int]:
-    """(KV bytes, state bytes) of a cache: its tensors, a conv / recurrent / SSM state by its name."""
+    """(KV bytes, state bytes) of a cache: its floating-point tensors (a 0-dim length counter is
+    bookkeeping, not cache), a conv / recurrent / SSM state by its name."""
     kv = state = 0
     seen: set = set()
     layers = getattr(cache, "layers", None)
     groups = layers if isinstance(layers, list) and layers else [cache]
     for layer in groups:
         for name, value in vars(layer).items() if hasattr(layer, "__dict__") else []:
-            n_bytes = sum(t.numel() * t.element_size() for t in _tensors(value, seen))
+            tensors = [t for t in _tensors(value, seen) if t.is_floating_point() and t.dim() > 0]
+            n_bytes = sum(t.numel() * t.element_size() for t in tensors)
             if any(word in name.lower() for word in _STATE_NAMES):
                 state += n_bytes
             else:

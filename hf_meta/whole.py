@@ -6,7 +6,7 @@ from __future__ import annotations
 from hf_meta.build import build_on_meta, transformers_version
 from hf_meta.count import count_params
 from hf_meta.measure import measure
-from sizing.validate import SizingError, require_int
+from sizing.validate import require_int
 from sizing.whole import WholeModel
 
 META_LABEL = "counted by transformers on the meta device, not by formula"
@@ -48,24 +48,26 @@ def measure_whole_model(
     require_int("seq_len", seq_len, 1)
     built = build_on_meta(data, where, run_remote_code)
     counted = count_params(built.model, built.config)
+    version = transformers_version()
+    notes = [f"{built.model_class} (model_type {built.model_type}), transformers {version}"]
     try:
         measured = measure(built.model, seq_len, with_activations=activations)
     except Exception as exc:  # the model's code needs real data (a data-dependent shape): params stay exact
-        raise SizingError(
-            f"transformers built model_type {built.model_type} but its forward cannot run on the meta device "
-            f"({type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''})"
-        ) from None
-    version = transformers_version()
-    notes = [f"{built.model_class} (model_type {built.model_type}), transformers {version}"]
+        why = f"{type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}"
+        notes.append(f"its forward does not run on the meta device ({why})")
+        measured = None
     if built.remote_code:
         notes.append("built by running the repository's own code (--run-remote-code)")
     active = counted.active
+    n_active = counted.total if active is None else active
+    if measured is None:
+        return _unmeasured(name, counted, n_active, seq_len, seq_len_source, version, notes, built)
     return WholeModel(
         name=name,
         kind="transformers",
         label=META_LABEL,
         params=counted.components,
-        active_params=counted.total if active is None else active,
+        active_params=n_active,
         embedding_params=counted.embedding_params,
         seq_len=seq_len,
         attention="full",
@@ -84,4 +86,32 @@ def measure_whole_model(
             "routed_expert_params": counted.routed_expert_params,
             "activation_bytes_with_attention_scores": measured.activation_bytes,
         },
+    )
+
+
+def _unmeasured(name, counted, n_active, seq_len, seq_len_source, version, notes, built) -> WholeModel:
+    """The parameters, exact, when the forward cannot run on meta: FLOPs estimated as 2 per active
+    parameter per token (attention scores not counted), the cache not measured."""
+    exact = _exactness(version, counted.active is not None)
+    exact["flops"] = "estimated: 2 FLOPs per active parameter per token (the forward could not run; scores uncounted)"
+    exact["kv_cache"] = exact["state"] = "not measured: the forward could not run on the meta device"
+    exact["activations"] = "not measured"
+    return WholeModel(
+        name=name,
+        kind="transformers",
+        label=META_LABEL,
+        params=counted.components,
+        active_params=n_active,
+        embedding_params=counted.embedding_params,
+        seq_len=seq_len,
+        attention="full",
+        forward_flops={"estimated: 2 x active parameters": 2 * n_active * seq_len},
+        decode_flops_per_token=2 * n_active,
+        kv_cache_bytes=None,
+        state_bytes=None,
+        activation_bytes=None,
+        exact=exact,
+        seq_len_source=seq_len_source,
+        notes=tuple(notes),
+        details={"model_type": built.model_type, "class": built.model_class, "transformers": version},
     )

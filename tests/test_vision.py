@@ -107,7 +107,6 @@ def test_prefill_with_images_adds_tokens_and_encoder():
 @pytest.mark.parametrize(
     ("change", "field"),
     [
-        (dict(vision_config={"vision_use_head": True}), "vision_use_head"),
         (dict(vision_config="x"), "vision_config"),
         (dict(model_type="idefics3"), "model_type"),
         (dict(mm_tokens_per_image=200), "mm_tokens_per_image"),

@@ -39,6 +39,20 @@ SEQ_LEN = 16  # tokens of the generic path's forward: the counts do not depend o
 # (each from the model's config.json, named beside it).
 FIXUPS: dict[str, dict] = {
     "glm4_moe": {"head_dim": 128},  # zai-org/GLM-4.5-Air: 96 heads of 128 on a 4096 residual
+    "deepseek_v2": {"num_experts_per_tok": 6},  # deepseek-ai/DeepSeek-V2: 6 of 160 experts per token
+    # google/gemma-3-4b-it's SigLIP tower (the class default is SigLIP-base, whose 14 x 14 patches do
+    # not pool to the 256 image tokens)
+    "gemma3": {
+        "vision_config": {
+            "hidden_size": 1152,
+            "intermediate_size": 4304,
+            "num_hidden_layers": 27,
+            "num_attention_heads": 16,
+            "patch_size": 14,
+            "image_size": 896,
+            "vision_use_head": False,
+        }
+    },
 }
 
 
@@ -115,8 +129,9 @@ def survey(model_type: str) -> dict:
             measured = measure(built.model, SEQ_LEN, with_activations=False)
             state = measured.state_bytes
             row.update(status="generic-exact", reason=refusal)
-        except Exception as exc:
-            row.update(status="refused", reason=f"its forward does not run on the meta device: {_line(exc)}")
+        except Exception as exc:  # the parameters are still exact; FLOPs and cache are then estimated
+            why = f"parameters exact; its forward does not run on the meta device (FLOPs 2 x params): {_line(exc)}"
+            row.update(status="generic-exact", reason=why if refusal is None else f"{refusal}; {why}")
     row["category"] = _category(model_type, counted.routed_expert_params, state, kind)
     return {k: v for k, v in row.items() if v is not None}
 

@@ -63,7 +63,7 @@ def whole_training_rows(est) -> list[list]:
     return rows
 
 
-FITS = {True: "fits", False: "does not fit", None: "unknown: activations not modelled"}
+FITS = {True: "fits", False: "does not fit", None: "unknown: a part is not modelled"}
 
 
 def whole_memory_rows(memory: dict) -> list[list]:
@@ -90,8 +90,10 @@ def whole_memory_rows(memory: dict) -> list[list]:
             ],
         ]
     rows.append(["runtime reserve (CUDA context)", _gib(memory["runtime_reserve_bytes"])])
-    total = "unknown" if memory["total_bytes"] is None else _gib(memory["total_bytes"])
-    rows.append([f"total on {memory['gpu']}", f"{total}: {FITS[memory['fits']]}"])
+    if memory["total_bytes"] is None:
+        rows.append([f"total on {memory['gpu']}", FITS[memory["fits"]]])
+    else:
+        rows.append([f"total on {memory['gpu']}", f"{_gib(memory['total_bytes'])}: {FITS[memory['fits']]}"])
     return rows
 
 

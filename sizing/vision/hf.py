@@ -38,12 +38,15 @@ def _text(d: dict) -> ModelConfig:
 
 def _gemma3(d: dict, text_d: int) -> VisionLanguage:
     v = _section(d, "vision_config")
-    if _get(v, "vision_use_head", default=False, kind="bool"):
-        raise ConfigError("vision_config.vision_use_head (true) is not modelled: Gemma-3 builds no pooling head")
     h = _get(v, "hidden_size", default=1152)
+    i = _get(v, "intermediate_size", default=4304)
+    # SiglipVisionConfig builds the attention-pooling head unless vision_use_head is false (the hub's
+    # Gemma-3 configs say false): a probe h, an nn.MultiheadAttention 4h² + 4h, a LayerNorm 2h and an MLP
+    head = h + 4 * h * h + 4 * h + 2 * h + 2 * h * i + i + h
+    extra = (("vision.head", head),) if _get(v, "vision_use_head", default=True, kind="bool") else ()
     tower = VisionTower(
         hidden=h,
-        intermediate=_get(v, "intermediate_size", default=4304),
+        intermediate=i,
         layers=_get(v, "num_hidden_layers", default=27),
         heads=_get(v, "num_attention_heads", default=16),
         patch=_get(v, "patch_size", default=14),
@@ -57,7 +60,7 @@ def _gemma3(d: dict, text_d: int) -> VisionLanguage:
         "gemma3",
         tower,
         (("projector.mm_input_projection", h, text_d, False),),
-        (("projector.mm_soft_emb_norm", h),),
+        (("projector.mm_soft_emb_norm", h), *extra),
         merge=tower.patches_per_side // side,  # average pooling of merge x merge patches
     )
 

@@ -2,7 +2,8 @@
 with the KV cache and recurrent state of a batch of sequences at the model's context; for
 training, the model states of sizing.memory (weights, gradients, optimizer states, ZeRO-sharded
 over dp) with the activations of a micro-batch where the WholeModel knows them. Every byte count
-is exact given its inputs; `fits` is None when a part is not modelled."""
+is exact given its inputs; `fits` is None when a part is not modelled (False when the weights alone
+do not fit)."""
 
 from __future__ import annotations
 
@@ -34,10 +35,11 @@ def whole_inference_memory(
     """Weights + KV cache (bf16 as measured, rescaled to kv_dtype's bits) and state of `batch` sequences."""
     B = require_int("batch", batch, 1)
     weights = dtype_bytes(m.total_params, weight_dtype)
-    kv_per_sequence = m.kv_cache_bytes * DTYPE_BITS[kv_dtype] // DTYPE_BITS["bf16"]
-    per_sequence = kv_per_sequence + m.state_bytes
     gpu_bytes, free = capacity_bytes(gpu, reserve_bytes)
-    total = weights + B * per_sequence
+    known = m.kv_cache_bytes is not None and m.state_bytes is not None
+    kv_per_sequence = m.kv_cache_bytes * DTYPE_BITS[kv_dtype] // DTYPE_BITS["bf16"] if known else 0
+    per_sequence = kv_per_sequence + (m.state_bytes or 0)
+    total = weights + B * per_sequence if known else None
     return {
         "mode": "inference",
         "gpu": get_gpu(gpu).key,
@@ -48,11 +50,11 @@ def whole_inference_memory(
         "weight_dtype": weight_dtype,
         "kv_dtype": kv_dtype,
         "weights_bytes": weights,
-        "kv_cache_bytes": B * kv_per_sequence,
-        "state_bytes": B * m.state_bytes,
+        "kv_cache_bytes": B * kv_per_sequence if known else None,
+        "state_bytes": B * m.state_bytes if known else None,
         "total_bytes": total,
-        "fits": total <= free,
-        "max_batch": max(0, (free - weights) // per_sequence) if per_sequence else None,
+        "fits": (total <= free) if known else (False if weights > free else None),
+        "max_batch": max(0, (free - weights) // per_sequence) if known and per_sequence else None,
     }
 
 

@@ -39,8 +39,8 @@ class WholeModel:
     attention: str  # full or causal: how forward_flops counts the attention of the prefix
     forward_flops: dict[str, int]  # component -> forward FLOPs of one sequence of seq_len tokens (2 per MAC)
     decode_flops_per_token: int  # one new token with seq_len positions cached
-    kv_cache_bytes: int  # one sequence of seq_len, bf16
-    state_bytes: int  # one sequence's recurrent state (conv + SSM / DeltaNet), whatever the context
+    kv_cache_bytes: int | None  # one sequence of seq_len, bf16; None: not measured
+    state_bytes: int | None  # one sequence's recurrent state (conv + SSM / DeltaNet), whatever the context
     activation_bytes: int | None  # training, one sequence of seq_len, no recompute; None: not modelled
     exact: dict[str, str]  # EXACTNESS_KEYS -> how that number was obtained
     seq_len_source: str = "given"
@@ -53,8 +53,11 @@ class WholeModel:
         require_int("seq_len", self.seq_len, 1)
         for name, value in {**self.params, **self.forward_flops}.items():
             require_int(name, value, 0, MAX_TOKENS)
-        for name in ("active_params", "embedding_params", "decode_flops_per_token", "kv_cache_bytes", "state_bytes"):
+        for name in ("active_params", "embedding_params", "decode_flops_per_token"):
             require_int(name, getattr(self, name), 0, MAX_TOKENS)
+        for name in ("kv_cache_bytes", "state_bytes"):
+            if getattr(self, name) is not None:
+                require_int(name, getattr(self, name), 0, MAX_TOKENS)
         missing = [k for k in EXACTNESS_KEYS if k not in self.exact]
         if missing:
             raise SizingError(f"WholeModel {self.name!r} does not say how it obtained {', '.join(missing)}")
