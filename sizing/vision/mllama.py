@@ -53,10 +53,14 @@ def _text_model(text: dict, n_cross: int) -> ModelConfig:
     return from_hf_config(llama)
 
 
-def _cross_layer_params(cfg: ModelConfig) -> int:
+def _cross_layer_params(cfg: ModelConfig) -> dict[str, int]:
+    """One cross-attention layer by part."""
     d, dh = cfg.d_model, cfg.d_head
-    attention = 2 * d * cfg.q_width + 2 * d * cfg.kv_width + 2 * dh  # q, o; k, v; q_norm, k_norm
-    return attention + 2 + 2 * d + 3 * d * cfg.d_ff  # two gates, two RMSNorms, SwiGLU MLP
+    return {
+        "cross_attention": 2 * d * cfg.q_width + 2 * d * cfg.kv_width + 2 * dh,  # q, o; k, v; q and k norms
+        "cross_mlp": 3 * d * cfg.d_ff,  # SwiGLU
+        "cross_norms_and_gates": 2 * d + 2,  # two RMSNorms, the attention and MLP tanh gates
+    }
 
 
 def mllama_from_hf_config(d: dict) -> tuple[ModelConfig, VisionLanguage]:
@@ -89,10 +93,8 @@ def mllama_from_hf_config(d: dict) -> tuple[ModelConfig, VisionLanguage]:
         ("vision.global_gates", 2 * global_),
     )
     cross_kv = len(cross) * MAC * 2 * text.d_model * text.kv_width
-    text_extra = (
-        ("cross_attention_layers", len(cross) * _cross_layer_params(text)),
-        ("embed_tokens_extra_rows", EXTRA_EMBEDDING_ROWS * text.d_model),
-    )
+    text_extra = tuple((key, len(cross) * size) for key, size in _cross_layer_params(text).items())
+    text_extra += (("embed_tokens_extra_rows", EXTRA_EMBEDDING_ROWS * text.d_model),)
     projector = (("projector.multi_modal_projector", _get(v, "vision_output_dim", default=7680), text.d_model, True),)
     vision = VisionLanguage(
         "mllama",
