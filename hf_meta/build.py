@@ -19,8 +19,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from sizing import SizingError, show
 from sizing.inputs.hf import MODEL_TYPE_ALIASES
-from sizing.validate import SizingError, show
 
 EXTRA = "pip install 'transformer-sizing[hf]'"
 REMOTE_FLAG = "--run-remote-code"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hf_meta.build import build_on_meta, transformers_version
 from hf_meta.count import count_params
 from hf_meta.measure import measure
-from sizing.validate import require_int
+from sizing import require_int
 from sizing.whole import WholeModel
 
 META_LABEL = "counted by transformers on the meta device, not by formula"

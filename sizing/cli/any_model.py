@@ -55,7 +55,12 @@ def whole_source(preset: str | None, config_path: str | None, overrides: tuple[s
     else:
         return None
     kind = config_kind(data)
-    refusal = native_refusal(data, kind) if kind != "transformers" else None
+    try:
+        refusal = native_refusal(data, kind) if kind != "transformers" else None
+    except SizingError as exc:  # bad input, not a part the formulas lack: the reader's own error
+        if kind is None:
+            return None  # the stack path reports it, naming the file
+        raise UserError(str(exc)) from None
     if kind is None and refusal is None:
         return None
     if refusal is not None and overrides:

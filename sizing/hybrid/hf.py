@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from sizing.hybrid.mixers import GatedDeltaNet, Mamba1Mixer, Mamba2Mixer
 from sizing.hybrid.model import HybridModel
-from sizing.inputs import ConfigError, ModelConfig
+from sizing.inputs import ConfigError, ModelConfig, NotModelled
 from sizing.inputs.hf import _get
 from sizing.validate import show
 
@@ -152,9 +152,9 @@ def _nemotron_moe_fields(d: dict) -> dict:
     """Nemotron 3's MoE ('E') layers: routed squared-ReLU experts (up, down; no bias) under a sigmoid
     router d x E (its e_score_correction_bias a buffer), and one shared expert of its own width."""
     if d.get("moe_latent_size") is not None:
-        raise ConfigError("moe_latent_size (latent MoE projections) is not modelled; the MoE at d is")
+        raise NotModelled("moe_latent_size (latent MoE projections) is not modelled; the MoE at d is")
     if _get(d, "mlp_bias", default=False, kind="bool"):
-        raise ConfigError("mlp_bias (true) with MoE layers is not modelled: the routed experts have no bias")
+        raise NotModelled("mlp_bias (true) with MoE layers is not modelled: the routed experts have no bias")
     return dict(
         n_experts=_get(d, "n_routed_experts", default=8),
         top_k=_get(d, "num_experts_per_tok", default=2),

@@ -31,6 +31,7 @@ from sizing.inputs.config_checks import (  # noqa: F401  (re-exported: sizing.in
     POSITION_KINDS,
     QK_NORM_KINDS,
     ConfigError,
+    NotModelled,
     _positive_number,
     check_consistency,
     check_types,

@@ -72,6 +72,12 @@ class ConfigError(SizingError):
     the field, the value and what would be valid."""
 
 
+class NotModelled(ConfigError):
+    """A valid config of a part this tool's formulas do not hold (a per-layer pattern, an activation,
+    a projection): refused by the formula readers with the reason, and counted by transformers on the
+    meta device instead where the `hf` extra is installed (sizing.whole.native_refusal)."""
+
+
 def check_types(cfg: ModelConfig, field_kinds: tuple[tuple[str, str, bool], ...]) -> None:
     """Every field against its declared type, before any formula sees it: bools are
     bools ("false" is not false), ints are ints within MAX_COUNT (not bools, not

@@ -24,10 +24,7 @@
 
 from __future__ import annotations
 
-import json
-
-from sizing.inputs import ConfigError
-from sizing.inputs.data_files import DATA_DIR
+from sizing.inputs import ConfigError, data_files
 from sizing.inputs.hf import _get
 from sizing.validate import show
 
@@ -117,7 +114,7 @@ def _embedder(vocab: int, width: int, d: int) -> int:
 
 
 def gemma3n_timm_tower(architecture: str) -> dict:
-    towers = json.loads((DATA_DIR / "timm_towers.json").read_text(encoding="utf-8"))["towers"]
+    towers = data_files.builtin("timm_towers.json")["towers"]
     if architecture not in towers:
         raise ConfigError(
             f"vision_config.architecture ({show(architecture)}) is not a tower this tool knows; "

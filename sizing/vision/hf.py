@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from sizing.inputs import ConfigError, ModelConfig
+from sizing.inputs import ConfigError, ModelConfig, NotModelled
 from sizing.inputs.hf import _get, from_hf_config
 from sizing.validate import SizingError, show
 from sizing.vision.mllama import mllama_from_hf_config
@@ -69,7 +69,7 @@ def _llama4(d: dict, text_d: int) -> VisionLanguage:
     v = _section(d, "vision_config")
     ratio = _get(v, "pixel_shuffle_ratio", default=0.5, kind="num")
     if ratio not in (0.5, 0.25):
-        raise ConfigError(f"vision_config.pixel_shuffle_ratio ({show(ratio)}) must be 0.5 or 0.25")
+        raise NotModelled(f"vision_config.pixel_shuffle_ratio ({show(ratio)}) must be 0.5 or 0.25")
     i = _get(v, "intermediate_size", default=5632)
     tower = VisionTower(
         hidden=_get(v, "hidden_size", default=768),
@@ -94,9 +94,9 @@ def _llama4(d: dict, text_d: int) -> VisionLanguage:
 def _llava(d: dict, text_d: int) -> VisionLanguage:
     v = _section(d, "vision_config")
     if v.get("model_type", "clip_vision_model") != "clip_vision_model":
-        raise ConfigError(f"vision_config.model_type ({show(v.get('model_type'))}) must be clip_vision_model")
+        raise NotModelled(f"vision_config.model_type ({show(v.get('model_type'))}) must be clip_vision_model")
     if d.get("vision_feature_select_strategy", "default") != "default":
-        raise ConfigError(
+        raise NotModelled(
             f"vision_feature_select_strategy ({show(d.get('vision_feature_select_strategy'))}) must be 'default'"
         )
     h = _get(v, "hidden_size", default=768)

@@ -7,7 +7,7 @@ run from the command layer)."""
 from __future__ import annotations
 
 from sizing.hybrid import HYBRID_CONVERTERS, HYBRID_PRESETS, hybrid_from_hf_config
-from sizing.inputs import ConfigError
+from sizing.inputs import ConfigError, NotModelled
 from sizing.inputs.hf import SUPPORTED_MODEL_TYPES, from_hf_config, resolve_model_type, stated_contexts
 from sizing.validate import SizingError
 from sizing.vision import GEMMA3N_TYPES, VISION_PRESETS, VISION_TYPES, gemma3n_params, vlm_from_hf_config
@@ -44,7 +44,7 @@ def native_refusal(data: dict, kind: str | None) -> str | None:
             vlm_from_hf_config(dict(data, model_type=resolve_model_type(data, VISION_TYPES)))
         elif kind == "gemma3n":
             gemma3n_params(dict(data, model_type=resolve_model_type(data, GEMMA3N_TYPES)))
-    except SizingError as exc:
+    except NotModelled as exc:  # a part the formulas do not hold; bad input stays an error
         return str(exc)
     return None
 

@@ -9,18 +9,16 @@ from the installed transformers' auto mappings). No code from the repository is 
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Container
 
-from sizing.inputs.data_files import DATA_DIR
+from sizing.inputs import data_files
 from sizing.inputs.hf.families_2025 import MODEL_TYPE_ALIASES
 
 
 @functools.cache
 def architecture_types() -> dict[str, str]:
     """{architecture class name: model_type} of transformers' causal-LM and image-text models."""
-    data = json.loads((DATA_DIR / "hf_architectures.json").read_text(encoding="utf-8"))
-    return dict(data["architectures"])
+    return dict(data_files.builtin("hf_architectures.json")["architectures"])
 
 
 def resolve_model_type(d: dict, known: Container[str]) -> object:
