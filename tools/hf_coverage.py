@@ -40,6 +40,14 @@ SEQ_LEN = 16  # tokens of the generic path's forward: the counts do not depend o
 FIXUPS: dict[str, dict] = {
     "glm4_moe": {"head_dim": 128},  # zai-org/GLM-4.5-Air: 96 heads of 128 on a 4096 residual
     "deepseek_v2": {"num_experts_per_tok": 6},  # deepseek-ai/DeepSeek-V2: 6 of 160 experts per token
+    "dots1": {"n_routed_experts": 128, "num_experts_per_tok": 6, "n_shared_experts": 2},  # rednote-hilab/dots.llm1
+    "hunyuan_v1_dense": {"head_dim": 128},  # tencent/Hunyuan-7B: 128-wide heads (the class leaves it None)
+    "hunyuan_v1_moe": {"head_dim": 128},  # tencent/Hunyuan-A13B
+    "ministral": {"head_dim": 128},  # mistralai/Ministral-8B-Instruct-2410
+    "nemotron": {"num_key_value_heads": 8},  # nvidia/Nemotron-4-15B: 8 key/value heads
+    "dbrx": {"attn_config": {"rope_theta": 500000.0, "kv_n_heads": 8, "clip_qkv": 8.0}},  # databricks/dbrx-base
+    # the class gives no layer pattern: LFM2's convolution blocks with attention every fourth layer
+    "lfm2_moe": {"layer_types": ["full_attention" if i % 4 == 2 else "conv" for i in range(32)]},
     # google/gemma-3-4b-it's SigLIP tower (the class default is SigLIP-base, whose 14 x 14 patches do
     # not pool to the 256 image tokens)
     "gemma3": {
@@ -77,7 +85,7 @@ def native_total(data: dict) -> tuple[str | None, int | None, str | None]:
     from sizing.hybrid import hybrid_from_hf_config
     from sizing.hybrid import param_components as hybrid_components
     from sizing.inputs.hf import from_hf_config
-    from sizing.vision import vlm_from_hf_config, vlm_params
+    from sizing.vision import gemma3n_params, vlm_from_hf_config, vlm_params
     from sizing.whole import config_kind, native_refusal
 
     kind = config_kind(data)
@@ -90,6 +98,8 @@ def native_total(data: dict) -> tuple[str | None, int | None, str | None]:
         return "stack", total_params(from_hf_config(data)), None
     if kind == "hybrid":
         return kind, sum(hybrid_components(hybrid_from_hf_config(data)).values()), None
+    if kind == "gemma3n":
+        return kind, sum(gemma3n_params(data).values()), None
     return kind, vlm_params(*vlm_from_hf_config(data))["total"], None
 
 

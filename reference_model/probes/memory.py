@@ -197,6 +197,18 @@ class ActivationCheck:
         return out
 
 
+def _grads_of_own_losses(model) -> None:
+    """A module trained by a loss of its own (DeepSeek-V3.2's indexer: a KL loss to the main
+    attention, its input detached from the LM loss, DeepSeek-V3.2-Exp report section 2.2) has no
+    gradient from the LM loss; a zero gradient stands in for its own, so the optimizer keeps its
+    states as training does."""
+    for module in model.modules():
+        if getattr(module, "trained_by_own_loss", False):
+            for p in module.parameters():
+                if p.grad is None:
+                    p.grad = torch.zeros_like(p)
+
+
 @_one_thread
 def check_activations(
     cfg: ModelConfig,
@@ -317,6 +329,7 @@ def check_model_states(
         raise ValueError(f"optimizer ({optimizer!r}) must be adamw or sgd for the probe")
     _, loss = model(idx, targets)
     loss.backward()
+    _grads_of_own_losses(model)
     opt.step()
 
     def nbytes(tensors) -> int:

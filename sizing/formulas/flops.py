@@ -87,6 +87,9 @@ class FlopTerm:
     flops: FlopFunction  # forward FLOPs for one sequence, summed over layers
     in_blocks: bool = True  # re-run by full recomputation
     present: Callable[[ModelConfig], bool] = _always
+    # backward products per forward one: 2 (input and weight gradients); 0 for a part that the LM loss
+    # does not train (DeepSeek-V3.2's indexer learns from its own KL loss, its input detached)
+    backward_per_forward: int = BACKWARD_PER_FORWARD
 
     def formula_text(self, cfg: ModelConfig, attention: str) -> str:
         return self.formula if isinstance(self.formula, str) else self.formula(cfg, attention)
@@ -158,12 +161,14 @@ FLOP_TERMS: tuple[FlopTerm, ...] = (
         "2·L·(r_q·H_I·d_I + d·d_I + d·H_I)",
         lambda cfg, T, att: dsa_indexer_flops(cfg, T),
         present=lambda cfg: cfg.has_indexer,
+        backward_per_forward=0,
     ),
     FlopTerm(
         "attn.index_scores",
         lambda cfg, att: "2·L·H_I·(d_I + 1)·" + ("T" if att == "full" else "(T+1)/2"),
         lambda cfg, T, att: index_scores_flops(cfg, T, att),
         present=lambda cfg: cfg.has_indexer,
+        backward_per_forward=0,
     ),
     FlopTerm(
         "attn.scores",
@@ -241,6 +246,7 @@ class FlopComponent:
     forward_per_sequence: int  # one sequence of seq_len tokens, exact
     forward_per_token: int | float  # forward_per_sequence / T: an int unless causal with a window
     in_blocks: bool  # re-run by full recomputation
+    backward_per_forward: int = BACKWARD_PER_FORWARD  # 0: not trained by the LM loss (DSA's indexer)
 
     @property
     def forward(self) -> int:
@@ -257,7 +263,12 @@ def flop_components(cfg: ModelConfig, seq_len: int, attention: str = "full") -> 
             forward = term.flops(cfg, seq_len, attention)
             rows.append(
                 FlopComponent(
-                    term.key, term.formula_text(cfg, attention), forward, per_token(forward, seq_len), term.in_blocks
+                    term.key,
+                    term.formula_text(cfg, attention),
+                    forward,
+                    per_token(forward, seq_len),
+                    term.in_blocks,
+                    term.backward_per_forward,
                 )
             )
     return rows
@@ -278,7 +289,8 @@ class FlopBreakdown:
 
     @property
     def backward(self) -> int:
-        return BACKWARD_PER_FORWARD * self.forward
+        """2 x the forward of every component the LM loss trains (DSA's indexer learns apart)."""
+        return sum(c.backward_per_forward * c.forward_per_sequence for c in self.components)
 
     @property
     def model_training(self) -> int:
