@@ -3,6 +3,8 @@
 # Names the rest of the code imports from this package, each loaded from its module on first
 # use (PEP 562), so that importing the package stays cheap and nothing reaches past it.
 _LAZY = {
+    "CrossAttentionLayer": "reference_model.model.cross",
+    "KDABlock": "reference_model.model.kda",
     "GatedDeltaNetBlock": "reference_model.model.ssm",
     "Mamba2Block": "reference_model.model.ssm",
     "ViTTower": "reference_model.model.vit",

@@ -3,6 +3,8 @@
 # Names the rest of the code imports from this package, each loaded from its module on first
 # use (PEP 562), so that importing the package stays cheap and nothing reaches past it.
 _LAZY = {
+    "cross_layer_flops": "sizing.vision.mllama",
+    "cross_layer_params": "sizing.vision.mllama",
     "GEMMA3N_TYPES": "sizing.vision.gemma3n",
     "gemma3n_kv_elements": "sizing.vision.gemma3n",
     "gemma3n_params": "sizing.vision.gemma3n",

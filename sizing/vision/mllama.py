@@ -63,6 +63,19 @@ def _cross_layer_params(cfg: ModelConfig) -> dict[str, int]:
     }
 
 
+def cross_layer_flops(cfg: ModelConfig, text_tokens: int, vision_tokens: int) -> int:
+    """Forward FLOPs of one cross-attention layer: q, o and the MLP on T text tokens, k and v on N
+    vision tokens, and QK^T and AV of every text query against all N vision keys (2 per multiply-add)."""
+    T, N = text_tokens, vision_tokens
+    per_text = 2 * cfg.d_model * cfg.q_width + 3 * cfg.d_model * cfg.d_ff
+    attention = T * N * cfg.n_heads * 2 * cfg.d_head
+    return MAC * (T * per_text + N * 2 * cfg.d_model * cfg.kv_width + attention)
+
+
+def cross_layer_params(cfg: ModelConfig) -> int:
+    return sum(_cross_layer_params(cfg).values())
+
+
 def mllama_from_hf_config(d: dict) -> tuple[ModelConfig, VisionLanguage]:
     text_d, v = _section(d, "text_config"), _section(d, "vision_config")
     cross = _cross_layers(text_d, _get(text_d, "num_hidden_layers", default=40))
