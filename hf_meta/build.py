@@ -129,11 +129,15 @@ def build_on_meta(data: dict, where: str | None = None, run_remote_code: bool = 
     except Exception as exc:  # transformers' own refusal of this config, in one line
         raise SizingError(
             f"transformers {transformers_version()} cannot build model_type {show(model_type)} from this "
-            f"config: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:400]
+            f"config: {type(exc).__name__}: {_first_line(exc)}"[:400]
         ) from None
     model.eval()
     model.requires_grad_(False)
     return Built(model, config, model_type, type(model).__name__, remote)
+
+
+def _first_line(exc: Exception) -> str:
+    return next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
 
 
 def _from_config(auto, config, options: dict):

@@ -124,7 +124,10 @@ def survey(model_type: str) -> dict:
         data = default_config(model_type)
         built = build_on_meta(data)
     except Exception as exc:
-        return dict(row, status="refused", reason=f"transformers cannot build its default config: {_line(exc)}")
+        why = (
+            "its config class's defaults do not build in transformers (a checkpoint's own config goes the generic way)"
+        )
+        return dict(row, status="refused", reason=f"{why}: {_line(exc)}")
     counted = count_params(built.model, built.config)
     row.update(model_class=built.model_class, transformers_total=counted.total)
     try:
