@@ -120,9 +120,8 @@ def test_a_type_not_modelled_is_counted_by_transformers_and_labelled(seed_oss):
 
 
 def test_memory_inference_of_a_type_not_modelled(seed_oss):
-    out = CliRunner().invoke(
-        main, ["memory", "--config", str(seed_oss), "--inference", "--context", "256", "--batch", "2", "--format", "json"]
-    )
+    args = ["memory", "--config", str(seed_oss), "--inference", "--context", "256", "--batch", "2"]
+    out = CliRunner().invoke(main, [*args, "--format", "json"])
     assert out.exit_code == 0, out.output
     memory = json.loads(out.output)["memory"]
     from transformers import AutoConfig

@@ -10,6 +10,7 @@ _LAZY = {
     "ViTTower": "reference_model.model.vit",
     "allowed_keys": "reference_model.model.attention",
     "build": "reference_model.model.gpt",
+    "fill_own_loss_grads": "reference_model.model.dsa",
     "small_config": "reference_model.model.small",
 }
 

@@ -55,3 +55,15 @@ class IndexScores(nn.Module):
     def forward(self, q: torch.Tensor, keys: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
         scores = torch.relu(torch.matmul(q, keys.squeeze(1).transpose(-1, -2).unsqueeze(1)))  # (B, T, H, T_k)
         return torch.matmul(weights.unsqueeze(-2), scores).squeeze(-2)
+
+
+def fill_own_loss_grads(model: nn.Module) -> None:
+    """A module trained by a loss of its own (this indexer: a KL loss to the main attention, its input
+    detached from the LM loss, DeepSeek-V3.2-Exp report section 2.2) gets no gradient from the LM
+    loss; a zero gradient stands in for its own, so that an optimizer keeps its states as training
+    does (reference_model/probes/memory.py)."""
+    for module in model.modules():
+        if getattr(module, "trained_by_own_loss", False):
+            for p in module.parameters():
+                if p.grad is None:
+                    p.grad = torch.zeros_like(p)

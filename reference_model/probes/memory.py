@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from reference_model.model import build
+from reference_model.model import build, fill_own_loss_grads
 from reference_model.probes.memory_extras import (
     Remainder,
     cpu_remainders,
@@ -197,18 +197,6 @@ class ActivationCheck:
         return out
 
 
-def _grads_of_own_losses(model) -> None:
-    """A module trained by a loss of its own (DeepSeek-V3.2's indexer: a KL loss to the main
-    attention, its input detached from the LM loss, DeepSeek-V3.2-Exp report section 2.2) has no
-    gradient from the LM loss; a zero gradient stands in for its own, so the optimizer keeps its
-    states as training does."""
-    for module in model.modules():
-        if getattr(module, "trained_by_own_loss", False):
-            for p in module.parameters():
-                if p.grad is None:
-                    p.grad = torch.zeros_like(p)
-
-
 @_one_thread
 def check_activations(
     cfg: ModelConfig,
@@ -329,7 +317,7 @@ def check_model_states(
         raise ValueError(f"optimizer ({optimizer!r}) must be adamw or sgd for the probe")
     _, loss = model(idx, targets)
     loss.backward()
-    _grads_of_own_losses(model)
+    fill_own_loss_grads(model)
     opt.step()
 
     def nbytes(tensors) -> int:

@@ -49,8 +49,8 @@ def whole_source(preset: str | None, config_path: str | None, overrides: tuple[s
             data = _read_json_object(config_path)
         except SizingError as exc:
             raise UserError(str(exc)) from None
-        if "model_type" not in data and "architectures" not in data:
-            return None  # this tool's own JSON, or a file the stack reader refuses with its reason
+        if "model_type" not in data:  # this tool's own JSON, or an HF file without its type: the stack
+            return None  # reader reads the one and refuses the other, naming what to add
         name, where = config_path, config_path
     else:
         return None

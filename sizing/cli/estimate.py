@@ -131,9 +131,9 @@ def estimate(
 
     source = whole_source(preset, config_path, overrides)
     if source is not None:  # a hybrid, a vision-language model, or any model_type transformers builds
-        run = dict(tokens=tokens, gpu=gpu, dtype=dtype, mfu=mfu, num_gpus=num_gpus, price=price, memory=with_memory)
         _refuse_for_whole(recompute, power_watts, grid_kg_co2_per_kwh)
-        return _whole_estimate(source, seq_len, attention, run_remote_code, fmt, **run)
+        run = dict(tokens=tokens, gpu=gpu, dtype=dtype, mfu=mfu, num_gpus=num_gpus, price=price)
+        return _whole_estimate(source, seq_len, attention, run_remote_code, fmt, memory=with_memory, **run)
     model = resolve_model(preset, config_path, overrides)
     seq_len, seq_len_source, gpu_entry = _context_and_gpu(model, config_path, seq_len, gpu, dtype)
     # A preset with --set overrides keeps its context, published tokens and source as defaults.

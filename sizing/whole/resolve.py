@@ -54,7 +54,10 @@ def default_context(data: dict, what: str) -> tuple[int, str]:
     stated = stated_contexts(data)
     if stated.training is None:
         raise ConfigError(f"--seq-len is needed: {what} states no context (e.g. --seq-len 4096)")
-    return stated.training, f"{stated.training_field} in {what}"
+    where = f"{stated.training_field} in {what}"
+    if stated.served is not None and stated.served != stated.training:  # as sizing.inputs.hf.ConfigFile says it
+        where += f": the pretraining context; it serves {stated.served:,} ({stated.served_field})"
+    return stated.training, where
 
 
 def native_whole_model(data: dict, name: str, seq_len: int, attention: str, source: str) -> WholeModel:
