@@ -31,13 +31,18 @@ FLOP_COUNTERS: tuple[str, ...] = ("torch", "fvcore", "both")
 DTYPE_BITS: dict[str, int] = {"fp32": 32, "bf16": 16, "fp16": 16, "fp8": 8, "int8": 8, "int4": 4}
 STORAGE_DTYPES: tuple[str, ...] = tuple(DTYPE_BITS)
 # ---- dtypes a GPU has a peak matmul rate for (sizing.inputs.hardware)
-COMPUTE_DTYPES: tuple[str, ...] = ("bf16", "fp16", "fp8", "tf32", "fp32")
+COMPUTE_DTYPES: tuple[str, ...] = ("bf16", "fp16", "fp8", "fp4", "tf32", "fp32")
 # ---- dtypes the reference model trains in (sizing profile)
 TRAINING_DTYPES: tuple[str, ...] = ("bf16", "fp16", "fp32")
 
 # ---- training precision policies (sizing.memory.states.PRECISIONS has the bytes of each)
 PRECISION_POLICIES: tuple[str, ...] = ("fp32", "bf16-mixed", "fp16-mixed", "bf16", "fp8")
 PRECISION_ALIASES: dict[str, str] = {"mixed": "bf16-mixed"}
+
+# ---- optimizers (sizing.memory.states.OPTIMIZERS has the bytes of each) and fine-tuning modes
+OPTIMIZER_NAMES: tuple[str, ...] = ("adamw", "sgd", "adam8bit")
+OPTIMIZER_ALIASES: dict[str, str] = {"adam": "adamw"}
+FINETUNE_MODES: tuple[str, ...] = ("full", "lora", "qlora")  # every weight trains; adapters; adapters on NF4
 
 # ---- named defaults
 # H100 unless the preset's published run says otherwise (sizing.inputs.default_gpu.default_gpu_for)
@@ -63,12 +68,21 @@ DEFAULT_SERVE_BANDWIDTH_EFFICIENCY = 0.8
 DEFAULT_SERVE_PRICE_PER_GPU_HOUR = 2.0
 # dtypes a serving forward may compute in: those a GPU has a peak matmul rate for and that
 # store activations (integer activations would need integer peaks, which sizing.inputs.hardware lacks)
-SERVE_ACTIVATION_DTYPES: tuple[str, ...] = ("bf16", "fp16", "fp8", "fp32")
+SERVE_ACTIVATION_DTYPES: tuple[str, ...] = ("bf16", "fp16", "fp8", "fp4", "fp32")
 # How MLA (latent attention) decodes: "absorbed" (attention over the cached latent with W_UK and
 # W_UV folded into the query and output, as DeepSeek, vLLM and SGLang serve it) or "naive"
 # (per-head K and V decompressed and cached). One per run: its FLOPs and its bytes together.
 MLA_IMPLS: tuple[str, ...] = ("absorbed", "naive")
 DEFAULT_MLA_IMPL: str = "absorbed"
+
+
+def mfu_meaning(attention: str, dtype: str) -> str:
+    """What "MFU" means, in one sentence printed beside every MFU (docs/conventions.md): PaLM's
+    model FLOPs utilisation, one meaning everywhere."""
+    return (
+        f"MFU = model FLOPs (6N-style matmuls + attention counted {attention}, no recomputation) / "
+        f"(GPU-seconds x the GPU's dense {dtype} peak)"
+    )
 
 
 def ceil_div(numerator: int, denominator: int) -> int:
@@ -79,3 +93,9 @@ def ceil_div(numerator: int, denominator: int) -> int:
 def attention_impl(name: str) -> str:
     """The canonical implementation name: 'sdpa' -> 'flash'."""
     return ATTENTION_IMPL_ALIASES.get(name, name)
+
+
+# fp8 training scaling recipes (sizing.memory.fp8 holds what each stores) and the gradient
+# reduction dtypes a stack may use (sizing.parallel.memory_stack)
+FP8_RECIPE_NAMES = ("tensorwise", "blockwise", "mxfp8")
+GRAD_REDUCE_DTYPES = ("fp32", "bf16")

@@ -28,6 +28,8 @@ def test_most_rows_within_a_factor_1_5_of_the_default_prediction():
         (error,) = log_errors([row], *default_efficiencies(row.gpu))
         ratios.append(math.exp(error))  # measured / predicted (latency: predicted / measured)
     within = [r for r in ratios if 1 / 1.5 <= r <= 1.5]
-    # 8 of 11 (measured / predicted 0.53 .. 1.02): the misses are the 128-token latency on H100 and
-    # two H200 rows at batch 512-1024 and 128 prompt tokens, where the engine reached a smaller share
-    assert len(within) == 8 and len(within) / len(ratios) > 0.5
+    # 5 of 7: the 128-token first-token latencies at tp 4 land at 0.81 (H100 and A100) since the
+    # overheads are per layer (80 layers, not the 32 of the rows they were fitted on); the misses, 0.58
+    # and 0.61, are H200's v0.7a Llama-2-70B at 128 in / 2048 and 4096 out (its engine reached about half
+    # the bandwidth the launch-blog rows did: the model over-predicts them)
+    assert len(ratios) == 7 and len(within) == 5 and min(ratios) == pytest.approx(0.58, abs=0.005)

@@ -6,7 +6,6 @@ stored lines against the commands' own)."""
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import sys
 from typing import ClassVar
@@ -23,6 +22,7 @@ class LazyGroup(click.Group):
     """A group whose commands live in their own modules (command name -> module, attribute)."""
 
     lazy_commands: ClassVar[dict[str, tuple[str, str]]] = {
+        "calibrate": ("calibrate", "calibrate"),
         "compare": ("compare", "compare"),
         "estimate": ("estimate", "estimate"),
         "gpus": ("listing", "gpus"),
@@ -45,6 +45,9 @@ class LazyGroup(click.Group):
     # What `sizing --help` shows for each command: the command's own short help (its docstring's
     # first sentence), stored here so that listing the commands imports none of their modules.
     command_help: ClassVar[dict[str, str]] = {
+        "calibrate": "Fit the step model's per-stack overheads to measured steps (JSONL, JSON or CSV rows: preset or "
+        "config, gpu, gpus, seq_len, global_batch, layout fields, precision, recompute, stack, and one of "
+        "step_seconds, tokens_per_second, tokens_per_second_per_gpu or a torchtitan / Megatron log line).",
         "compare": "Several models side by side: params, FLOPs, training cost and memory, one row each.",
         "estimate": "Parameters by component, FLOPs per token and training cost.",
         "hybrid": "A hybrid SSM / linear-attention model: parameters, layer pattern, FLOPs, and memory against "
@@ -104,6 +107,8 @@ class LazyGroup(click.Group):
     def resolve_command(self, ctx, args):
         typed = args[0] if args else ""
         if typed and not typed.startswith("-") and self.get_command(ctx, typed) is None:
+            import difflib  # only for a mistyped command
+
             close = difflib.get_close_matches(typed.lower(), self.list_commands(ctx), n=1, cutoff=0.6)
             hint = f"did you mean {close[0]}?" if close else f"the commands: {', '.join(self.list_commands(ctx))}"
             raise UserError(f"no command {show_arg(typed)}; {hint}")
@@ -161,6 +166,17 @@ def main():
     Exact parameter counts, FLOPs per token and training cost from an architecture config.
     Start with:  sizing estimate --preset llama2-7b
     """
+
+
+# The option layer as data, for the browser form (sizing.ui): loaded on first use (PEP 562).
+_LAZY = {"OPTION_GROUPS": "sizing.cli.specs", "SPECS": "sizing.cli.option_layer", "command_options": "sizing.cli.specs"}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -9,6 +9,7 @@ transformers on the meta device (hf_meta, the `hf` extra), labelled so on every 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 
 import click
@@ -16,11 +17,24 @@ import click
 from sizing.cli.common import UserError
 from sizing.validate import SizingError
 
-REMOTE_CODE_HELP = (
-    "Run the Python code a trust_remote_code model ships in its repository (config.json `auto_map`) "
-    "to build it on the meta device. Without it no model code is ever run. Only for code you trust."
-)
-run_remote_code_option = click.option("--run-remote-code", "run_remote_code", is_flag=True, help=REMOTE_CODE_HELP)
+
+def answers_whole_models(handler):
+    """A command decorator: a preset or config that is not a stack of attention + MLP blocks (whole_source)
+    goes to `handler(command, source, run_remote_code, kwargs)`; a stack to the command itself, which
+    never sees --run-remote-code (the option layer declares it: spec_table.py)."""
+
+    def wrap(command):
+        @functools.wraps(command)
+        def answer(*args, **kwargs):
+            run_remote_code = kwargs.pop("run_remote_code", False)
+            source = whole_source(kwargs.get("preset"), kwargs.get("config_path"), kwargs.get("overrides") or ())
+            if source is None:
+                return command(*args, **kwargs)
+            return handler(command, source, run_remote_code, kwargs)
+
+        return answer
+
+    return wrap
 
 
 @dataclass(frozen=True)
@@ -116,9 +130,20 @@ _STACK_ONLY = {
 }
 
 
+def memory_of_whole_model(command, source: WholeSource, run_remote_code: bool, kwargs: dict):
+    """`sizing memory` of a whole model: its training memory; its inference memory when transformers
+    counts it (a hybrid's or VLM's inference goes to the command's own routes: sizing/cli/memory_other.py)."""
+    inference, fmt = kwargs["inference"], kwargs["fmt"]
+    if inference and source.kind != "transformers":
+        return command(**kwargs)
+    options = {k: v for k, v in kwargs.items() if k not in ("preset", "config_path", "overrides", "inference", "fmt")}
+    if not whole_memory(source, inference, fmt, run_remote_code, **options):
+        raise SystemExit(3)  # sizing memory's "does not fit"
+
+
 def whole_memory(source: WholeSource, inference: bool, fmt: str, run_remote_code: bool, **options) -> bool:
     """`sizing memory` of a WholeSource: training (model states + activations) or inference (weights +
-    KV cache + state); prints it and returns whether it fits (None counts as not shown to fit)."""
+    KV cache + state); prints it and returns False when it does not fit (unknown: True, said in the output)."""
     from sizing.inputs import default_gpu_for, get_gpu
     from sizing.render import render_whole_memory
     from sizing.whole import whole_inference_memory, whole_training_memory
@@ -143,4 +168,36 @@ def whole_memory(source: WholeSource, inference: bool, fmt: str, run_remote_code
     except SizingError as exc:
         raise UserError(str(exc)) from None
     click.echo(render_whole_memory(model, memory, fmt).rstrip("\n"))
-    return bool(memory["fits"])
+    return memory["fits"] is not False  # unknown (a part not modelled) is said, not an exit 3
+
+
+def whole_estimate(source: WholeSource, run_remote_code: bool, kwargs: dict) -> None:
+    """`sizing estimate` of a hybrid, a vision-language model or a model counted by transformers."""
+    from sizing.inputs import default_gpu_for, get_gpu
+    from sizing.render import render_whole_estimate
+    from sizing.training import TrainingRun
+    from sizing.vocabulary import DEFAULT_MFU
+    from sizing.whole import WholeEstimate
+
+    stack_only = {"--recompute": kwargs.get("recompute") not in (None, "none"), "--power": kwargs.get("power_watts")}
+    stack_only |= {"--grid-intensity": kwargs.get("grid_kg_co2_per_kwh"), "--calibration": kwargs.get("calibration")}
+    named = [flag for flag, value in stack_only.items() if value]
+    if named:
+        raise UserError(f"{', '.join(named)} apply to attention + MLP stacks sized by formula, not to {source.name}")
+    model = whole_model(source, kwargs.get("seq_len"), kwargs.get("attention") or "full", run_remote_code)
+    try:
+        gpu = get_gpu(kwargs.get("gpu") or default_gpu_for(None)).key
+        training = None
+        if kwargs.get("tokens") is not None:
+            training = TrainingRun(
+                tokens=kwargs["tokens"],
+                gpu=gpu,
+                dtype=kwargs.get("dtype"),
+                mfu=kwargs.get("mfu") or DEFAULT_MFU,
+                num_gpus=kwargs.get("num_gpus") or 1,
+                price_per_gpu_hour=kwargs.get("price"),
+            )
+        est = WholeEstimate(model, training, gpu if kwargs.get("with_memory", True) else None)
+        click.echo(render_whole_estimate(est, kwargs.get("fmt", "table")), nl=False)
+    except SizingError as exc:
+        raise UserError(str(exc)) from None

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import click
 
-from sizing.cli.common import FORMATS, UserError, quantity
-from sizing.cli.options import Choice, Count
+from sizing.cli.common import UserError
+from sizing.cli.option_layer import option
 from sizing.inputs import GIB, format_int
 
 NOT_MODELLED = "training activation memory of the state mixers (inference memory and FLOPs are modelled)"
@@ -135,28 +135,15 @@ def _render(s: dict, preset) -> str:
 
 
 @click.command()
-@click.option("--preset", default=None, help="A hybrid preset (sizing hybrid --preset x lists them).")
-@click.option("--config", "config_path", default=None, help="A hybrid model's Hugging Face config.json.")
-@click.option("--context", default="4096", show_default=True, help="Context length (tokens, SI suffix ok).")
-@click.option("--batch", type=Count("--batch"), default=1, show_default=True)
-@click.option(
-    "--weight-dtype",
-    type=Choice("--weight-dtype", ("fp32", "bf16", "fp16", "fp8", "int8", "int4")),
-    default="bf16",
-    show_default=True,
-)
-@click.option(
-    "--kv-dtype", type=Choice("--kv-dtype", ("fp32", "bf16", "fp16", "fp8", "int8")), default="bf16", show_default=True
-)
-@click.option(
-    "--ssm-dtype",
-    type=Choice("--ssm-dtype", ("fp32", "bf16", "fp16")),
-    default="fp32",
-    show_default=True,
-    help="Recurrent-state dtype (fp32 as HF's caches and vLLM keep it).",
-)
-@click.option("--gpu", default=None, help="Also the largest batch and context that fit on one GPU (see `sizing gpus`).")
-@click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
+@option("preset", help="A hybrid preset (sizing hybrid --preset x lists them).")
+@option("config", help="A hybrid model's Hugging Face config.json.")
+@option("context", default=4096, help="Context length (tokens).")
+@option("batch", default=1)
+@option("weight_dtype", default="bf16")
+@option("kv_dtype", default="bf16")
+@option("ssm_dtype")
+@option("gpu", help="Also the largest batch and context that fit on one GPU (see `sizing gpus`).")
+@option("format")
 def hybrid(preset, config_path, context, batch, weight_dtype, kv_dtype, ssm_dtype, gpu, fmt):
     """A hybrid SSM / linear-attention model: parameters, layer pattern, FLOPs, and memory
     against context beside an all-attention model of the same shape.
@@ -164,12 +151,10 @@ def hybrid(preset, config_path, context, batch, weight_dtype, kv_dtype, ssm_dtyp
     \b
     Examples:
       sizing hybrid --preset jamba-v0.1 --context 262144 --gpu h100
-      sizing hybrid --config nemotron-h-8b/config.json --context 128K --batch 8 --format json
+      sizing hybrid --config nemotron-h-8b/config.json --context 131072 --batch 8 --format json
     """
-    from sizing.validate import MAX_SEQ_LEN
-
     m, p = _load(preset, config_path)
-    ctx = quantity(context, "--context", MAX_SEQ_LEN)
+    ctx = context
     s = hybrid_summary(m, ctx, batch, weight_dtype, kv_dtype, ssm_dtype)
     if gpu is not None:
         s["fit"] = _fit(m, gpu, ctx, batch, weight_dtype, kv_dtype, ssm_dtype)

@@ -118,16 +118,3 @@ class Quantity(click.ParamType):
 # GPU-hours of a large run to infinity.
 MFU_TYPE = Number("--mfu", MIN_MFU, 1, exclusive_minimum=False, what=MFU_WHAT)
 PRICE_TYPE = Number("--price", 0, MAX_PRICE, exclusive_minimum=False, what=PRICE_WHAT)
-
-
-def option_group(*options):
-    """One decorator applying several click options, listed in the order --help shows them (the
-    order they would be stacked above a command), so a command's options can be grouped by what
-    they are for without changing its help."""
-
-    def apply(command):
-        for option in reversed(options):
-            command = option(command)
-        return command
-
-    return apply

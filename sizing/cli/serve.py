@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 from click.core import ParameterSource
 
-from sizing.cli.common import FORMATS, UserError, model_options, resolve_model
-from sizing.cli.options import Choice
+from sizing.cli.common import UserError, resolve_model
+from sizing.cli.option_layer import model_options, option
 from sizing.cli.serve_options import capacity_options, deployment_options, dtype_options, rate_options, workload_options
 from sizing.inputs import default_gpu_for
 from sizing.render import render_serve
@@ -21,7 +21,7 @@ from sizing.validate import SizingError
 @rate_options
 @deployment_options
 @capacity_options
-@click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
+@option("format")
 def serve(preset, config_path, overrides, fmt, **options):
     """Serving on the roofline: time to first token, time per output token, tokens/s, $/M tokens.
 
@@ -42,17 +42,97 @@ def serve(preset, config_path, overrides, fmt, **options):
     With --rate: the capacity plan instead (continuous batching; replicas x (tp, pp), GPUs, $/M
     tokens), searching tp, the weight and KV dtypes and the batch.
     """
-    model = resolve_model(preset, config_path, overrides)
     missing = [f"--{name}" for name in ("prompt", "output") if options[name] is None]
     if missing:
         raise UserError(f"{' and '.join(missing)} needed, e.g. --prompt 4096 --output 256")
+    if _other_model_answered(preset, fmt, **options):
+        return
+    _refuse_images(options["images"], options["image_size"])
+    model = resolve_model(preset, config_path, overrides)
     options["gpu"] = options["gpu"] or default_gpu_for(model.preset.name if model.preset else None)
     options["weight_dtype"] = _weight_format(options["quant"], options["weight_dtype"])
     if options["rate"] is not None:
         _capacity(model, fmt, **options)
         return
     _refuse_without_rate(options["slo_ttft"], options["slo_tpot"])
+    if _layout_answered(model, fmt, **options):
+        return
     _estimate(model, fmt, **options)
+
+
+def _other_model_answered(preset: str | None, fmt: str, **options) -> bool:
+    """A hybrid or vision-language preset: served on the same step model by sizing.serve.hybrid_vlm
+    (True, printed; exit 3 when it does not fit); any other model: False."""
+    from sizing.hybrid import HYBRID_PRESETS
+    from sizing.vision import VISION_PRESETS, parse_image_size
+
+    name = (preset or "").strip().lower()
+    kind = (
+        "hybrid"
+        if name in {p.name for p in HYBRID_PRESETS}
+        else "vlm"
+        if name in {p.name for p in VISION_PRESETS}
+        else None
+    )
+    if kind is None:
+        return False
+    from sizing.render import render_other_serve
+    from sizing.serve import serve_hybrid, serve_vlm
+
+    args = (name, options["prompt"], options["output"], options["batch"], options["gpu"] or "h100", options["tp"])
+    dtypes = {"weight_dtype": options["weight_dtype"], "kv_dtype": options["kv_dtype"]}
+    try:
+        if kind == "hybrid":
+            _refuse_images(options["images"], options["image_size"])
+            result = serve_hybrid(*args, **dtypes)
+        else:
+            size = parse_image_size(options["image_size"] or "896x896")
+            images = 1 if options["images"] is None else options["images"]
+            result = serve_vlm(*args, **dtypes, images=images, image_size=size)
+    except SizingError as exc:
+        raise UserError(str(exc)) from None
+    click.echo(render_other_serve(result, fmt).rstrip("\n"))
+    if not result.fits:
+        raise SystemExit(3)
+    return True
+
+
+def _refuse_images(images, image_size) -> None:
+    if images is not None or image_size is not None:
+        raise UserError("--images and --image-size apply to a vision-language preset (see `sizing vision`)")
+
+
+def _layout_answered(model, fmt: str, *, gpus, tp: int, **options) -> bool:
+    """--gpus N without --tp: the best layout on N GPUs as `serve-layout` ranks them (TP groups of
+    1..N GPUs as replicas, EP with DP attention, TP x PP), by tokens/s per GPU at the largest batch
+    that fits. Pure TP of t GPUs runs the estimate at --tp t with N/t replicas (False: it goes on);
+    EP + DP attention or a pipeline prints the layout table (True)."""
+    ctx = click.get_current_context()
+    if gpus is None or gpus == 1 or ctx.get_parameter_source("tp") not in (ParameterSource.DEFAULT, None):
+        return False
+    from sizing.render import render_layouts
+    from sizing.serve import compare_layouts, why_best
+
+    counts = tuple(g for g in (1, 2, 4, 8, 16, 32, 64, 128) if g <= gpus and gpus % g == 0)
+    context = options["prompt"] + options["output"]
+    try:
+        steps = compare_layouts(
+            model.config, options["gpu"], context, options["weight_dtype"], options["kv_dtype"], counts
+        )
+    except SizingError as exc:
+        raise UserError(str(exc)) from None
+    if steps and steps[0].layout == "tp":
+        ctx.params["tp"] = steps[0].gpus
+        _estimate(model, fmt, gpus=gpus, tp=steps[0].gpus, **options)
+        return True
+    title = (
+        f"Serving {model.name} on {gpus} x {options['gpu']}: the best layout at context {context}, weights "
+        f"{options['weight_dtype']}, KV {options['kv_dtype']} (decode; --tp picks pure tensor parallelism)"
+    )
+    click.echo(render_layouts(steps, why_best(steps, model.config), fmt, title).rstrip("\n"))
+    if not steps:
+        raise SystemExit(3)
+    return True
 
 
 def _weight_format(quant: str | None, weight_dtype: str) -> str:
@@ -188,9 +268,11 @@ def _capacity(
     try:
         ttft = None if slo_ttft is None else parse_seconds(slo_ttft, "--slo-ttft")
         tpot = None if slo_tpot is None else parse_seconds(slo_tpot, "--slo-tpot")
+        contexts = (model.preset.context, model.preset.serving_context) if model.preset else (None, None)
         plan = plan_capacity(
-            model.config, rate, prompt, output, gpu, ttft, tpot, price, model.name, token_budget, block_size, *effs, mla
-        )
+            model.config, rate, prompt, output, gpu, ttft, tpot, price, model.name,
+            token_budget, block_size, *effs, mla, *contexts,
+        )  # fmt: skip
     except SizingError as exc:
         raise UserError(str(exc)) from None
     click.echo(render_capacity(plan, fmt).rstrip("\n"))

@@ -4,19 +4,13 @@ from __future__ import annotations
 
 import click
 
-from sizing.cli.options import Count
+from sizing.cli.option_layer import option
 
 
 @click.command()
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (this machine only by default).")
-@click.option(
-    "--port",
-    type=Count("--port", minimum=0, maximum=65535),
-    default=8765,
-    show_default=True,
-    help="TCP port to listen on (0: any free port).",
-)
-@click.option("--open", "open_browser", is_flag=True, help="Open the page in the default browser.")
+@option("host")
+@option("port")
+@option("open")
 def ui(host, port, open_browser):
     """The calculator in a browser: every question of the CLI on one page, with charts.
 

@@ -10,95 +10,41 @@ from __future__ import annotations
 import click
 from click.core import ParameterSource
 
-from sizing.cli.common import FORMATS, UserError, resolve_model
-from sizing.cli.options import Choice, Count
+from sizing.cli.common import UserError, resolve_model
+from sizing.cli.option_layer import option, options
+from sizing.cli.progress import download_progress
+from sizing.cli.spec_table_commands import VERIFY_CHECKS
 from sizing.inputs import PRESETS, format_int
 from sizing.render import csv_text, heading, table
-from sizing.validate import MAX_SEQ_LEN, SizingError
-from sizing.vocabulary import FLOP_COUNTERS
+from sizing.validate import SizingError
 
 INSTALL_HINT = "sizing verify needs torch: pip install 'transformer-sizing[verify]'"
 
 # ---- checks hook -------------------------------------------------------------------------
-# One boolean flag per check, in run order: (name, help). With no flag, every check listed
-# here runs. To add one: append it here and register a function of the same name in
-# reference_model.verify.registry.CHECKS; check-specific options (--seq-len, --counter: the FLOP
-# check's) are passed on to every check as keyword arguments (`check_options` below) and
-# given on the command line only when their check runs.
-CHECK_FLAGS: tuple[tuple[str, str], ...] = (
-    ("params", "Parameters by component: formula vs numel() of the model built on the meta device."),
-    (
-        "flops",
-        "Matmul FLOPs by component, forward and forward+backward: full size on meta (FlopCounterMode) "
-        "and toy size on CPU (FlopCounterMode and fvcore, plus a checkpointed re-run).",
-    ),
-    (
-        "memory",
-        "Memory on a toy-size copy (same switches): saved activations (math, sdpa, full recompute), "
-        "KV cache of generate(), weights/grads/AdamW state vs sizing.memory.",
-    ),
-)
+# One boolean flag per check, in run order, declared in sizing/cli/spec_table_commands.py
+# (VERIFY_CHECKS); with no flag, every check listed there runs. To add one: append it there and
+# register a function of the same name in reference_model.verify.registry.CHECKS; check-specific
+# options (--seq-len, --counter: the FLOP check's) are passed on to every check as keyword
+# arguments (`check_options` below) and given on the command line only when their check runs.
+CHECK_FLAGS = VERIFY_CHECKS
 
 
-def _check_flag_options(func):
-    for name, help_text in reversed(CHECK_FLAGS):
-        func = click.option(f"--{name}", f"check_{name}", is_flag=True, default=False, help=help_text)(func)
-    return func
-
-
-# --preset is repeatable here (several models in one run), which the shared
-# `common.model_options` (one --preset) cannot express, so its three options are spelled out
-# with the same names and help; each model still goes through `resolve_model`.
+# --preset is repeatable here (several models in one run): the shared option, `multiple`.
 @click.command()
-@_check_flag_options
-@click.option(
-    "--preset", "-p", "presets", metavar="NAME", multiple=True, help="A preset name (see `sizing presets`); repeatable."
+@options(*(option(f"check_{name}") for name, _ in CHECK_FLAGS))
+@option("preset", dest="presets", multiple=True, help="A preset name (see `sizing presets`); repeatable.")
+@option("all")
+@option("config")
+@option("set", help="Override a config field, e.g. --set n_layers=48 (repeatable; applies to every model).")
+@option(
+    "seq_len",
+    help="FLOP check: tokens per sequence at full size (default: the preset's training context, else 2048; at "
+    "most a learned position table).",
 )
-@click.option("--all", "all_presets", is_flag=True, help="Every preset.")
-@click.option(
-    "--config",
-    "config_path",
-    metavar="PATH",
-    help="A Hugging Face config.json or this tool's JSON config. Never executes code.",
-)
-@click.option(
-    "--set",
-    "overrides",
-    metavar="FIELD=VALUE",
-    multiple=True,
-    help="Override a config field, e.g. --set n_layers=48 (repeatable; applies to every model).",
-)
-@click.option(
-    "--seq-len",
-    "-T",
-    type=Count("--seq-len", 1, MAX_SEQ_LEN),
-    help="FLOP check: tokens per sequence "
-    "at full size (default: the preset's training context, else 2048; at most a learned position table).",
-)
-@click.option(
-    "--counter",
-    type=Choice("--counter", FLOP_COUNTERS),
-    default="both",
-    show_default=True,
-    help="FLOP check: which counter(s) to run (fvcore runs only at toy size, on CPU).",
-)
-@click.option(
-    "--parallel",
-    "check_parallel",
-    is_flag=True,
-    help="FSDP2 and DTensor tensor parallelism on torch's fake process group (one process, CPU): "
-    "per-rank parameter, gradient, AdamW and activation bytes and every collective of a step vs "
-    "sizing.parallel, on the probe's own toy layouts (no model needed).",
-)
-@click.option(
-    "--hybrid",
-    "check_hybrid",
-    is_flag=True,
-    help="Hybrid mixers (Mamba-2, gated DeltaNet) and vision towers of the `sizing hybrid` / `sizing vision` "
-    "presets vs their plain-PyTorch builds: params, FLOPs, state bytes, chunked scan = recurrence "
-    "(no model needed; --all includes it).",
-)
-@click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
+@option("counter")
+@option("check_parallel")
+@option("check_hybrid")
+@option("format")
 @click.pass_context
 def verify(
     ctx, presets, all_presets, config_path, overrides, seq_len, counter, fmt, check_parallel, check_hybrid, **flags
@@ -114,12 +60,13 @@ def verify(
       sizing verify --all --format markdown
       sizing verify --params --config config.json --set n_layers=4
     """
-    if check_hybrid and not (presets or all_presets or config_path or any(flags.values()) or check_parallel):
-        return _verify_hybrid(fmt)
-    if check_parallel and not (presets or all_presets or config_path or any(flags.values())):
-        return _verify_parallel(fmt)
-    models = _models(presets, all_presets, config_path, overrides)
-    checks = [name for name, _ in CHECK_FLAGS if flags.get(f"check_{name}")] or [name for name, _ in CHECK_FLAGS]
+    standalone = [name for name, on in (("parallel", check_parallel), ("hybrid", check_hybrid or all_presets)) if on]
+    if standalone and not (presets or all_presets or config_path or any(flags.values())):
+        models, checks = [], []  # --parallel and/or --hybrid alone: no model needed
+    else:
+        with download_progress(fmt):  # a hub id's config.json: the hub's own bar on a terminal
+            models = _models(presets, all_presets, config_path, overrides)
+        checks = [name for name, _ in CHECK_FLAGS if flags.get(f"check_{name}")] or [name for name, _ in CHECK_FLAGS]
     given = [
         option
         for option, name in (("--seq-len", "seq_len"), ("--counter", "counter"))
@@ -144,46 +91,29 @@ def verify(
         import torch  # noqa: F401  (only to say how to install it: the reference model needs it)
     except ImportError:
         raise UserError(INSTALL_HINT) from None
-    from reference_model.verify import run_checks
+    from reference_model.verify import check_units
 
-    results = run_checks(models, checks, **check_options)
-    if check_parallel:
-        from reference_model.verify import verify_parallel
-
-        results.append(verify_parallel())
-    if check_hybrid or all_presets:
-        from reference_model.verify import verify_hybrid_presets
-
-        results.extend(verify_hybrid_presets())
+    results = _run(check_units(models, checks, standalone, **check_options), fmt)
     click.echo(_render(results, fmt), nl=False)
     if not all(r.ok for r in results):
         raise SystemExit(1)
 
 
-def _verify_hybrid(fmt):
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        raise UserError(INSTALL_HINT) from None
-    from reference_model.verify import verify_hybrid_presets
+def _run(units, fmt) -> list:
+    """Every unit on every CPU (reference_model/verify/runner.py), the results in the serial
+    order; on a terminal a bar counts the checks and a mismatch is written as it is found."""
+    from reference_model.verify import iter_checks, ordered
+    from sizing.cli.progress import progress_bar
 
-    results = verify_hybrid_presets()
-    click.echo(_render(results, fmt), nl=False)
-    if not all(r.ok for r in results):
-        raise SystemExit(1)
-
-
-def _verify_parallel(fmt):
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        raise UserError(INSTALL_HINT) from None
-    from reference_model.verify import verify_parallel
-
-    result = verify_parallel()
-    click.echo(_render([result], fmt), nl=False)
-    if not result.ok:
-        raise SystemExit(1)
+    finished = []
+    with progress_bar(sum(unit.size for unit in units), "verify", fmt) as bar:
+        for unit, results in iter_checks(units):
+            finished.append((unit, results))
+            for r in results:
+                if not r.ok:
+                    bar.note(f"MISMATCH {r.model} ({r.check})")
+            bar.advance(unit.size, unit.label)
+    return ordered(finished)
 
 
 def _models(presets, all_presets, config_path, overrides):

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from fractions import Fraction
 from functools import cached_property
 
 from sizing.formulas.flops_attention import (  # noqa: F401  (re-exported: sizing.formulas.flops is their public home)
@@ -233,8 +232,8 @@ FLOP_TERMS: tuple[FlopTerm, ...] = (
 
 def per_token(total: int, seq_len: int) -> int | float:
     """Exact integer when T divides it (always, except causal with a sliding window)."""
-    value = Fraction(total, seq_len)
-    return int(value) if value.denominator == 1 else float(value)
+    whole, rest = divmod(total, seq_len)
+    return whole if rest == 0 else total / seq_len  # int / int is correctly rounded, as float(Fraction) is
 
 
 @dataclass(frozen=True)
@@ -272,6 +271,12 @@ def flop_components(cfg: ModelConfig, seq_len: int, attention: str = "full") -> 
                 )
             )
     return rows
+
+
+def forward_flops(cfg: ModelConfig, seq_len: int, attention: str = "full") -> int:
+    """Forward matmul FLOPs of one sequence: the sum of flop_components' forward, without their
+    formula text or per-token values (FlopBreakdown.forward; sweeps call it for thousands of configs)."""
+    return sum(term.flops(cfg, seq_len, attention) for term in FLOP_TERMS if term.present(cfg))
 
 
 @dataclass(frozen=True)
@@ -336,7 +341,11 @@ def decode_keys(cfg: ModelConfig, context: int) -> int:
 
 
 def _weight_flops_per_token(cfg: ModelConfig) -> int:
-    return sum(c.forward_per_token for c in flop_components(cfg, 1) if c.key not in KEY_SCALED_KEYS)
+    """Every weight matmul of one token: the components at T = 1 less QK^T and AV (from the
+    FLOP_TERMS functions, without their formula text: a serving search calls it thousands of times)."""
+    return sum(
+        term.flops(cfg, 1, "full") for term in FLOP_TERMS if term.present(cfg) and term.key not in KEY_SCALED_KEYS
+    )
 
 
 def index_decode_flops_per_token(cfg: ModelConfig, context: int) -> int:

@@ -14,6 +14,7 @@ _LAZY = {
     "active_params": "sizing.hybrid.model",
     "all_attention_kv_bytes": "sizing.hybrid.memory",
     "decode_flops_per_token": "sizing.hybrid.model",
+    "prefill_flops": "sizing.hybrid.model",
     "hybrid_from_hf_config": "sizing.hybrid.hf_2025",
     "hybrid_inference_memory": "sizing.hybrid.memory",
     "hybrid_preset": "sizing.hybrid.presets",

@@ -9,8 +9,9 @@ not divide L: first and last lighter), 1F1B or interleaved with v = 2, 4, 8 chun
 layers of the fullest stage); cp a power of two up to 8 dividing T (flash attention only; its
 ring is costed, not free); dp = N / (tp pp cp) dividing the global batch, m = global batch / dp
 micro-batches (gradient accumulation), at least pp; ZeRO-1, or FSDP (ZeRO-3 per parameter);
-for MoE, ep the largest power of two dividing E and dp x cp; recomputation none, selective or
-full unless one is asked for; micro-batch 1.
+for MoE, ep the largest power of two dividing E and the stage's tp x cp x dp ranks, with expert
+tensor parallelism 1 (Megatron-Core's expert grid: sizing.parallel.layout); recomputation none,
+selective or full unless one is asked for; micro-batch 1.
 
 With the per-operation step model (the default), every candidate's step time is predicted
 first (memoised per block shape), and memory is checked in order of predicted time: the first
@@ -23,12 +24,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from itertools import product
 
-from sizing.inputs import ModelConfig, as_config, get_gpu
+from sizing.inputs import ModelConfig, Workload, as_config, as_workload, get_gpu
 from sizing.memory import layout_runtime_reserve
-from sizing.parallel.batches import FINETUNE_GLOBAL_BATCH
+from sizing.parallel.batches import FINETUNE_GLOBAL_BATCH, default_global_batch
 from sizing.parallel.layout import GPUS_PER_NODE, ParallelLayout
-from sizing.parallel.memory import Workload, most_loaded
-from sizing.parallel.plan import ParallelPlan, parallel_plan
+from sizing.parallel.memory import most_loaded
+from sizing.parallel.plan import ParallelPlan, parallel_plan, plan_workload
 from sizing.parallel.schedule import stage_split
 from sizing.parallel.stepdata import has_constants
 from sizing.parallel.steptime import StepOptions, predict_step
@@ -71,7 +72,7 @@ def candidate_layouts(
                 m = global_batch // dp
                 if pp > 1 and m < pp:
                     continue
-                ep = _largest_power_of_two_dividing(cfg.n_experts, dp * cp) if cfg.is_moe else 1
+                ep = _largest_power_of_two_dividing(cfg.n_experts, tp * cp * dp) if cfg.is_moe else 1
                 fullest = max(stage_split(cfg.n_layers, pp))
                 chunks = [1] + ([v for v in (2, 4, 8) if v <= fullest] if pp > 1 else [])
                 for v, fsdp in product(chunks, (None, "full") if dp * cp > 1 else (None,)):
@@ -83,6 +84,7 @@ def candidate_layouts(
                             pp=pp,
                             cp=cp,
                             ep=ep,
+                            etp=1,
                             zero=1 if dp * cp > 1 and fsdp is None else 0,
                             fsdp=fsdp,
                             sequence_parallel=tp > 1,
@@ -114,137 +116,130 @@ class SearchResult:
 
 def search_layout(
     cfg: ModelConfig,
-    seq_len: int,
-    global_batch: int,
-    gpus: int | None = None,
+    work: Workload,
     max_gpus: int = MAX_SEARCH_GPUS,
-    recompute: str | None = None,
     base: ParallelLayout | None = None,
     **plan_options,
 ) -> SearchResult:
-    """The best fitting plan on exactly `gpus` GPUs, or on the fewest GPUs up to `max_gpus`.
-    `cfg` may also be a Preset or a preset name."""
+    """The best fitting plan for `work` on exactly work.gpus GPUs, or on the fewest GPUs up to
+    `max_gpus` when work.gpus is None; at work.global_batch sequences per step (None: the default
+    of sizing.parallel.batches), trying every recompute mode when work.recompute is None. `cfg`
+    may also be a Preset or a preset name; plan_options are parallel_plan's (gpu, mfu, ...).
+    Questions ask sizing.parallel.predict_run, which also tries the batch rounded to the GPUs."""
     cfg = as_config(cfg)
-    cfg.check_context(require_int("seq_len", seq_len), "seq_len")
-    require_int("global_batch", global_batch)
+    work = as_workload(work)
+    cfg.check_context(work.seq_len, "seq_len")
     if base is not None and not isinstance(base, ParallelLayout):
         raise SizingError(f"base ({show(base)}) must be a ParallelLayout")
-    if gpus is not None:
-        require_int("gpus", gpus)
     require_int("max_gpus", max_gpus, 1, MAX_SEARCH_GPUS)
     base = base or ParallelLayout()
-    impl = plan_options.get("attention_impl", "flash")
-    modes = RECOMPUTE_MODES if recompute is None else (recompute,)
-    counts = (gpus,) if gpus is not None else tuple(_powers_of_two(max_gpus))
+    global_batch = work.global_batch or default_global_batch(work.seq_len)
+    modes = RECOMPUTE_MODES if work.recompute is None else (work.recompute,)
+    counts = (work.gpus,) if work.gpus is not None else tuple(_powers_of_two(max_gpus))
     tried = 0
     constant = plan_options.get("mfu") is not None or plan_options.get("compute_efficiency") is not None
     fast = not constant and has_constants(get_gpu(plan_options.get("gpu", "h100")).key)
     for world in counts:
+        layouts = candidate_layouts(cfg, work.seq_len, world, global_batch, work.attention_impl, base)
+        tried += len(layouts)
+        at = work.with_(gpus=world, global_batch=global_batch)
         if fast:
-            layouts = candidate_layouts(cfg, seq_len, world, global_batch, impl, base)
-            tried += len(layouts)
-            best = _fastest_fitting(cfg, layouts, seq_len, modes, plan_options)
-            if best is not None:
-                return SearchResult(best, tried, counts[: counts.index(world) + 1])
-            continue
-        fitting = []
-        for layout in candidate_layouts(cfg, seq_len, world, global_batch, impl, base):
-            tried += 1
-            fitting += _fitting_plans(cfg, layout, seq_len, modes, plan_options)
-        if fitting:
-            best = min(fitting, key=lambda p: (p.step_seconds, p.per_gpu_bytes))
+            best = _fastest_fitting(cfg, layouts, at, modes, plan_options)
+        else:
+            fitting = [plan for layout in layouts for plan in _fitting_plans(cfg, layout, at, modes, plan_options)]
+            best = min(fitting, key=lambda p: (p.step_seconds, p.per_gpu_bytes)) if fitting else None
+        if best is not None:
             return SearchResult(best, tried, counts[: counts.index(world) + 1])
     return SearchResult(None, tried, counts)
 
 
-def _fastest_fitting(cfg: ModelConfig, layouts: list, seq_len: int, modes, plan_options: dict):
+def _fastest_fitting(cfg: ModelConfig, layouts: list, work: Workload, modes, plan_options: dict):
     """The plan of the fastest (layout, recompute) by predicted step time that fits in memory."""
     gpu = get_gpu(plan_options.get("gpu", "h100"))
-    impl = plan_options.get("attention_impl", "flash")
-    work = dict(precision=plan_options.get("precision", "bf16-mixed"), optimizer=plan_options.get("optimizer", "adamw"))
     options = plan_options.get("step_options") or StepOptions()
     timed = []
     for i, layout in enumerate(layouts):
         try:
-            layout.check_model(cfg, seq_len, impl)
+            layout.check_model(cfg, work.seq_len, work.attention_impl)
         except SizingError:
             continue
         for mode in modes:
             # under flash attention selective recomputation costs nothing (its backward recomputes
             # the scores anyway): time it as none, ordered just after it
             same = mode == "selective" and options.attention_kernel == "flash"
-            seconds = predict_step(cfg, layout, seq_len, gpu.key, "none" if same else mode, options).step_seconds
+            seconds = predict_step(cfg, layout, work.seq_len, gpu.key, "none" if same else mode, options).step_seconds
             timed.append((seconds, same, i, mode))
     for _, _, i, mode in sorted(timed):
-        lay = layouts[i]
-        _, terms = most_loaded(cfg, lay, Workload(seq_len, recompute=mode, attention_impl=impl, **work))
-        reserve = layout_runtime_reserve(lay.dp, lay.tp, lay.pp, lay.cp, lay.ep).total_bytes  # as plan.fits
+        lay = replace(layouts[i], finetune=work.finetune)
+        _, terms = most_loaded(cfg, lay, plan_workload(work.with_(recompute=mode), plan_options.get("step_options")))
+        reserve = layout_runtime_reserve(lay.dp, lay.tp, lay.pp, lay.cp, lay.ep, lay.etp).total_bytes  # as plan.fits
         if terms["total_bytes"] + reserve <= gpu.memory_bytes:
-            return parallel_plan(cfg, layouts[i], seq_len, recompute=mode, **plan_options)
+            return parallel_plan(cfg, layouts[i], work.with_(recompute=mode), **plan_options)
     return None
 
 
-def _fitting_plans(cfg: ModelConfig, layout: ParallelLayout, seq_len: int, modes, plan_options: dict) -> list:
+def _fitting_plans(cfg: ModelConfig, layout: ParallelLayout, work: Workload, modes, plan_options: dict) -> list:
     """The plans of `layout` that fit, one per recompute mode. Memory first (cheap), the plan
     (collectives, step) only for what fits; full recomputation saves the most, so when it does
     not fit no mode does."""
     gpu = get_gpu(plan_options.get("gpu", "h100"))
-    work = dict(precision=plan_options.get("precision", "bf16-mixed"), optimizer=plan_options.get("optimizer", "adamw"))
-    impl = plan_options.get("attention_impl", "flash")
     try:
-        layout.check_model(cfg, seq_len, impl)
+        layout.check_model(cfg, work.seq_len, work.attention_impl)
     except SizingError:
         return []
-    ordered = sorted(modes, key=lambda m: m != "full")
+    lay = replace(layout, finetune=work.finetune)
     out = []
-    for mode in ordered:
-        _, terms = most_loaded(cfg, layout, Workload(seq_len, recompute=mode, attention_impl=impl, **work))
-        reserve = layout_runtime_reserve(layout.dp, layout.tp, layout.pp, layout.cp, layout.ep).total_bytes
+    for mode in sorted(modes, key=lambda m: m != "full"):
+        _, terms = most_loaded(cfg, lay, plan_workload(work.with_(recompute=mode), plan_options.get("step_options")))
+        reserve = layout_runtime_reserve(layout.dp, layout.tp, layout.pp, layout.cp, layout.ep, layout.etp).total_bytes
         if terms["total_bytes"] + reserve > gpu.memory_bytes:
             if mode == "full":
                 return []
             continue
-        out.append(parallel_plan(cfg, layout, seq_len, recompute=mode, **plan_options))
+        out.append(parallel_plan(cfg, layout, work.with_(recompute=mode), **plan_options))
     return out
 
 
-# What else could fit on the same GPUs, each a (label, layout changes, plan option changes).
+# What else could fit on the same GPUs, each a (label, layout changes, workload changes).
 ALTERNATIVES: tuple[tuple[str, dict, dict], ...] = (
     ("optimizer states offloaded to CPU", {"offload_optimizer": True}, {}),
     ("pure bf16 (no fp32 master copy)", {}, {"precision": "bf16"}),
     ("8-bit Adam", {}, {"optimizer": "adam8bit"}),
     ("pure bf16 and 8-bit Adam", {}, {"precision": "bf16", "optimizer": "adam8bit"}),
-    ("LoRA (r 16, all linears)", {"finetune": "lora"}, {}),
-    ("QLoRA (NF4 base, r 16, all linears)", {"finetune": "qlora"}, {}),
+    ("LoRA (r 16, all linears)", {}, {"finetune": "lora"}),
+    ("QLoRA (NF4 base, r 16, all linears)", {}, {"finetune": "qlora"}),
+)
+# The alternatives that change how the model is trained or held, not only its numbers.
+LAYOUT_ALTERNATIVES = frozenset(
+    label for label, layout_changes, work_changes in ALTERNATIVES if layout_changes or "finetune" in work_changes
 )
 
 
 def would_fit(
     cfg: ModelConfig,
-    seq_len: int,
-    global_batch: int,
-    gpus: int,
-    recompute: str | None = None,
+    work: Workload,
     base: ParallelLayout | None = None,
     more_gpus: bool = True,
     **plan_options,
 ) -> list[tuple[str, ParallelPlan | None]]:
-    """(what, the best plan with it) for each alternative that fits on `gpus` GPUs (LoRA and
+    """(what, the best plan with it) for each alternative that fits on work.gpus GPUs (LoRA and
     QLoRA at FINETUNE_GLOBAL_BATCH), and the fewest GPUs that fit as asked (`more GPUs`)."""
+    work = as_workload(work)
+    if work.gpus is None:
+        raise SizingError("would_fit needs the GPUs asked about: Workload(..., gpus=N)")
     base = base or ParallelLayout()
+    global_batch = work.global_batch or default_global_batch(work.seq_len)
     out = []
-    for label, layout_changes, option_changes in ALTERNATIVES:
-        options = {**plan_options, **option_changes}
+    for label, layout_changes, work_changes in ALTERNATIVES:
         # a fine-tuning hint at a fine-tuning batch (one the GPU count divides), never above the one asked for
-        finetune = "finetune" in layout_changes
-        batch = min(global_batch, max(FINETUNE_GLOBAL_BATCH, gpus)) if finetune else global_batch
-        result = search_layout(
-            cfg, seq_len, batch, gpus, recompute=recompute, base=replace(base, **layout_changes), **options
-        )
+        finetune = "finetune" in work_changes
+        batch = min(global_batch, max(FINETUNE_GLOBAL_BATCH, work.gpus)) if finetune else global_batch
+        asked = work.with_(global_batch=batch, **work_changes)
+        result = search_layout(cfg, asked, base=replace(base, **layout_changes), **plan_options)
         if result.best is not None:
             out.append((label, result.best))
     if more_gpus:
-        result = search_layout(cfg, seq_len, global_batch, None, recompute=recompute, base=base, **plan_options)
-        if result.best is not None and result.best.layout.world > gpus:
+        result = search_layout(cfg, work.with_(gpus=None), base=base, **plan_options)
+        if result.best is not None and result.best.layout.world > work.gpus:
             out.append((f"{result.best.layout.world} GPUs", result.best))
     return out

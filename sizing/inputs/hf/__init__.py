@@ -5,6 +5,7 @@
 _LAZY = {
     "MODEL_TYPE_ALIASES": "sizing.inputs.hf.families_2025",
     "SUPPORTED_MODEL_TYPES": "sizing.inputs.hf.read",
+    "SHOW_DOWNLOAD_PROGRESS": "sizing.inputs.hf.hub",
     "_get": "sizing.inputs.hf.fields",
     "_read_json_object": "sizing.inputs.hf.config_file",
     "first_dense_from_types": "sizing.inputs.hf.families_2025",
