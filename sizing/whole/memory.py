@@ -89,5 +89,13 @@ def whole_training_memory(
         "model_states_bytes": sum(states.values()),
         "activations_bytes": activations,
         "total_bytes": total,
-        "fits": None if total is None else total <= free,
+        "fits": _fits(total, sum(states.values()), free),
     }
+
+
+def _fits(total: int | None, known_part: int, free: int) -> bool | None:
+    """True / False against the free bytes; None when a part is not modelled, unless the known part
+    alone does not fit (then False)."""
+    if total is not None:
+        return total <= free
+    return False if known_part > free else None
