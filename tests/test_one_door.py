@@ -149,3 +149,16 @@ def test_remote_code_runs_only_with_the_flag(tmp_path):
     (tmp_path / "configuration_mine.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
     out = CliRunner().invoke(main, ["estimate", "--config", str(path), "--seq-len", "16"])
     assert out.exit_code == 2 and not marker.exists()  # without the flag, nothing of the folder ran
+
+
+def test_the_hubs_infinite_dt_clamp_is_read_and_no_other_infinity(tmp_path):
+    """transformers saves Mamba-2's default dt clamp (0, inf) as [0.0, Infinity] (Nemotron-H, Granite
+    4.0-H): that field is read; an Infinity anywhere else is refused naming its key."""
+    path = FIXTURES / "hf_configs_2025" / "toy__nemotron_h-moe.json"
+    assert "Infinity" in path.read_text()
+    counted = json.loads((FIXTURES / "hf_counts_2025.json").read_text())["counts"][path.stem]["total"]
+    assert estimate_json("--config", str(path), "--seq-len", "64")["params"]["total"] == counted == 3_346_096
+    bad = tmp_path / "config.json"
+    bad.write_text(path.read_text().replace('"vocab_size"', '"rope_theta": Infinity, "vocab_size"', 1))
+    out = CliRunner().invoke(main, ["estimate", "--config", str(bad), "--seq-len", "64"])
+    assert out.exit_code == 2 and "Infinity in 'rope_theta'" in out.output
