@@ -127,7 +127,8 @@ def test_the_ui_form_is_the_clis_options():
         cli = [
             o
             for o in command_options(_commands()[endpoint])
-            if o["key"] not in (*MODEL_KEYS, "format", "config") and o["metavar"] not in ("PATH", "FILE", "DIR")
+            if o["key"] not in (*MODEL_KEYS, "format", "config", "run-remote-code")
+            and o["metavar"] not in ("PATH", "FILE", "DIR")
         ]
         assert form == cli, endpoint
 

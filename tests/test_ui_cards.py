@@ -223,9 +223,13 @@ def test_a_layout_in_words():
     )
 
 
-@pytest.mark.parametrize(("endpoint", "key"), [("serve", "trace"), ("parallel", "calibration"), ("estimate", "config")])
+@pytest.mark.parametrize(
+    ("endpoint", "key"),
+    [("serve", "trace"), ("parallel", "calibration"), ("estimate", "config"), ("estimate", "run-remote-code")],
+)
 def test_an_option_that_names_a_server_file_is_never_the_webs(endpoint, key):
-    """--trace, --calibration, --config read a file where the server runs: a page cannot name one."""
+    """--trace, --calibration, --config read a file where the server runs: a page cannot name one; nor can
+    it make the server run a repository's model code (--run-remote-code)."""
     with pytest.raises(ApiError, match=f"^{key} is not an option of `sizing {endpoint}`"):
         command_args(endpoint, [("preset", "llama2-7b"), (key, "/etc/passwd")])
     assert key not in {o["key"] for o in lists()["options"][endpoint]}

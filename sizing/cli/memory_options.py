@@ -56,14 +56,8 @@ inference_options = options(
         "images",
         default=None,
         help="Inference, a vision-language preset: images in each prompt (their tokens join it).  [default: 1]",
-        needs=INFERENCE,
     ),
-    option(
-        "image_size",
-        default=None,
-        help="Inference, a vision-language preset: HEIGHTxWIDTH.  [default: 896x896]",
-        needs=INFERENCE,
-    ),
+    option("image_size", default=None, help="Inference, a vision-language preset: HEIGHTxWIDTH.  [default: 896x896]"),
     option(
         "quant",
         help="Inference: a deployed weight format (GPTQ/AWQ, MXFP4, NVFP4, fp8, GGUF) with its real "

@@ -82,6 +82,9 @@ _add("like", ("--like",), "model", "The family of the shapes (vocab, MLP, norm, 
 _add("draft", ("--draft",), "model", "A draft model preset (same vocabulary); default: MTP heads.", metavar="PRESET",
      names="presets")  # fmt: skip
 _add("all", ("--all",), "model", "Every preset.", is_flag=True, dest="all_presets")
+_add("run_remote_code", ("--run-remote-code",), "model",
+     "Run the Python code a trust_remote_code model ships in its repository (config.json auto_map) to build it "
+     "on the meta device. Without it no model code is ever run. Only for code you trust.", is_flag=True)  # fmt: skip
 
 # ---------------------------------------------------------------- data and context
 _add("seq_len", ("--seq-len", "-T"), "data", "Tokens per sequence.", _count("--seq-len", maximum=MAX_SEQ_LEN))
