@@ -11,7 +11,8 @@ CONVENTIONS = {
     "narayanan-hfu": "TFLOP/s by 96Bslh²(1+s/6h+V/16lh): counts the recompute forward",
     "time": "iteration time as published",
     "model": "MFU with model FLOPs (no recompute): the step it implies",
-    "tokens": "tokens/s per GPU as logged",
+    "tokens": "tokens/s per GPU as logged (or GPU-hours per token)",
+    "megatron-mfu": "MFU with Megatron-LM's FLOP count (2025): the step it implies",
 }
 
 
