@@ -54,6 +54,7 @@ __all__ = [
     "recompute_times",
 ]
 
+
 def attention_projections(cfg: ModelConfig, hw: Hardware, fwd: Times, bwd: Times, t: int, tp: int) -> None:
     d = cfg.d_model
     if cfg.kv_lora_rank is not None:  # MLA (DeepSeek-V2 sec. 2.1): down- and up-projections
