@@ -53,6 +53,10 @@ def test_pipeline_schedule_formulas():
     assert pipeline_seconds([1.0] * 4, 8, 2) == 8 + 3 / 2
     # uneven: the slowest stage sets the steady state, each stage is paid once in fill and drain
     assert pipeline_seconds([1.0, 2.0, 1.0], 4, 1) == 3 * 2.0 + 4.0
+    # zero-bubble (ZB1P) fills the bubble with weight gradients: (p - 1)(F + B - 2W) = (1 - 2w) of
+    # 1F1B's; DualPipe (p/2 - 1)(F&B + B - 3W) with F = t/3: (p/2 - 1)/(p - 1) (5/3 - 3w) of it
+    assert pipeline_seconds([1.0] * 4, 8, 1, "zero-bubble", 1 / 3) == pytest.approx(8 + 3 / 3)
+    assert pipeline_seconds([1.0] * 16, 8, 1, "dualpipe", 1 / 3) == pytest.approx(8 + 7 * (5 / 3 - 1))
 
 
 def test_alpha_beta_link():
@@ -310,3 +314,40 @@ def test_any_layout_gives_a_finite_consistent_step(tp, pp, cp, dp, extra, v, mod
     assert sum(pred.stage_layers) == 40
     if pp == 1:
         assert pred.seconds["bubble"] == 0.0
+
+
+def test_megatron_flop_count_of_mixtral():
+    """Megatron-LM's count (2025-03) for one 4,096-token Mixtral 8x22B sequence: 12 s L h^2 times
+    attention (1 + 8/48 + 4096 / (2 x 6144)), experts 16384 x 2 x 3/2 / 6144, logits 32768 / (2 x 56 x 6144)."""
+    from sizing.parallel.megatron_flops import megatron_iteration_flops
+
+    cfg = get_preset("mixtral-8x22b").config
+    h, s, layers = 6144, 4096, 56
+    bracket = (1 + 8 / 48 + s / h / 2) + 16384 * 2 * 1.5 / h + 32768 / (2 * layers * h)
+    assert megatron_iteration_flops(cfg, s, 1) == pytest.approx(12 * s * layers * h * h * bracket)
+
+
+def test_expert_gradients_reduce_over_the_expert_data_parallel_group():
+    """tp 2 x dp 64 with ep 8 (etp 1): dense gradients reduce over the 64 dp ranks (2 apart, 4 per
+    node), the routed experts' over edp = 128 / 8 = 16 ranks 8 apart (one per node, one NIC)."""
+    from sizing.parallel.exposed import reduction_seconds
+    from sizing.parallel.stepdata import stack
+
+    lay = ParallelLayout(dp=64, tp=2, ep=8, zero=1, sequence_parallel=True)
+    st, opts = stack("megatron-core"), StepOptions()
+    gpu, consts = get_gpu("h100"), gpu_constants("h100-sxm")
+    dense = group_link(gpu, consts, 64, 2, 8)
+    expert = group_link(gpu, consts, 16, 8, 8)
+    want = dense.seconds("reduce_scatter", 1e8 * 4, 64) + dense.seconds("all_gather", 1e8 * 2, 64)
+    want += expert.seconds("reduce_scatter", 1e9 * 4, 16) + expert.seconds("all_gather", 1e9 * 2, 16)
+    assert reduction_seconds(lay, "h100-sxm", opts, st, 1.1e9, 1e9) == pytest.approx(want)
+    assert expert.gbs < dense.gbs  # one NIC per rank against four
+
+
+MOE_ROWS = [r for r in ROWS if r["source_id"] in ("moe-parallel-folding", "deepseek-v2", "deepseek-v3")]
+
+
+def test_mixture_of_experts_rows_in_sample():
+    """61 published MoE runs: median |error| <= 8%, none beyond 30% (with the fitted overheads)."""
+    assert len(MOE_ROWS) == 61
+    assert median_abs_error(MOE_ROWS) <= 0.08 and max(abs(r["error"]) for r in MOE_ROWS) <= 0.30

@@ -230,7 +230,7 @@ def error_rows() -> list[dict]:
             "group": run.group,
             "source_id": run.source_id,
             "gpu": run.gpu,
-            "layout": run.layout.label(),
+            "layout": _layout_label(run),
             "recompute": run.recompute,
             "stack": run.options.stack,
             "predicted_step_seconds": pred.step_seconds,
@@ -254,6 +254,12 @@ def error_rows() -> list[dict]:
             row["predicted_days"] = steps * pred.step_seconds / SECONDS_PER_DAY
         out.append(row)
     return out
+
+
+def _layout_label(run: PublishedRun) -> str:
+    """The layout as ParallelLayout labels it, with the pipeline schedule the run states."""
+    label = run.layout.label()
+    return label.replace("1f1b", run.options.schedule) if run.options.schedule else label
 
 
 def cv_table() -> list[dict]:

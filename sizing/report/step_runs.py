@@ -39,6 +39,20 @@ def cv_summary_rows(summary: dict, by_publication: dict) -> list[dict]:
     return out
 
 
+def cv_kind_rows(by_kind: dict) -> list[dict]:
+    """Dense and mixture-of-experts runs apart: runs, cross-validated median |error|, worst, too fast."""
+    return [
+        {
+            "kind": kind,
+            "runs": str(s["rows"]),
+            "CV median abs. error": fmt.pct(s["median_abs"]),
+            "CV worst": _pct(s["worst"]),
+            "predicted too fast": fmt.pct(s["too_fast"]),
+        }
+        for kind, s in by_kind.items()
+    ]
+
+
 def run_rows(rows: list[dict] | None = None) -> list[dict]:
     """Every published run: measured and predicted step, error, CV error, band, convention, source."""
     out = []
