@@ -51,7 +51,8 @@ def fresh_files() -> dict[Path, str]:
         "description": (
             "Each published run's error (predicted / measured - 1) with the stack overheads fitted on every source "
             "(error), without its own source (cv_error: leave-one-source-out) and without its publication "
-            "(cv_publication_error); summaries per source and per kind (dense, mixture of experts). Written by tools/fit_step_overheads.py; read by "
+            "(cv_publication_error); summaries per source and per kind (dense, mixture of experts). "
+            "Written by tools/fit_step_overheads.py; read by "
             "sizing/parallel/band.py for the bands of every time answer."
         ),
         "summary": cv_summary(rows),

@@ -79,4 +79,6 @@ def cv_summary(rows: list[dict], key: str = "cv_error") -> dict:
 def cv_summary_by_kind(rows: list[dict]) -> dict:
     """Dense and mixture-of-experts runs apart: rows, median |CV error|, worst, share too fast."""
     kinds = {"dense": False, "mixture of experts": True}
-    return {label: summarise([r["cv_error"] for r in rows if r["moe"] == moe]).to_dict() for label, moe in kinds.items()}
+    return {
+        label: summarise([r["cv_error"] for r in rows if r["moe"] == moe]).to_dict() for label, moe in kinds.items()
+    }
