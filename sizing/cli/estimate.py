@@ -7,6 +7,7 @@ import dataclasses
 import click
 
 from sizing.cli.common import UserError, resolve_model
+from sizing.cli.from_file import with_file
 from sizing.cli.option_layer import model_options, option
 from sizing.inputs import default_gpu_for, get_gpu
 from sizing.validate import SizingError
@@ -14,6 +15,7 @@ from sizing.vocabulary import DEFAULT_MFU
 
 
 @click.command()
+@with_file
 @model_options
 @option(
     "seq_len",

@@ -12,6 +12,7 @@ import click
 from click.core import ParameterSource
 
 from sizing.cli.common import UserError, resolve_model
+from sizing.cli.from_file import with_file
 from sizing.cli.memory_options import (
     engine_options,
     gpu_and_finetune_options,
@@ -29,6 +30,7 @@ EXIT_DOES_NOT_FIT = 3
 
 
 @click.command()
+@with_file
 @model_options
 @training_options
 @gpu_and_finetune_options

@@ -6,6 +6,8 @@ import click
 from click.core import ParameterSource
 
 from sizing.cli.common import UserError, resolve_model
+from sizing.cli.emit import SERVING_EMITS
+from sizing.cli.from_file import with_file
 from sizing.cli.option_layer import model_options, option
 from sizing.cli.serve_options import capacity_options, deployment_options, dtype_options, rate_options, workload_options
 from sizing.inputs import default_gpu_for
@@ -15,13 +17,17 @@ from sizing.validate import SizingError
 
 
 @click.command()
+@with_file
 @model_options
 @workload_options
 @dtype_options
 @rate_options
 @deployment_options
 @capacity_options
+@option("prefix_caching")
 @option("format")
+@option("emit", only=SERVING_EMITS)
+@option("out", help="With --emit: the file to write (atomically).  [default: stdout, instead of the answer]")
 def serve(preset, config_path, overrides, fmt, **options):
     """Serving on the roofline: time to first token, time per output token, tokens/s, $/M tokens.
 
@@ -43,6 +49,9 @@ def serve(preset, config_path, overrides, fmt, **options):
     tokens), searching tp, the weight and KV dtypes and the batch.
     """
     model = resolve_model(preset, config_path, overrides)
+    options["emitting"] = (options.pop("emit"), options.pop("out"), options.pop("prefix_caching"), config_path)
+    if options["emitting"][2] is False and options["prefix"] is not None:
+        raise UserError("--prefix-cached needs the engine's prefix cache: leave out --no-prefix-caching")
     missing = [f"--{name}" for name in ("prompt", "output") if options[name] is None]
     if missing:
         raise UserError(f"{' and '.join(missing)} needed, e.g. --prompt 4096 --output 256")
@@ -120,7 +129,7 @@ def _estimate(
     prefill_chunk,
     prefix,
     mla: str,
-    **_,
+    **rest,
 ) -> None:
     """One static batch on the roofline (sizing.serve), with prefix caching when asked; exit 3
     when it does not fit."""
@@ -153,17 +162,22 @@ def _estimate(
             cached = prefix_cache(result, prefix)
     except SizingError as exc:
         raise UserError(str(exc)) from None
-    _echo(result, cached, fmt)
+    _echo(model, result, cached, fmt, rest["emitting"])
 
 
-def _echo(result, cached, fmt: str) -> None:
+def _echo(model, result, cached, fmt: str, emitting) -> None:
     """The estimate, with the prefix cache's figures when asked; exit 3 when it does not fit."""
+    from sizing.cli.emit import answer_serving, serving_plan_of_estimate
+
     text = render_serve(result, fmt).rstrip("\n")
     if cached is not None:
         from sizing.render import with_prefix_cache
 
         text = with_prefix_cache(text, cached, fmt)
-    click.echo(text)
+    emit, out, caching, config_path = emitting
+    answer_serving(
+        text, emit, out, lambda engine: _emitted(serving_plan_of_estimate(model, config_path, result, caching), engine)
+    )
     if not result.fits:
         _exit_not_fitting(result, fmt)
 
@@ -205,7 +219,7 @@ def _capacity(
     mla: str,
     compute_efficiency,
     bandwidth_efficiency,
-    **_,
+    **rest,
 ) -> None:
     """--rate: the capacity plan. The layout options are what it searches, so they are refused."""
     from sizing.render import render_capacity
@@ -230,4 +244,18 @@ def _capacity(
         )  # fmt: skip
     except SizingError as exc:
         raise UserError(str(exc)) from None
-    click.echo(render_capacity(plan, fmt).rstrip("\n"))
+    from sizing.cli.emit import answer_serving, serving_plan_of_capacity
+
+    emit, out, caching, config_path = rest["emitting"]
+    answer_serving(
+        render_capacity(plan, fmt).rstrip("\n"),
+        emit,
+        out,
+        lambda engine: _emitted(serving_plan_of_capacity(model, config_path, plan, caching), engine),
+    )
+
+
+def _emitted(plan, engine: str) -> str:
+    from sizing.frameworks import emit_serving
+
+    return emit_serving(plan, engine)

@@ -30,10 +30,12 @@ from sizing.vocabulary import (
     DTYPE_BITS,
     FP8_RECIPE_NAMES,
     GRAD_REDUCE_DTYPES,
+    LOSS_KERNELS,
     MLA_IMPLS,
     PRECISION_ALIASES,
     PRECISION_POLICIES,
     RECOMPUTE_MODES,
+    SELECTIVE_POLICIES,
     SERVE_ACTIVATION_DTYPES,
 )
 
@@ -82,6 +84,13 @@ _add("like", ("--like",), "model", "The family of the shapes (vocab, MLP, norm, 
 _add("draft", ("--draft",), "model", "A draft model preset (same vocabulary); default: MTP heads.", metavar="PRESET",
      names="presets")  # fmt: skip
 _add("all", ("--all",), "model", "Every preset.", is_flag=True, dest="all_presets")
+_add("from_file", ("--from",), "model",
+     "A trainer's or engine's own file (torchtitan .toml, Megatron arguments or YAML, NeMo recipe, DeepSpeed "
+     "JSON, TrainingArguments JSON, accelerate or axolotl YAML, a vllm/sglang/trtllm-serve command line): its "
+     "settings become these options, each shown with its field; a flag you give wins (docs/files.md).",
+     metavar="FILE", advanced=True)  # fmt: skip
+_add("from_format", ("--from-format",), "model", "The format of --from FILE when it cannot be told from the file.",
+     _choice("--from-format", "sizing.frameworks:READ_FORMATS"), advanced=True)  # fmt: skip
 
 # ---------------------------------------------------------------- data and context
 _add("seq_len", ("--seq-len", "-T"), "data", "Tokens per sequence.", _count("--seq-len", maximum=MAX_SEQ_LEN))
@@ -209,6 +218,19 @@ _add("finetune", ("--finetune",), "training",
 _add("lora_rank", ("--lora-rank",), "training", "LoRA / QLoRA rank r.  [default: 16]", _count("--lora-rank"))
 _add("lora_targets", ("--lora-targets",), "training", "Projections with adapters.  [default: all linears]",
      metavar="q,k,v,o,up,gate,down")  # fmt: skip
+_add("lora_base", ("--lora-base",), "training",
+     "LoRA: the frozen base's linears in bf16 or int8 (bitsandbytes LLM.int8, load_in_8bit).  [default: bf16]",
+     _choice("--lora-base", ("bf16", "int8")), advanced=True)  # fmt: skip
+_add("lora_trained", ("--lora-trained",), "training",
+     "LoRA/QLoRA: modules trained in full beside the adapters (PEFT modules_to_save).", metavar="embedding,lm_head",
+     advanced=True)  # fmt: skip
+_add("cross_entropy", ("--cross-entropy",), "training",
+     "The loss kernel: eager (fp32 log-softmax of b·T·V), fused (in place, Megatron) or chunked (Liger's fused "
+     "linear cross-entropy: no whole logits).  [default: the stack's]", _choice("--cross-entropy", LOSS_KERNELS),
+     advanced=True)  # fmt: skip
+_add("selective", ("--selective",), "training",
+     "What --recompute selective drops: the attention core (Megatron) or op-level (torchtitan's selective_ac_option "
+     "op).  [default: the stack's]", _choice("--selective", SELECTIVE_POLICIES), advanced=True)  # fmt: skip
 
 # ---------------------------------------------------------------- serving
 _add("prompt", ("--prompt",), "serving", "Prompt tokens per sequence.", _count("--prompt", maximum=MAX_SEQ_LEN))
@@ -272,3 +294,10 @@ _add("memory", ("--memory",), "output", "Include the memory summary.", off_flag=
 _add("sort", ("--sort",), "output", "Sort the rows by this column (ascending), e.g. gpu_hours or params_total.",
      metavar="COLUMN")  # fmt: skip
 _add("out", ("--out",), "output", "Where to write.", metavar="PATH")
+_add("emit", ("--emit",), "output",
+     "Write the chosen layout or serving plan as the framework's own file or command line (to --out, else to "
+     "stdout instead of the answer).", _choice("--emit", ("torchtitan", "megatron", "deepspeed", "vllm", "sglang",
+     "trtllm")))  # fmt: skip
+_add("prefix_caching", ("--prefix-caching",), "engine",
+     "The engine caches shared prefixes (vLLM --enable-prefix-caching, SGLang's radix cache); off: --prefix-cached "
+     "is refused.  [default: on]", off_flag="--no-prefix-caching", advanced=True)  # fmt: skip
