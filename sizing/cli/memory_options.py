@@ -7,7 +7,11 @@ from __future__ import annotations
 from sizing.cli.option_layer import option, options
 
 training_options = options(
-    option("seq_len", help="Tokens per sequence (default: the preset's context)."),
+    option(
+        "seq_len",
+        help="Tokens per sequence.  [default: the preset's training context, or the config's pretraining context "
+        "(else 4,096); with --finetune, 2,048, a fine-tuning context (axolotl's and NeMo's SFT recipes)]",
+    ),
     option("micro_batch", help="Sequences per GPU per step.  [default: 1]"),
     option("precision"),
     option("optimizer"),
@@ -26,6 +30,11 @@ gpu_and_finetune_options = options(
     ),
     option("lora_rank"),
     option("lora_targets"),
+    option("lora_base"),
+    option("lora_trained"),
+    option("cross_entropy"),
+    option("selective"),
+    option("offload_params", help="LoRA/QLoRA: the frozen base in CPU memory (FSDP CPUOffload, FSDP-QLoRA)."),
     option(
         "runtime_reserve",
         help="Memory the process holds beyond its tensors (CUDA context, NCCL, allocator), taken off the GPU "
