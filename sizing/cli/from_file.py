@@ -16,7 +16,10 @@ from sizing.cli.option_layer import option
 from sizing.cli.specs import SpecOption
 from sizing.validate import SizingError
 
-FILE_MODEL = "sizing.file_model"  # ctx.meta key: a ModelConfig the file states whole (resolve_model reads it)
+FILE_MODEL = "sizing.file_model"
+# Options a command takes in another sense than a training file means them: `sizing memory --tp`
+# is inference's tensor parallelism (a training layout is `sizing parallel`'s).
+NOT_FROM_TRAINING = {"memory": ("tp",)}  # ctx.meta key: a ModelConfig the file states whole (resolve_model reads it)
 
 
 def with_file(command):
@@ -50,6 +53,8 @@ def apply_file(ctx: click.Context, path: str, fmt: str | None, kwargs: dict) -> 
     model_typed = any(_typed(ctx, params[k]) for k in ("preset", "config") if k in params)
     for knob in settings.knobs:
         param = params.get(knob.key)
+        if knob.key in NOT_FROM_TRAINING.get(ctx.command.name, ()) and settings.get("inference") is None:
+            param = None  # a training file's tp is not `sizing memory`'s inference --tp
         if param is None:
             unused.append(f"{_flag_text(knob.key, knob.value)} ({knob.field})")
         elif _typed(ctx, param) or (knob.key in ("preset", "config") and model_typed):

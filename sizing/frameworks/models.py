@@ -76,13 +76,15 @@ def torchtitan_model(reading: Reading) -> None:
     reading.set("preset", preset, "model.name", "model.flavor")
 
 
-def architecture_model(reading: Reading, fields: dict, names: tuple[str, ...]) -> None:
+def architecture_model(reading: Reading, fields: dict, names: tuple[str, ...], hub_id: str | None = None) -> None:
     """A model the file states shape by shape (ModelConfig fields): the preset with exactly these
-    shapes when there is one, else the config itself (FileSettings.model)."""
+    shapes when there is one (the one whose hub id the file also names first: Llama 2 70B and
+    Llama 3 70B share their shapes, not their vocabulary), else the config itself (FileSettings.model)."""
     from sizing.inputs import PRESETS, ModelConfig, get_preset
 
     shape = ("n_layers", "d_model", "n_heads", "d_ff", "n_kv_heads")
-    for n in PRESETS:
+    named = preset_for_hub_id(hub_id) if hub_id else None
+    for n in ([named] if named else []) + list(PRESETS):
         cfg = get_preset(n).config
         if all(getattr(cfg, k) == fields[k] for k in shape if k in fields) and (
             "vocab_size" not in fields or cfg.vocab_size == fields["vocab_size"]

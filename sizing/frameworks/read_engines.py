@@ -44,7 +44,7 @@ VLLM = {
     "tensor_parallel_size": ("tp", integer), "tp": ("tp", integer),
     "pipeline_parallel_size": ("pp", integer), "pp": ("pp", integer),
     "data_parallel_size": ("dp", integer), "dp": ("dp", integer),
-    "max_model_len": ("context", integer), "gpu_memory_utilization": ("utilization", _ratio),
+    "max_model_len": ("context", integer), "gpu_memory_utilization": ("gpu_memory_utilization", _ratio),
     "max_num_seqs": ("batch", integer), "max_num_batched_tokens": ("max_num_batched_tokens", integer),
     "kv_cache_dtype": ("kv_dtype", _table(KV_DTYPES)), "quantization": ("quant", _table(QUANT_FORMATS)),
     "dtype": ("weight_dtype", _table(WEIGHT_DTYPES)), "block_size": ("block_size", integer),
@@ -52,7 +52,7 @@ VLLM = {
 SGLANG = {
     "tp_size": ("tp", integer), "tp": ("tp", integer), "tensor_parallel_size": ("tp", integer),
     "pp_size": ("pp", integer), "dp_size": ("dp", integer), "dp": ("dp", integer),
-    "context_length": ("context", integer), "mem_fraction_static": ("utilization", _ratio),
+    "context_length": ("context", integer), "mem_fraction_static": ("gpu_memory_utilization", _ratio),
     "max_running_requests": ("batch", integer), "chunked_prefill_size": ("prefill_chunk", integer),
     "kv_cache_dtype": ("kv_dtype", _table(KV_DTYPES)), "quantization": ("quant", _table(QUANT_FORMATS)),
     "dtype": ("weight_dtype", _table(WEIGHT_DTYPES)), "page_size": ("block_size", integer),
@@ -61,7 +61,7 @@ SGLANG = {
 TRTLLM = {
     "tp_size": ("tp", integer), "pp_size": ("pp", integer), "max_batch_size": ("batch", integer),
     "max_seq_len": ("context", integer), "max_num_tokens": ("max_num_batched_tokens", integer),
-    "kv_cache_free_gpu_memory_fraction": ("utilization", _ratio),
+    "kv_cache_free_gpu_memory_fraction": ("gpu_memory_utilization", _ratio),
 }  # fmt: skip
 ENGINES = {"vllm": VLLM, "sglang": SGLANG, "trtllm": TRTLLM}
 

@@ -112,6 +112,7 @@ def _model(r: Reading) -> None:
     fields = megatron_architecture(r)
     if fields is not None:
         names = [n for n in ("num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads") if r.has(n)]
-        architecture_model(r, fields, tuple(names))
+        named = next((r.get(n) for n in ("hf_model_id", "tokenizer_model") if isinstance(r.fields.get(n), str)), None)
+        architecture_model(r, fields, tuple(names), named)
     elif r.has("hf_model_id") or r.has("hf_model"):
         hub_model(r, "hf_model_id" if r.has("hf_model_id") else "hf_model")

@@ -93,7 +93,7 @@ class Reading:
         names = tuple(self.name(n) for n in names)
         for name in names:
             self.used.add(name)
-        described = ", ".join(f"{n} = {shown(self.fields.get(n))}" for n in names) or "(derived)"
+        described = ", ".join(f"{n} = {shown(self.fields.get(n))}" for n in names) or f"a {self.format} file"
         if any(k.key == key for k in self.knobs):
             self.knobs[:] = [k for k in self.knobs if k.key != key]
         self.knobs.append(Knob(key, value, described))
