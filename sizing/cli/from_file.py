@@ -95,7 +95,7 @@ def _flag_text(key: str, value, param=None) -> str:
 
 
 def _header(ctx, settings, used, overridden, unused) -> list[str]:
-    name = ctx.command_path
+    name = f"sizing {ctx.command.name}"
     lines = [f"From {settings.path} ({settings.format}): " + " ".join(text for text, _ in used)]
     width = max((len(text) for text, _ in used), default=0)
     lines += [f"  {text:<{width}}  from {field}" for text, field in used]
