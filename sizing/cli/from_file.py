@@ -17,6 +17,7 @@ from sizing.cli.specs import SpecOption
 from sizing.validate import SizingError
 
 FILE_MODEL = "sizing.file_model"
+FILE_KEYS = "sizing.file_keys"  # ctx.meta key: the options --from FILE set (as good as typed, for a command's checks)
 # Options a command takes in another sense than a training file means them: `sizing memory --tp`
 # is inference's tensor parallelism (a training layout is `sizing parallel`'s).
 NOT_FROM_TRAINING = {"memory": ("tp",)}  # ctx.meta key: a ModelConfig the file states whole (resolve_model reads it)
@@ -61,10 +62,16 @@ def apply_file(ctx: click.Context, path: str, fmt: str | None, kwargs: dict) -> 
             overridden.append(f"{param.opts[0]} (the file: {knob.value}, {knob.field})")
         else:
             kwargs[param.name] = _converted(ctx, param, knob, settings)
+            ctx.meta.setdefault(FILE_KEYS, set()).add(param.name)
             used.append((_flag_text(knob.key, knob.value, param), knob.field))
     if settings.model is not None and not model_typed:
         ctx.meta[FILE_MODEL] = (f"{path} (architecture)", settings.model)
     return kwargs, _header(ctx, settings, used, overridden, unused)
+
+
+def given(ctx: click.Context, name: str) -> bool:
+    """Whether option `name` was typed or set by --from FILE (not left to its default)."""
+    return ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None) or name in ctx.meta.get(FILE_KEYS, ())
 
 
 def _typed(ctx: click.Context, param) -> bool:

@@ -7,7 +7,7 @@ from click.core import ParameterSource
 
 from sizing.cli.common import UserError, resolve_model
 from sizing.cli.emit import SERVING_EMITS
-from sizing.cli.from_file import with_file
+from sizing.cli.from_file import given, with_file
 from sizing.cli.option_layer import model_options, option
 from sizing.cli.serve_options import capacity_options, deployment_options, dtype_options, rate_options, workload_options
 from sizing.inputs import default_gpu_for
@@ -72,7 +72,7 @@ def _layout_answered(model, fmt: str, *, gpus, tp: int, **options) -> bool:
     that fits. Pure TP of t GPUs runs the estimate at --tp t with N/t replicas (False: it goes on);
     EP + DP attention or a pipeline prints the layout table (True)."""
     ctx = click.get_current_context()
-    if gpus is None or gpus == 1 or ctx.get_parameter_source("tp") not in (ParameterSource.DEFAULT, None):
+    if gpus is None or gpus == 1 or given(ctx, "tp"):
         return False
     from sizing.render import render_layouts
     from sizing.serve import compare_layouts, why_best
