@@ -103,8 +103,11 @@ def test_a_knob_the_command_does_not_take_is_listed_as_unused():
     [
         ("bad.toml", '[training]\nseq_len = "long"\n', "training.seq_len"),
         ("bad.toml", "[activation_checkpoint]\nmode = 'sometimes'\n", "activation_checkpoint.mode"),
-        ("ds.json", '{"train_batch_size": 10, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 1}',
-         "train_batch_size (10) is not micro (4) x accumulation (1)"),
+        (
+            "ds.json",
+            '{"train_batch_size": 10, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 1}',
+            "train_batch_size (10) is not micro (4) x accumulation (1)",
+        ),
         ("ax.yml", "base_model: Qwen/Qwen3-8B\nadapter: qlora\nsequence_len: 2048\n", "qlora needs load_in_4bit"),
         ("ax.yml", "base_model: Qwen/Qwen3-8B\nadapter: lora\nlora_target_modules: [q_proj, w_pack]\n", "w_pack"),
         ("a.yml", "x: &a [1]\ny: *a\nmicro_batch_size: 1\n", "anchor or alias"),

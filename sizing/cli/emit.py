@@ -92,7 +92,7 @@ def model_id(model, config_path: str | None) -> str:
 
 def serving_plan_of_estimate(model, config_path, result, prefix_caching):
     """The engine settings of one `sizing serve` answer (a static batch of `batch` sequences)."""
-    from sizing.frameworks.write_serving import ServingPlan
+    from sizing.frameworks import ServingPlan
 
     s = result.settings
     summary = (
@@ -107,7 +107,7 @@ def serving_plan_of_estimate(model, config_path, result, prefix_caching):
 
 def serving_plan_of_capacity(model, config_path, plan, prefix_caching):
     """The engine settings of the capacity plan's best row: replicas of (tp, pp) at its concurrency."""
-    from sizing.frameworks.write_serving import ServingPlan
+    from sizing.frameworks import ServingPlan
 
     best = plan.best
     if best is None or best.point is None:

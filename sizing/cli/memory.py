@@ -13,6 +13,7 @@ from click.core import ParameterSource
 
 from sizing.cli.common import UserError, resolve_model
 from sizing.cli.from_file import with_file
+from sizing.cli.memory_hybrid import hybrid_inference, hybrid_preset
 from sizing.cli.memory_options import (
     engine_options,
     gpu_and_finetune_options,
@@ -59,8 +60,8 @@ def memory(preset, config_path, overrides, inference, fmt, **options):
       sizing memory --preset llama3-70b --inference --context 8192 --batch 16 --tp 8
       sizing memory --preset llama3-8b --gpu rtx4090 --finetune qlora --lora-rank 16
     """
-    if inference and _hybrid_preset(preset):
-        return _hybrid_inference(preset, overrides, fmt, **options)
+    if inference and hybrid_preset(preset):
+        return hybrid_inference(preset, overrides, fmt, **options)
     model = resolve_model(preset, config_path, overrides)
     default_len = _default_len(
         model, config_path, inference, options["seq_len"], options["context"], options["finetune"]
@@ -95,39 +96,6 @@ def _may_fit(result) -> bool:
     """Training: anything but a clear "does not fit" (fits or tight); inference: it fits."""
     verdict = getattr(result, "memory_verdict", None)
     return verdict.may_fit if verdict is not None else result.fits
-
-
-def _hybrid_preset(preset: str | None) -> bool:
-    """A state-space / linear-attention hybrid (sizing.hybrid): its inference memory is the
-    KV cache of its attention layers plus a fixed state, which `sizing hybrid` computes."""
-    if preset is None:
-        return False
-    from sizing.hybrid import HYBRID_PRESETS
-
-    return preset.strip().lower() in {p.name for p in HYBRID_PRESETS}
-
-
-def _hybrid_inference(preset: str, overrides, fmt: str, **options) -> None:
-    """`memory --inference` of a hybrid preset: `sizing hybrid`'s answer (weights, KV cache of the
-    attention layers, conv and SSM state, beside an all-attention model of the same shape)."""
-    from sizing.cli.hybrid import hybrid
-
-    unsupported = {"--set": overrides or None, "--quant": options["quant"], "--engine": options["engine"]}
-    unsupported |= {"--tp": options["tp"], "--prefill-chunk": options["prefill_chunk"]}
-    _refuse_given(unsupported, "to transformer models (a hybrid's memory is `sizing hybrid`'s)")
-    context = options["context"] or options["seq_len"] or 4096
-    click.get_current_context().invoke(
-        hybrid,
-        preset=preset,
-        config_path=None,
-        context=context,
-        batch=options["batch"] or 1,
-        weight_dtype=options["weight_dtype"] or "bf16",
-        kv_dtype=options["kv_dtype"] or "bf16",
-        ssm_dtype="fp32",
-        gpu=options["gpu"],
-        fmt=fmt,
-    )
 
 
 def _default_len(model, config_path: str | None, inference: bool, seq_len, context, finetune=None) -> int | None:

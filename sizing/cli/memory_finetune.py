@@ -60,8 +60,13 @@ def _plan_for(model, base_len: int, opts: dict, gpu: str | None = None, **change
     from sizing.inputs import Workload
     from sizing.parallel import ParallelLayout, StepOptions, parallel_plan
 
-    fields = dict(dp=changes.get("dp", opts["dp"]), zero=changes.get("zero", opts["zero"]),
-                  micro_batch=opts["micro_batch"], micro_batches=1, offload_params=bool(opts.get("offload_params")))  # fmt: skip
+    fields = dict(
+        dp=changes.get("dp", opts["dp"]),
+        zero=changes.get("zero", opts["zero"]),
+        micro_batch=opts["micro_batch"],
+        micro_batches=1,
+        offload_params=bool(opts.get("offload_params")),
+    )
     fields |= {k: opts[k] for k in ("lora_rank", "lora_targets") if opts.get(k) is not None}
     finetune = changes.get("finetune", opts["finetune"])
     fields |= lora_options(opts.get("lora_base") if finetune == "lora" else None, opts.get("lora_trained"))

@@ -18,6 +18,7 @@ _LAZY = {
     "TRAINING_EMITS": "sizing.frameworks.write_training",
     "emit_training": "sizing.frameworks.write_training",
     "SERVING_EMITS": "sizing.frameworks.write_serving",
+    "ServingPlan": "sizing.frameworks.write_serving",
     "emit_serving": "sizing.frameworks.write_serving",
     "ENGINE_FLAGS": "sizing.frameworks.engine_flags",
     "unknown_engine_flags": "sizing.frameworks.engine_flags",

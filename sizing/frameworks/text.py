@@ -22,7 +22,7 @@ from sizing.validate import MAX_JSON_DEPTH, SizingError, show
 
 def read_text(path: str) -> str:
     """The text of a regular file of at most MAX_CONFIG_BYTES (UTF-8), one SizingError line otherwise."""
-    from sizing.inputs.hf.config_file import _read_regular_file
+    from sizing.inputs.hf import _read_regular_file
 
     where = f"--from {show(str(path), limit=200)}"
     try:

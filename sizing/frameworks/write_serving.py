@@ -118,8 +118,20 @@ def _trtllm(plan: ServingPlan) -> list[str]:
             "--emit trtllm: quantized weights, an fp8 KV cache and speculation are set in "
             "trtllm-serve's --extra_llm_api_options YAML, not its flags; --emit vllm / sglang"
         )
-    words = ["trtllm-serve", plan.model_id, "--backend", "pytorch", "--tp_size", str(plan.tp), "--pp_size",
-             str(plan.pp), "--max_batch_size", str(plan.max_seqs), "--max_seq_len", str(plan.max_model_len)]  # fmt: skip
+    words = [
+        "trtllm-serve",
+        plan.model_id,
+        "--backend",
+        "pytorch",
+        "--tp_size",
+        str(plan.tp),
+        "--pp_size",
+        str(plan.pp),
+        "--max_batch_size",
+        str(plan.max_seqs),
+        "--max_seq_len",
+        str(plan.max_model_len),
+    ]
     if plan.utilization is not None:
         words += ["--kv_cache_free_gpu_memory_fraction", f"{plan.utilization:g}"]
     return words

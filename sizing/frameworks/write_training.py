@@ -169,7 +169,9 @@ def _deepspeed(plan) -> str:
         raise _refuse("deepspeed", f"its JSON holds ZeRO and batch settings only, and this layout needs tp {lay.tp}, "
                       f"pp {lay.pp}, cp {lay.cp}, ep {lay.ep}", "--emit megatron, or give --tp 1 --pp 1")  # fmt: skip
     zero = 3 if lay.fsdp is not None else lay.zero
-    script = f"set in the training script: model {plan.model}, sequence length {work.seq_len}, recompute {work.recompute}"
+    script = (
+        f"set in the training script: model {plan.model}, sequence length {work.seq_len}, recompute {work.recompute}"
+    )
     config: dict = {"_comment": " | ".join([line.lstrip("# ") for line in header(plan)] + [script])}
     config.update(train_batch_size=lay.global_batch(), train_micro_batch_size_per_gpu=lay.micro_batch,
                   gradient_accumulation_steps=lay.micro_batches)  # fmt: skip

@@ -5,6 +5,7 @@
 _LAZY = {
     "_get": "sizing.inputs.hf.fields",
     "_read_json_object": "sizing.inputs.hf.config_file",
+    "_read_regular_file": "sizing.inputs.hf.config_file",
     "from_hf_config": "sizing.inputs.hf.read",
     "load_config_file": "sizing.inputs.hf.config_file",
     "read_config_file": "sizing.inputs.hf.config_file",

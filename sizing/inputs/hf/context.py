@@ -63,8 +63,11 @@ def stated_contexts(data: dict) -> StatedContexts:
     if pretrained is None or (served is not None and pretrained[0] > served[0]):
         pretrained = served
         if served is not None and served[0] > MAX_TRAINED_CONTEXT:  # a long served context: not the pretraining one
-            pretrained = (DEFAULT_CONFIG_SEQ_LEN, f"the default {DEFAULT_CONFIG_SEQ_LEN:,} ({served[1]} {served[0]:,} is "
-                          f"a served context, not the pretraining one)")  # fmt: skip
+            pretrained = (
+                DEFAULT_CONFIG_SEQ_LEN,
+                f"the default {DEFAULT_CONFIG_SEQ_LEN:,} ({served[1]} {served[0]:,} is "
+                f"a served context, not the pretraining one)",
+            )
     return StatedContexts(
         training=pretrained[0] if pretrained else None,
         training_field=pretrained[1] if pretrained else None,
