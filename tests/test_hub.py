@@ -99,3 +99,35 @@ def test_a_download_says_so_at_once_and_waits_seconds_not_minutes(offline_cache,
     with pytest.raises(Exception, match="could not be fetched"):
         hub.hub_config_path("owner/model")
     assert calls == [hub.HUB_TIMEOUT_SECONDS] and hub.HUB_TIMEOUT_SECONDS <= 5
+
+
+def test_a_download_draws_the_hubs_bar_only_when_the_command_layer_asks(tmp_path, monkeypatch):
+    """Issue 35: a hub download shows huggingface_hub's own progress bar on a terminal (the CLI's
+    `download_progress`), and stays quiet by default (piped output, JSON, the Python API)."""
+    import huggingface_hub
+    from huggingface_hub.utils import are_progress_bars_disabled
+
+    from sizing.cli.progress import download_progress
+    from sizing.inputs.hf.hub import SHOW_DOWNLOAD_PROGRESS, hub_config_path
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    bars = []  # were huggingface_hub's bars on during each download?
+
+    def fake_download(repo, filename, local_files_only=False, **fetch):
+        if local_files_only:
+            raise huggingface_hub.errors.LocalEntryNotFoundError("not cached")
+        bars.append(not are_progress_bars_disabled())
+        return str(FIX / "meta-llama__Llama-3.1-8B.json")
+
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", fake_download)
+    before = are_progress_bars_disabled()
+    hub_config_path("meta-llama/Llama-3.1-8B")  # the API: quiet
+    with download_progress("json"):  # JSON output: quiet
+        hub_config_path("meta-llama/Llama-3.1-8B")
+    token = SHOW_DOWNLOAD_PROGRESS.set(True)  # what download_progress sets on a terminal
+    try:
+        hub_config_path("meta-llama/Llama-3.1-8B")
+    finally:
+        SHOW_DOWNLOAD_PROGRESS.reset(token)
+    assert bars == [False, False, not before] and are_progress_bars_disabled() == before  # restored

@@ -14,6 +14,9 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 from sizing.inputs.config import ConfigError
@@ -24,6 +27,26 @@ from sizing.validate import show
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*(@[A-Za-z0-9_./-]+)?$")
 _TRUE = {"1", "ON", "YES", "TRUE"}
 HUB_TIMEOUT_SECONDS = 5  # a config.json is a few kB: an unreachable hub fails within seconds, not minutes
+# Whether huggingface_hub may draw its own download bar (tqdm, on stderr). Off unless the command
+# layer turns it on (sizing.cli.progress.download_progress: stderr a terminal, output not JSON),
+# so piped output, JSON and the Python API stay quiet. This module prints one line itself: before
+# a download, that it fetches and how to stay offline (stderr; issue 40).
+SHOW_DOWNLOAD_PROGRESS: ContextVar[bool] = ContextVar("show_download_progress", default=False)
+
+
+@contextmanager
+def _download_bars() -> Iterator[None]:
+    """huggingface_hub's bars as SHOW_DOWNLOAD_PROGRESS says, restored afterwards."""
+    from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
+
+    was_disabled = are_progress_bars_disabled()
+    if not SHOW_DOWNLOAD_PROGRESS.get() and not was_disabled:
+        disable_progress_bars()
+    try:
+        yield
+    finally:
+        if not was_disabled and are_progress_bars_disabled():
+            enable_progress_bars()
 
 
 def looks_like_hub_id(text: str) -> bool:
@@ -74,7 +97,8 @@ def hub_config_path(hub_id: str) -> str:
         flush=True,
     )
     try:
-        return hf_hub_download(repo, "config.json", etag_timeout=HUB_TIMEOUT_SECONDS, **fetch)
+        with _download_bars():
+            return hf_hub_download(repo, "config.json", etag_timeout=HUB_TIMEOUT_SECONDS, **fetch)
     except hub_errors.GatedRepoError:
         raise ConfigError(
             f"{where} is gated: accept its licence on huggingface.co, then log in (hf auth login, or HF_TOKEN)"
