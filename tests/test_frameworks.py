@@ -151,7 +151,8 @@ def test_a_megatron_architecture_without_a_preset_is_sized_as_stated(tmp_path):
     path = tmp_path / "run.sh"
     path.write_text("python pretrain_gpt.py --num-layers 4 --hidden-size 512 --num-attention-heads 8 "
                     "--ffn-hidden-size 2048 --vocab-size 32000 --seq-length 1024 --swiglu --normalization RMSNorm "
-                    "--position-embedding-type rope --disable-bias-linear --micro-batch-size 2 --global-batch-size 16")  # fmt: skip
+                    "--position-embedding-type rope --disable-bias-linear --micro-batch-size 2 "
+                    "--global-batch-size 16")  # fmt: skip
     out = _run("parallel", "--from", path, "--gpus", "8", "--tp", "1")
     assert out.exit_code == 0, out.output
     assert "(architecture)" in out.output and "T = 1024" in out.output

@@ -60,12 +60,11 @@ def test_an_emitted_training_file_reads_back_to_the_same_answer(tmp_path, fmt):
 
 def _same_but_tokens(a: dict, b: dict) -> bool:
     """Megatron counts a run in whole iterations: the tokens round up to a step, nothing else moves."""
-    strip = lambda d: (
-        {k: v for k, v in d.items() if k != "step"}
-        | {  # noqa: E731
-            "step": {k: v for k, v in d["step"].items() if "hours" not in k and "days" not in k and "tokens" not in k}
-        }
-    )
+
+    def strip(d: dict) -> dict:
+        step = {k: v for k, v in d["step"].items() if "hours" not in k and "days" not in k and "tokens" not in k}
+        return {k: v for k, v in d.items() if k != "step"} | {"step": step}
+
     return strip(a) == strip(b)
 
 

@@ -5,8 +5,7 @@ chunked cross-entropy (Liger) that keeps no whole logits."""
 from __future__ import annotations
 
 from sizing.inputs import Workload, get_preset
-from sizing.memory import stack_activation_terms, stack_transient_bytes
-from sizing.memory import chunked_loss_rows
+from sizing.memory import chunked_loss_rows, stack_activation_terms, stack_transient_bytes
 from sizing.parallel import ParallelLayout, parallel_plan
 
 CFG = get_preset("llama3-8b").config

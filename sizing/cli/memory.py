@@ -13,7 +13,6 @@ from click.core import ParameterSource
 
 from sizing.cli.common import UserError, resolve_model
 from sizing.cli.from_file import with_file
-from sizing.cli.memory_hybrid import hybrid_inference, hybrid_preset
 from sizing.cli.memory_options import (
     engine_options,
     gpu_and_finetune_options,
@@ -62,16 +61,11 @@ def memory(preset, config_path, overrides, inference, fmt, **options):
       sizing memory --preset llama3-70b --inference --context 8192 --batch 16 --tp 8
       sizing memory --preset llama3-8b --gpu rtx4090 --finetune qlora --lora-rank 16
     """
-<<<<<<< HEAD
-    if inference and hybrid_preset(preset):
-        return hybrid_inference(preset, overrides, fmt, **options)
-=======
     if inference and hybrid_preset_named(preset):
         return hybrid_inference(preset, overrides, fmt, **options)
     if inference and vision_preset_named(preset):
         return vlm_inference(preset, overrides, fmt, **options)
     _refuse_given({"--images": options["images"], "--image-size": options["image_size"]}, "to a vision-language preset")
->>>>>>> main
     model = resolve_model(preset, config_path, overrides)
     default_len = _default_len(
         model, config_path, inference, options["seq_len"], options["context"], options["finetune"]
@@ -108,11 +102,7 @@ def _may_fit(result) -> bool:
     return verdict.may_fit if verdict is not None else result.fits
 
 
-<<<<<<< HEAD
 def _default_len(model, config_path: str | None, inference: bool, seq_len, context, finetune=None) -> int | None:
-=======
-def _default_len(model, config_path: str | None, inference: bool, seq_len, context) -> int | None:
->>>>>>> main
     """--seq-len, else the preset's or the config file's context; one of them is needed unless
     --inference gives --context."""
     if seq_len is None and finetune is not None and not inference:  # a fine-tune is sized at a fine-tuning context

@@ -48,13 +48,9 @@ def serve(preset, config_path, overrides, fmt, **options):
     With --rate: the capacity plan instead (continuous batching; replicas x (tp, pp), GPUs, $/M
     tokens), searching tp, the weight and KV dtypes and the batch.
     """
-<<<<<<< HEAD
-    model = resolve_model(preset, config_path, overrides)
-    options["emitting"] = (options.pop("emit"), options.pop("out"), options.pop("prefix_caching"), config_path)
-    if options["emitting"][2] is False and options["prefix"] is not None:
+    emitting = (options.pop("emit"), options.pop("out"), options.pop("prefix_caching"), config_path)
+    if emitting[2] is False and options["prefix"] is not None:
         raise UserError("--prefix-cached needs the engine's prefix cache: leave out --no-prefix-caching")
-=======
->>>>>>> main
     missing = [f"--{name}" for name in ("prompt", "output") if options[name] is None]
     if missing:
         raise UserError(f"{' and '.join(missing)} needed, e.g. --prompt 4096 --output 256")
@@ -62,6 +58,7 @@ def serve(preset, config_path, overrides, fmt, **options):
         return
     _refuse_images(options["images"], options["image_size"])
     model = resolve_model(preset, config_path, overrides)
+    options["emitting"] = emitting
     options["gpu"] = options["gpu"] or default_gpu_for(model.preset.name if model.preset else None)
     options["weight_dtype"] = _weight_format(options["quant"], options["weight_dtype"])
     if options["rate"] is not None:
