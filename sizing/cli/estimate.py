@@ -19,7 +19,8 @@ from sizing.vocabulary import DEFAULT_MFU
 @model_options
 @option(
     "seq_len",
-    help="Tokens per sequence (default: the preset's training context, or the config's pretraining context).",
+    help="Tokens per sequence (default: the preset's training context, or the config's pretraining context: "
+    "rope_scaling.original_max_position_embeddings, else max_position_embeddings up to 8,192, else 4,096).",
 )
 @option("attention")
 @option(
