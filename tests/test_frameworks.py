@@ -156,3 +156,14 @@ def test_a_megatron_architecture_without_a_preset_is_sized_as_stated(tmp_path):
     out = _run("parallel", "--from", path, "--gpus", "8", "--tp", "1")
     assert out.exit_code == 0, out.output
     assert "(architecture)" in out.output and "T = 1024" in out.output
+
+
+def test_estimate_takes_the_files_model_context_and_tokens():
+    out = _run("estimate", "--from", EX / "megatron_llama3_70b.sh", "--gpu", "h100", "--format", "json")
+    assert out.exit_code == 0, out.output
+    import json
+
+    data = json.loads(out.stdout)
+    assert data["model"]["name"] == "llama3-70b"
+    assert data["flops"]["seq_len"] == 8192
+    assert data["training"]["tokens"] == 1000 * 256 * 8192

@@ -75,6 +75,12 @@ def test_a_searched_layout_emits_and_reads_back():
     assert "--tensor-model-parallel-size" in out.stdout
 
 
+def test_emit_torchtitan_searches_only_the_layouts_torchtitan_runs():
+    out = _run("parallel", "--preset", "llama3.1-8b", "--gpus", "16", "--gpu", "h100", "--emit", "torchtitan")
+    assert out.exit_code == 0, out.output
+    assert "(FSDP full)" in out.stdout.splitlines()[1] and 'flavor = "8B"' in out.stdout
+
+
 def test_a_layout_a_framework_cannot_run_is_refused_naming_what_it_lacks():
     out = _run("parallel", "--preset", "llama3-8b", "--tp", "2", "--dp", "4", "--emit", "deepspeed")
     assert out.exit_code == 2 and "--emit deepspeed: its JSON holds ZeRO and batch settings only" in out.output

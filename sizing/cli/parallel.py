@@ -10,6 +10,8 @@ Exit codes: 0 fits or tight (within the allocator's band: sizing.memory.verdict)
 
 from __future__ import annotations
 
+import dataclasses
+
 import click
 
 from sizing.cli.common import UserError, resolve_model
@@ -125,6 +127,8 @@ def parallel(preset, config_path, overrides, seq_len, **opts):
         plan_options = _plan_options(opts, gpu_key, work)
         model.config.check_context(T, "--seq-len")
         if search:
+            if emit[0] == "torchtitan":  # torchtitan shards with FSDP: search only those layouts
+                layout = dataclasses.replace(layout, fsdp="full")
             return _search(model, work, layout, opts, plan_options, fmt, emit)
         from sizing.parallel import parallel_plan
 

@@ -14,6 +14,9 @@ from sizing.vocabulary import ceil_div
 
 TRAINING_EMITS: tuple[str, ...] = ("torchtitan", "megatron", "deepspeed")
 _TT_SCHEDULES = {"1f1b": "1F1B", "interleaved": "Interleaved1F1B"}
+# Presets torchtitan has no flavor of but whose shapes one has (torchtitan's llama3 flavors are Llama 3.1's,
+# the same blocks and vocabulary as Llama 3's; read back, the file names llama3.1-*).
+SAME_SHAPES_FLAVORS = {"llama3-8b": ("llama3", "8B"), "llama3-70b": ("llama3", "70B")}
 
 
 def emit_training(plan, fmt: str) -> str:
@@ -62,7 +65,8 @@ def _torchtitan(plan) -> str:
                       "not run", "give --fsdp full with the layout, or --emit megatron / deepspeed")  # fmt: skip
     if lay.finetune != "full" or lay.offload_optimizer or lay.offload_params:
         raise _refuse("torchtitan", "LoRA and CPU offload are not torchtitan train settings", "--emit deepspeed")
-    flavor = {v: k for k, v in TORCHTITAN_MODELS.items()}.get(_preset(plan) or "")
+    flavors = {v: k for k, v in TORCHTITAN_MODELS.items()} | SAME_SHAPES_FLAVORS
+    flavor = flavors.get(_preset(plan) or "")
     out = header(plan) + [""]
     if flavor:
         out += ["[model]", f'name = "{flavor[0]}"', f'flavor = "{flavor[1]}"', ""]
