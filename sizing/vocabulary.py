@@ -41,7 +41,9 @@ PRECISION_ALIASES: dict[str, str] = {"mixed": "bf16-mixed"}
 
 # ---- optimizers (sizing.memory.states.OPTIMIZERS has the bytes of each) and fine-tuning modes
 OPTIMIZER_NAMES: tuple[str, ...] = ("adamw", "sgd", "adam8bit")
-OPTIMIZER_ALIASES: dict[str, str] = {"adam": "adamw"}
+# bitsandbytes' paged optimizers keep the same states, paged to CPU only when the GPU runs out
+# (transformers OptimizerNames paged_adamw_8bit, paged_adamw_32bit): counted resident, as their unpaged kin.
+OPTIMIZER_ALIASES: dict[str, str] = {"adam": "adamw", "paged-adam8bit": "adam8bit", "paged-adamw": "adamw"}
 FINETUNE_MODES: tuple[str, ...] = ("full", "lora", "qlora")  # every weight trains; adapters; adapters on NF4
 
 # ---- named defaults

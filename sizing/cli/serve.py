@@ -279,6 +279,10 @@ def _capacity(
     ]
     if searched:
         raise UserError(f"{', '.join(searched)} cannot be given with --rate: the capacity plan searches them")
+    from_file = [n for n in ("batch", "tp", "gpus", "weight_dtype", "kv_dtype", "prefill_chunk") if given(ctx, n)]
+    if from_file:  # set by --from FILE: searched all the same, and said so
+        names = ", ".join(f"--{n.replace('_', '-')}" for n in from_file)
+        click.echo(f"note: with --rate the capacity plan searches {names}: the file's values are not used", err=True)
     effs = (compute_efficiency, bandwidth_efficiency)
     try:
         ttft = None if slo_ttft is None else parse_seconds(slo_ttft, "--slo-ttft")

@@ -32,6 +32,7 @@ from sizing.vocabulary import (
     GRAD_REDUCE_DTYPES,
     LOSS_KERNELS,
     MLA_IMPLS,
+    OPTIMIZER_ALIASES,
     PRECISION_ALIASES,
     PRECISION_POLICIES,
     RECOMPUTE_MODES,
@@ -210,8 +211,9 @@ _add("attention_impl", ("--attention-impl",), "precision",
 _add("recompute", ("--recompute",), "training",
      "Activation recomputation: selective (the attention core) or full (each block keeps its input; one more forward).",
      _choice("--recompute", RECOMPUTE_MODES), default=DEFAULT_RECOMPUTE)  # fmt: skip
-_add("optimizer", ("--optimizer",), "training", "adamw (m, v); sgd (momentum); adam8bit (block-wise 8-bit m, v).",
-     _choice("--optimizer", "sizing.memory:OPTIMIZERS", {"adam": "adamw"}), default=DEFAULT_OPTIMIZER)  # fmt: skip
+_add("optimizer", ("--optimizer",), "training", "adamw (m, v); sgd (momentum); adam8bit (block-wise 8-bit m, v); "
+     "paged-adam8bit / paged-adamw: bitsandbytes' paged ones, the same bytes counted on the GPU.",
+     _choice("--optimizer", "sizing.memory:OPTIMIZERS", OPTIMIZER_ALIASES), default=DEFAULT_OPTIMIZER)  # fmt: skip
 _add("finetune", ("--finetune",), "training",
      "full (every weight trains), lora or qlora (frozen bf16 / NF4 base, adapters train).  [default: full]",
      _choice("--finetune", "sizing.parallel:FINETUNE_MODES"))  # fmt: skip
