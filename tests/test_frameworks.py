@@ -167,3 +167,12 @@ def test_estimate_takes_the_files_model_context_and_tokens():
     assert data["model"]["name"] == "llama3-70b"
     assert data["flops"]["seq_len"] == 8192
     assert data["training"]["tokens"] == 1000 * 256 * 8192
+
+
+def test_the_browser_api_never_reads_or_writes_a_file_through_from_or_emit():
+    from sizing.ui.api import ApiError, command_args, option_specs
+
+    for key in ("from", "emit", "out"):
+        with pytest.raises(ApiError, match="is not an option"):
+            command_args("parallel", [(key, "/etc/hostname")])
+    assert not {"from", "from-format", "emit", "out"} & {s["key"] for s in option_specs("parallel")}

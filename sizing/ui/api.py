@@ -35,7 +35,8 @@ PASTED_CONFIG_NAME = "config.json"
 # one command at a time: sys.stdout is the process's (each command takes milliseconds)
 _LOCK = threading.Lock()
 # never taken from a request: the output format is fixed, and files are not named by the web
-_REFUSED = frozenset({"format", "config", "help", "version"})
+# (--config, --from read them; --emit --out writes one)
+_REFUSED = frozenset({"format", "config", "help", "version", "from", "from-format", "emit", "out"})
 
 
 class ApiError(Exception):
