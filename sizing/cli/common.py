@@ -47,6 +47,21 @@ def once(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) ->
     return values[0] if values else None
 
 
+def use_calibration(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> str | None:
+    """--calibration FILE: make the stack overheads `sizing calibrate` fitted the ones every step
+    predicted after this uses (sizing.parallel.overhead); a bad file is one Error line."""
+    path = once(ctx, param, values)
+    if path is None:
+        return None
+    from sizing.parallel import use_calibration as use
+
+    try:
+        use(path)
+    except SizingError as exc:
+        raise UserError(str(exc)) from None
+    return path
+
+
 def resolve_model(
     preset: str | None, config_path: str | None, overrides: tuple[str, ...], required: bool = True
 ) -> ModelChoice | None:

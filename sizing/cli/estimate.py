@@ -48,6 +48,7 @@ from sizing.vocabulary import DEFAULT_MFU
 @option("pue")
 @option("grid_intensity")
 @option("memory", help="Include the memory summary (bf16 AdamW training, bf16 inference).")
+@option("calibration")
 @option("format")
 def estimate(
     preset,
@@ -66,6 +67,7 @@ def estimate(
     pue,
     grid_kg_co2_per_kwh,
     with_memory,
+    calibration,
     fmt,
 ):
     """Parameters by component, FLOPs per token and training cost.

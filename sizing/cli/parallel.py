@@ -92,6 +92,7 @@ _layout_options = options(
 @option("fp8_recipe")
 @option("fp8_param_gather")
 @option("grad_reduce")
+@option("calibration")
 @option("stack", help="Training software: overlap, fusion, flash kernel, recompute policy (docs/step-time.md).  "
         f"[default: {DEFAULT_STACK}]")  # fmt: skip
 @option("overlap")
@@ -120,6 +121,7 @@ def parallel(preset, config_path, overrides, seq_len, **opts):
     model = resolve_model(preset, config_path, overrides)
     T, emit = _seq_len(model, config_path, seq_len, opts.get("finetune")), (opts.pop("emit"), opts.pop("out"))
     fmt = opts.pop("fmt") or "table"
+    opts.pop("calibration")  # applied when parsed (sizing.cli.common.use_calibration)
     try:
         gpu_key = get_gpu(opts.pop("gpu") or default_gpu_for(model.preset.name if model.preset else None)).key
         layout, search = _layout(opts)

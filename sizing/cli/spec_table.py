@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 
-from sizing.cli.common import FORMATS, once
+from sizing.cli.common import FORMATS, once, use_calibration
 from sizing.cli.options import MFU_TYPE, PRICE_TYPE, Choice, Count, Number, Quantity
 from sizing.cli.specs import declare
 from sizing.training import DEFAULT_KG_CO2_PER_KWH, DEFAULT_PUE
@@ -168,6 +168,9 @@ _add("overlap", ("--overlap",), "parallelism", "Comm hidden under compute, e.g. 
 _add("stack", ("--stack",), "parallelism",
      "Training software: overlap, fusion, flash kernel, recompute policy (docs/step-time.md).",
      _choice("--stack", "sizing.parallel:STACKS"), advanced=True)  # fmt: skip
+_add("calibration", ("--calibration",), "training",
+     "A calibration file from `sizing calibrate`: its fitted stack overheads replace the built-in ones.",
+     metavar="FILE", multiple=True, callback=use_calibration, advanced=True)  # fmt: skip
 _add("compute_efficiency", ("--compute-efficiency",), "hardware",
      "Share of the dense peak the matmuls reach (a constant instead of the model's).",
      _efficiency("--compute-efficiency"), advanced=True)  # fmt: skip

@@ -17,6 +17,7 @@ from sizing.formulas import flop_breakdown
 from sizing.inputs import ModelConfig, Workload
 from sizing.parallel.run import MFU_MEANING, predict_run
 from sizing.parallel.stepdata import has_constants
+from sizing.validate import MIN_MFU
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,7 @@ class LayoutMfu:
     step_seconds: float
     gpus: int
     predicted_mfu: float  # the step model's own figure (causal attention)
+    band: object = None  # the step's StepBand (sizing.parallel.band)
 
     def to_dict(self) -> dict:
         return {
@@ -38,6 +40,8 @@ class LayoutMfu:
             "step_seconds": self.step_seconds,
             "gpus": self.gpus,
             "predicted_mfu_causal": self.predicted_mfu,
+            "step_band": self.band.to_dict() if self.band is not None else None,
+            "mfu_band": list(self.band.scaled(self.mfu, inverse=True)) if self.band is not None else None,
             "model": "per-operation step model, fastest layout that fits (sizing parallel --gpus N)",
             "mfu_meaning": MFU_MEANING,
         }
@@ -53,10 +57,11 @@ def best_layout_mfu(cfg: ModelConfig, work: Workload, gpu_key: str) -> LayoutMfu
     pred = best.predicted
     ratio = flop_breakdown(cfg, work.seq_len, work.attention, "none").model_training / pred_flops(cfg, work.seq_len)
     lay = best.layout
+    # an MFU under the estimate's floor (a latency-bound ring over absurdly many GPUs) is quoted at the floor
+    mfu = min(1.0, max(MIN_MFU, pred.mfu * ratio))
     return LayoutMfu(
-        min(1.0, pred.mfu * ratio), lay.label(), best.work.recompute, lay.global_batch(), pred.step_seconds,
-        lay.world, pred.mfu,
-    )  # fmt: skip
+        mfu, lay.label(), best.work.recompute, lay.global_batch(), pred.step_seconds, lay.world, pred.mfu, pred.band
+    )
 
 
 def pred_flops(cfg: ModelConfig, seq_len: int) -> int:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from sizing.formulas import attended_pairs
 from sizing.inputs import ModelConfig
 from sizing.parallel import eager
+from sizing.parallel.attention import flash_seconds
 from sizing.parallel.gemm import gemm_seconds, linear_train_seconds
 from sizing.parallel.layout import ParallelLayout
 from sizing.parallel.links import Link
@@ -38,7 +39,14 @@ MASK_BYTES = 1  # a dropout mask element (uint8/bool)
 # gradient (3 tensors) where the forward read one and wrote one (2): a norm, an activation, a
 # softmax. A residual add or a dropout moves as much backward as forward (1x). 1.5 is charged.
 BACKWARD_TRAFFIC = 1.5
-FP8_CAST_ELEMENT_BYTES = 3  # fp8 scaling: read a bf16 operand (2 B), write its fp8 copy (1 B)
+# fp8 (Transformer Engine on Hopper, whose fp8 GEMMs take only the TN layout): each operand is cast
+# and transposed in one kernel (cast_transpose): read bf16 2 B, write the fp8 copy 1 B and its
+# transpose 1 B = 4 B per element. Delayed scaling takes the scale from the amax history, which
+# the cast kernel updates as it goes; current (dynamic) scaling first reads the tensor once more
+# for its amax (+2 B). Per sizing/data/step_time.json "fp8_recipes".
+FP8_CAST_TRANSPOSE_BYTES = 4
+FP8_AMAX_PASS_BYTES = 2
+NF4_WEIGHT_BYTES = 4.127 / 8  # QLoRA's NF4 with double quantisation (sizing.parallel.finetune)
 
 
 @dataclass(frozen=True)
@@ -53,14 +61,15 @@ class Hardware:
     tp_link: Link
     cp_link: Link
     ep_link: Link
-    flash_forward: float = 0.0  # share of peak of the stack's flash kernel (0: the GPU's best)
-    flash_backward: float = 0.0
+    attention_kernel: str = "best"  # the stack's fused attention kernel (sizing.parallel.attention)
     eager: bool = False  # elementwise ops unfused (sizing.parallel.eager)
-
-    def flash_shares(self) -> tuple[float, float]:
-        if self.flash_forward:
-            return self.flash_forward, self.flash_backward
-        return self.consts.flash_forward, self.consts.flash_backward
+    peak_per_exp: float = 0.0  # nominal matmul peak / exponential throughput (the softmax's cost)
+    fp8_current_scaling: bool = False  # fp8 recipe: current (an amax pass per cast) or delayed
+    frozen_base: bool = False  # LoRA / QLoRA: base weights frozen, no weight gradients
+    adapter_rank: int = 0  # LoRA rank on adapted projections
+    adapted: tuple[str, ...] = ()  # which block linears carry adapters (qkv, o, up, down)
+    nf4_base: bool = False  # QLoRA: base weights dequantised from NF4 at every use
+    tp_overlap: bool = False  # tp collectives pipelined with the GEMMs (Transformer Engine userbuffers)
 
 
 @dataclass
@@ -76,14 +85,28 @@ class Times:
         return sum(self.by_kind.values())
 
 
-def _linear(hw: Hardware, fwd: Times, bwd: Times, m: int, n: int, k: int, count: int = 1) -> None:
-    f, b = linear_train_seconds(m, n, k, hw.gemm_peak, hw.consts, hw.gemm_dtype, count)
+def _linear(hw: Hardware, fwd: Times, bwd: Times, m: int, n: int, k: int, count: int = 1, name: str = "") -> None:
+    """A block linear (x: m x k, W: k x n): forward, dgrad and (unless frozen) wgrad GEMMs, its
+    fp8 casts, a LoRA adapter where `name` is adapted, QLoRA's dequantisation of W."""
+    hbm = hw.hbm_bytes_per_second
+    grads = not hw.frozen_base
+    f, b = linear_train_seconds(m, n, k, hw.gemm_peak, hw.consts, hw.gemm_dtype, count, hbm, grads)
     fwd.add("gemm", f)
     bwd.add("gemm", b)
-    if hw.gemm_dtype == "fp8":  # cast both operands to fp8 before each of the three GEMMs
-        elements = count * (m * k + k * n)
-        fwd.add("memory", elements * FP8_CAST_ELEMENT_BYTES / hw.hbm_bytes_per_second)
-        bwd.add("memory", 2 * (count * m * n) * FP8_CAST_ELEMENT_BYTES / hw.hbm_bytes_per_second)
+    if hw.gemm_dtype == "fp8":  # x and W cast-transposed forward, the output gradient backward
+        per = FP8_CAST_TRANSPOSE_BYTES + (FP8_AMAX_PASS_BYTES if hw.fp8_current_scaling else 0)
+        fwd.add("memory", count * (m * k + k * n) * per / hbm)
+        bwd.add("memory", count * m * n * per / hbm)
+    if hw.nf4_base:  # dequantise W to bf16 for the forward and for dgrad
+        dequant = count * k * n * (NF4_WEIGHT_BYTES + ACT_BYTES) / hbm
+        fwd.add("memory", dequant)
+        bwd.add("memory", dequant)
+    if name in hw.adapted and hw.adapter_rank:
+        r, peak = hw.adapter_rank, hw.peak  # adapters train in bf16: x A (m x r), then (x A) B (m x n)
+        for rows, cols, inner in ((m, r, k), (m, n, r)):
+            af, ab = linear_train_seconds(rows, cols, inner, peak, hw.consts, "bf16", count, hbm)
+            fwd.add("gemm", af)
+            bwd.add("gemm", ab)
 
 
 def _memory(hw: Hardware, fwd: Times, bwd: Times, n_bytes: float, kind: str = "memory") -> None:
@@ -102,16 +125,16 @@ def attention_projections(cfg: ModelConfig, hw: Hardware, fwd: Times, bwd: Times
             _linear(hw, fwd, bwd, t, q_out, d)
         _linear(hw, fwd, bwd, t, cfg.kv_lora_rank + cfg.qk_rope_head_dim, d)
         _linear(hw, fwd, bwd, t, cfg.n_heads * (cfg.qk_nope_head_dim + cfg.v_head_dim) // tp, cfg.kv_lora_rank)
-        _linear(hw, fwd, bwd, t, d, cfg.n_heads * cfg.v_head_width // tp)
+        _linear(hw, fwd, bwd, t, d, cfg.n_heads * cfg.v_head_width // tp, name="o")
         return
-    _linear(hw, fwd, bwd, t, (cfg.q_width + 2 * cfg.kv_width) // tp, d)  # fused QKV, column-parallel
-    _linear(hw, fwd, bwd, t, d, cfg.q_width // tp)  # attention out, row-parallel
+    _linear(hw, fwd, bwd, t, (cfg.q_width + 2 * cfg.kv_width) // tp, d, name="qkv")  # fused, column-parallel
+    _linear(hw, fwd, bwd, t, d, cfg.q_width // tp, name="o")  # attention out, row-parallel
 
 
 def mlp(cfg: ModelConfig, hw: Hardware, fwd: Times, bwd: Times, t: int, tp: int) -> None:
     f = cfg.d_ff // tp
-    _linear(hw, fwd, bwd, t, f * (cfg.mlp_matrices - 1), cfg.d_model)  # up (+ gate), fused
-    _linear(hw, fwd, bwd, t, cfg.d_model, f)  # down
+    _linear(hw, fwd, bwd, t, f * (cfg.mlp_matrices - 1), cfg.d_model, name="up")  # up (+ gate), fused
+    _linear(hw, fwd, bwd, t, cfg.d_model, f, name="down")
     if hw.eager:
         _memory(hw, fwd, bwd, eager.activation_bytes(cfg, t, f))
     else:
@@ -130,10 +153,17 @@ def expert_share(cfg: ModelConfig, layout: ParallelLayout, t: int, cf: float) ->
 
 
 def experts(cfg: ModelConfig, layout: ParallelLayout, hw: Hardware, fwd: Times, bwd: Times, t: int, cf: float):
-    """Router, then the local experts as grouped GEMMs at their per-rank shape (expert_share)."""
+    """Router, token permutation, the local experts as grouped GEMMs at their per-rank shape under
+    ep x etp (expert_share), unpermutation, and the dispatch / combine all-to-alls. Each local
+    expert gets its routed tokens times the load factor `cf` (the most-loaded expert sets the
+    grouped GEMM's time and every rank waits for the slowest: a capacity factor, or the measured
+    skew of dropless routing, sizing/data/step_time.json "moe")."""
     d, tp = cfg.d_model, layout.tp
     _linear(hw, fwd, bwd, t, cfg.n_experts, d)
     local, per_expert, f, tokens = expert_share(cfg, layout, t, cf)
+    # router softmax / top-k over t x E fp32 scores (read, write), permute the routed copies into
+    # expert order and unpermute them back with their weights (each a read and a write of d)
+    _memory(hw, fwd, bwd, t * cfg.n_experts * 2 * 4 + 2 * tokens * cfg.top_k * cf * d * 2 * ACT_BYTES)
     _linear(hw, fwd, bwd, per_expert, f * (cfg.mlp_matrices - 1), d, local)
     _linear(hw, fwd, bwd, per_expert, d, f, local)
     _memory(hw, fwd, bwd, local * per_expert * f * cfg.mlp_matrices * ACT_BYTES)
@@ -147,25 +177,48 @@ def experts(cfg: ModelConfig, layout: ParallelLayout, hw: Hardware, fwd: Times, 
 
 
 def attention_core(
-    cfg: ModelConfig, layout: ParallelLayout, hw: Hardware, fwd: Times, bwd: Times, b: int, seq_len: int, kernel: str
+    cfg: ModelConfig,
+    layout: ParallelLayout,
+    hw: Hardware,
+    fwd: Times,
+    bwd: Times,
+    b: int,
+    seq_len: int,
+    kernel: str,
+    document: int | None = None,
 ) -> tuple[float, float]:
     """Score and value products of b sequences on this rank; returns the (forward, backward)
-    seconds of the products alone (what a CP ring pass can hide under)."""
+    seconds of the products alone (what a CP ring pass can hide under). `document`: packed
+    sequences of documents this long attend within their document (varlen flash attention),
+    as Llama-4's chunked attention does within its chunks."""
     heads = cfg.n_heads // layout.tp
     qk, vw = cfg.qk_head_width, cfg.v_head_width
     if kernel == "flash":
-        pairs = attended_pairs(seq_len, "causal", cfg.sliding_window) / layout.cp
+        chunks = [c for c in (document, cfg.attention_chunk) if c]
+        chunk = min(chunks) if chunks else None
+        pairs = attended_pairs(seq_len, "causal", cfg.sliding_window, chunk) / layout.cp
         flops = 2 * b * heads * pairs * (qk + vw)
-        share_f, share_b = hw.flash_shares()
-        f = flops / (hw.peak * share_f)
-        bw = 2 * flops / (hw.peak * share_b)
+        span = min(seq_len, chunk) if chunk else seq_len
+        f, bw = flash_seconds(
+            flops,
+            hw.consts,
+            hw.attention_kernel,
+            hw.peak,
+            hw.peak_per_exp,
+            qk,
+            vw,
+            span,
+            layout.cp if span == seq_len else 1,
+            cfg.sliding_window,
+        )
         fwd.add("attention", f)
         bwd.add("attention", bw)
         return f, bw
     q = seq_len // layout.cp
     s = q
-    f = gemm_seconds(q, s, qk, hw.peak, hw.consts, "fp16", b * heads)
-    f += gemm_seconds(q, vw, s, hw.peak, hw.consts, "fp16", b * heads)
+    hbm = hw.hbm_bytes_per_second
+    f = gemm_seconds(q, s, qk, hw.peak, hw.consts, "fp16", b * heads, hbm)
+    f += gemm_seconds(q, vw, s, hw.peak, hw.consts, "fp16", b * heads, hbm)
     fwd.add("attention", f)
     bwd.add("attention", 2 * f)
     return f, 2 * f
@@ -194,7 +247,10 @@ def elementwise_bytes(cfg: ModelConfig, layout: ParallelLayout, t: int, dropout:
 
 def tp_comm(cfg: ModelConfig, layout: ParallelLayout, hw: Hardware, fwd: Times, bwd: Times, t: int) -> None:
     """Two all-reduces of the t x d activations per block each way (Megatron's f and g); with SP
-    an all-gather and a reduce-scatter in their place, the same bytes on the wire."""
+    an all-gather and a reduce-scatter in their place, the same bytes on the wire. On the
+    critical path, unless the stack overlaps them with the GEMMs next to them (Transformer
+    Engine's userbuffers, tp_comm_overlap): the collective is split into tp chunks pipelined
+    with the GEMM's chunks, so what shows is the first chunk, or the excess over the GEMMs."""
     if layout.tp == 1:
         return
     n_bytes = t * cfg.d_model * ACT_BYTES
@@ -204,8 +260,9 @@ def tp_comm(cfg: ModelConfig, layout: ParallelLayout, hw: Hardware, fwd: Times, 
         )
     else:
         one = hw.tp_link.seconds("all_reduce", n_bytes, layout.tp)
-    fwd.add("tp", 2 * one)
-    bwd.add("tp", 2 * one)
+    for part, gemm in ((fwd, fwd.by_kind.get("gemm", 0.0)), (bwd, bwd.by_kind.get("gemm", 0.0))):
+        total = 2 * one
+        part.add("tp", max(total / layout.tp, total - gemm) if hw.tp_overlap else total)
 
 
 def cp_ring(cfg: ModelConfig, layout: ParallelLayout, hw: Hardware, fwd: Times, bwd: Times, t: int, hide) -> None:
@@ -229,13 +286,14 @@ def block_times(
     kernel: str,
     dropout: bool,
     capacity_factor: float,
+    document: int | None = None,
 ) -> tuple[Times, Times]:
     """(forward, backward) of one block for one micro-batch on one rank."""
     fwd, bwd = Times(), Times()
     b, tp = layout.micro_batch, layout.tp
     t = b * seq_len // layout.cp
     attention_projections(cfg, hw, fwd, bwd, t, tp)
-    hide = attention_core(cfg, layout, hw, fwd, bwd, b, seq_len, kernel)
+    hide = attention_core(cfg, layout, hw, fwd, bwd, b, seq_len, kernel, document)
     if kernel != "flash":
         _memory(hw, fwd, bwd, softmax_bytes(cfg, layout, b, seq_len, dropout), "softmax")
     if moe:

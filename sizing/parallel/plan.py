@@ -109,6 +109,13 @@ class ParallelPlan:
         return steps * self.step_seconds * self.layout.world / SECONDS_PER_HOUR
 
     @property
+    def gpu_hours_band(self) -> list[float] | None:
+        """The GPU-hours' band from the step's (sizing.parallel.band); None without tokens or a band."""
+        if self.gpu_hours is None or self.predicted is None or self.predicted.band is None:
+            return None
+        return list(self.predicted.band.scaled(self.gpu_hours))
+
+    @property
     def not_modelled(self) -> tuple[str, ...]:
         return not_modelled(self.config, self.layout)
 
@@ -144,6 +151,7 @@ class ParallelPlan:
             "mfu_meaning": self.mfu_meaning,
             "tokens": self.tokens,
             "gpu_hours": self.gpu_hours,
+            "gpu_hours_band": self.gpu_hours_band,
             "not_modelled": list(self.not_modelled),
         }
 

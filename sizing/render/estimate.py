@@ -101,12 +101,27 @@ def _mfu_rows(est: Estimate) -> list[list]:
     if lay is None:
         return [["MFU", f"{mfu:g} ({est.mfu_source})"]]
     tokens = lay.global_batch * est.seq_len
+    mfu_text = f"{mfu:.3f} (per-operation step model; {lay.predicted_mfu:.3f} with attention counted causal)"
+    step_text = f"{lay.step_seconds:.3g} s"
+    if lay.band is not None:
+        lo, hi = lay.band.scaled(mfu, inverse=True)
+        mfu_text += f"; {lo:.3f}-{hi:.3f}"
+        step_text = lay.band.text(lay.step_seconds)
     return [
-        ["MFU", f"{mfu:.3f} (per-operation step model; {lay.predicted_mfu:.3f} with attention counted causal)"],
+        ["MFU", mfu_text],
         ["layout assumed", f"{lay.layout} on {lay.gpus} GPUs, recompute {lay.recompute} (as `sizing parallel --gpus`)"],
         ["global batch assumed", f"{lay.global_batch:,} sequences x {est.seq_len:,} = {format_si(tokens)} tokens"],
-        ["step time", f"{lay.step_seconds:.3g} s"],
+        ["step time", step_text],
     ]
+
+
+def _banded(est: Estimate, value: float, spec: str = ",.0f") -> str:
+    """A time answer and, when its MFU came from the step model, the band of that step."""
+    band = est.mfu_layout.band if est.mfu_layout is not None else None
+    if band is None:
+        return format(value, spec)
+    lo, hi = band.scaled(value)
+    return f"{format(value, spec)} ({format(lo, spec)}-{format(hi, spec)})"
 
 
 def training_rows(est: Estimate) -> list[list]:
@@ -118,9 +133,9 @@ def training_rows(est: Estimate) -> list[list]:
         ["MFU means", mfu_meaning(est.flops.attention, t.dtype)],
         ["training FLOPs (exact, fwd+bwd)", f"{t.flops:.4e}"],
         ["training FLOPs (6N approximation)", f"{t.flops_6n:.4e}"],
-        ["GPU-hours (exact)", f"{t.gpu_hours:,.0f}"],
+        ["GPU-hours (exact)", _banded(est, t.gpu_hours)],
         ["GPU-hours (6N)", f"{t.gpu_hours_6n:,.0f}"],
-        [f"wall-clock days on {t.run.num_gpus} GPU(s)", f"{t.wall_clock_days:,.1f}"],
+        [f"wall-clock days on {t.run.num_gpus} GPU(s)", _banded(est, t.wall_clock_days, ",.1f")],
     ]
     if t.hardware_flops != t.flops:
         rows.insert(5, ["hardware FLOPs (with recompute)", f"{t.hardware_flops:.4e}"])

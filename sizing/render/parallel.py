@@ -63,9 +63,7 @@ def plan_sections(plan: ParallelPlan, fmt: str) -> list[str]:
         for c in plan.collectives
     ]
     step_rows = _predicted_rows(plan) if plan.predicted is not None else _constant_rows(plan)
-    if plan.gpu_hours is not None:
-        step_rows.append([f"GPU-hours for {plan.tokens:,} tokens", f"{plan.gpu_hours:,.0f}"])
-        step_rows.append(["days", f"{plan.gpu_hours / plan.layout.world / 24:,.1f}"])
+    step_rows += _run_rows(plan)
     verdict = (
         f"{plan.memory_verdict.describe()}: {format_gib(plan.per_gpu_bytes)} on the most-loaded GPU (pipeline stage "
         f"{plan.stage}) of {format_gib(plan.gpu_memory_bytes)} less the runtime reserve "
@@ -105,14 +103,33 @@ STEP_PARTS = {
     "bubble": "pipeline bubble (fill and drain)",
     "dp": "dp gradient reduction exposed",
     "optimizer": "optimizer step",
+    "overhead": "stack overhead on kernel time (fitted per stack)",
 }
+
+
+def _run_rows(plan: ParallelPlan) -> list[list[str]]:
+    """GPU-hours and days for the run's tokens, each with the step's band."""
+    if plan.gpu_hours is None:
+        return []
+    band, world = plan.gpu_hours_band, plan.layout.world
+    hours = f"{plan.gpu_hours:,.0f}" + (f" ({band[0]:,.0f}-{band[1]:,.0f})" if band else "")
+    days = f"{plan.gpu_hours / world / 24:,.1f}"
+    if band:
+        days += f" ({band[0] / world / 24:,.1f}-{band[1] / world / 24:,.1f})"
+    return [[f"GPU-hours for {plan.tokens:,} tokens", hours], ["days", days]]
 
 
 def _predicted_rows(plan: ParallelPlan) -> list[list[str]]:
     pred = plan.predicted
     rows = [[STEP_PARTS[k], _seconds(s)] for k, s in pred.seconds.items() if s]
-    rows.append(["step (slowest stage x m + fill/drain + dp + optimizer)", _seconds(pred.step_seconds)])
-    rows.append(["MFU (model FLOPs, causal attention / step / bf16 peak)", f"{pred.mfu:.1%}"])
+    rows.append(["step (slowest stage x m + fill/drain + dp + optimizer + overhead)", _seconds(pred.step_seconds)])
+    if pred.band is not None:
+        rows.append(["step band (cross-validated on published runs)", pred.band.text(pred.step_seconds)])
+    mfu = f"{pred.mfu:.1%}"
+    if pred.band is not None:
+        lo, hi = pred.band.scaled(pred.mfu, inverse=True)
+        mfu += f" ({lo:.1%}-{hi:.1%})"
+    rows.append(["MFU (model FLOPs, causal attention / step / bf16 peak)", mfu])
     rows.append(["HFU (with recomputation)", f"{pred.hfu:.1%}"])
     rows.append(["tokens/s per GPU", f"{pred.tokens_per_second_per_gpu:,.0f}"])
     if len(set(pred.stage_layers)) > 1:
