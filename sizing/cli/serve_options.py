@@ -67,8 +67,16 @@ deployment_options = options(
     option("mla"),
 )
 
-# Capacity planning (continuous batching): the request rate, the latency bounds, the scheduler's
-# token budget and KV block size.
+# Capacity planning (continuous batching): the request rate, the latency bounds at a percentile,
+# a trace of request lengths, disaggregated pools, the scheduler's token budget and KV block size.
 capacity_options = options(
-    option("rate"), option("slo_ttft"), option("slo_tpot"), option("token_budget"), option("block_size")
+    option("rate"),
+    option("slo_ttft"),
+    option("slo_tpot"),
+    option("percentile"),
+    option("trace"),
+    option("disaggregated"),
+    option("kv_link"),
+    option("token_budget"),
+    option("block_size"),
 )

@@ -247,6 +247,19 @@ _add("rate", ("--rate",), "serving",
 _add("slo_ttft", ("--slo-ttft",), "serving", "With --rate: time-to-first-token bound, e.g. 2s.", metavar="DURATION")
 _add("slo_tpot", ("--slo-tpot",), "serving", "With --rate: time-per-output-token bound, e.g. 50ms.",
      metavar="DURATION")  # fmt: skip
+_add("percentile", ("--percentile",), "serving",
+     "With --rate: the share of requests the SLOs hold for (0.99: p99 TTFT and TPOT).",
+     _number("--percentile", 0, 1, what="a share in (0, 1), e.g. 0.99 for p99"), default=0.99)  # fmt: skip
+_add("trace", ("--trace",), "serving",
+     "With --rate: request lengths from a .csv or .jsonl file (prompt_tokens, output_tokens, optional weight; one "
+     "row per request or per histogram bin) instead of --prompt and --output.", metavar="FILE",
+     advanced=True)  # fmt: skip
+_add("disaggregated", ("--disaggregated",), "serving",
+     "With --rate: also size separate prefill and decode pools (DistServe, Splitwise) beside co-located serving.",
+     is_flag=True, advanced=True)  # fmt: skip
+_add("kv_link", ("--kv-link",), "serving",
+     "With --disaggregated: the link a prompt's KV cache crosses from the prefill to the decode pool.",
+     _choice("--kv-link", ("network", "nvlink")), default="network", advanced=True)  # fmt: skip
 _add("mla", ("--mla",), "serving",
      "Latent attention (DeepSeek): absorbed (attention over the cached latent) or naive (per-head K/V).",
      _choice("--mla", MLA_IMPLS), default=DEFAULT_MLA_IMPL, advanced=True)  # fmt: skip

@@ -12,6 +12,7 @@ _LAZY = {
     "heading": "sizing.render.tables",
     "import_tabulate": "sizing.render.tables",
     "render_capacity": "sizing.render.capacity",
+    "render_disaggregated": "sizing.render.disagg",
     "render_engine": "sizing.render.engine",
     "render_estimate": "sizing.render.estimate",
     "render_layouts": "sizing.render.moe_layout",

@@ -44,10 +44,12 @@ def tokens_per_second_data() -> dict:
     return {"x": list(SWEEP_BATCHES), "series": series}
 
 
-def render_serve_plots() -> list[Plot]:
+def render_serve_plots(load_data: dict | None = None) -> list[Plot]:
     from sizing.report.serving_capacity import throughput_latency_plot
+    from sizing.report.serving_load import latency_vs_rate_plot
 
-    return [_roofline_plot(), _tokens_plot(), throughput_latency_plot()]
+    plots = [_roofline_plot(), _tokens_plot(), throughput_latency_plot()]
+    return plots + ([latency_vs_rate_plot(load_data)] if load_data is not None else [])
 
 
 def _roofline_plot() -> Plot:

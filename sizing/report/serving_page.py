@@ -109,7 +109,7 @@ def measured_section(existing_dir: Path | None) -> str:
     )
 
 
-def render_serving(plots: list[Plot], existing_dir: Path | None = None) -> str:
+def render_serving(plots: list[Plot], existing_dir: Path | None = None, load_section: str = "") -> str:
     plot_parts = []
     for plot in plots:
         plot_parts += [f"### {plot.title}", f"![{plot.title}]({plot.path})\n\n{plot.note}"]
@@ -139,6 +139,8 @@ def render_serving(plots: list[Plot], existing_dir: Path | None = None) -> str:
         checkpoint_section(),
         f"## Capacity: {CAPACITY_MODEL} at {RATE} requests/s on {CAPACITY_GPU}",
         capacity_section(),
+        "## Latency under load",
+        load_section,
         "## Plots",
         *plot_parts,
         "## Measured on a GPU",
