@@ -106,19 +106,25 @@ def serving_plan_of_estimate(model, config_path, result, prefix_caching):
 
 
 def serving_plan_of_capacity(model, config_path, plan, prefix_caching):
-    """The engine settings of the capacity plan's best row: replicas of (tp, pp) at its concurrency."""
+    """The engine settings of the capacity plan's best row: replicas of (tp, pp); the most sequences
+    a replica admits is twice the mean it decodes at this load (E[N] of the Poisson steady state),
+    room for the load's peaks, said in the header."""
+    import math
+
     from sizing.frameworks import ServingPlan
 
     best = plan.best
-    if best is None or best.point is None:
+    if best is None or best.load is None:
         raise UserError("--emit: no layout serves this rate within the bounds; nothing to launch")
+    mean = best.load.state.decoding
+    seqs = max(1, math.ceil(2 * mean))
+    cost = best.usd_per_million_output_tokens
     summary = (
         f"{plan.model} at {plan.rate:g} requests/s on {plan.gpu}: {best.replicas} replica(s) of tp {best.tp} x pp "
-        f"{best.pp} ({best.gpus} GPUs), {best.point.concurrency} sequences each, weights {best.weight_dtype}, "
-        f"KV {best.kv_dtype}",
-        f"time to first token {best.point.ttft_seconds * 1e3:.0f} ms, {best.point.tpot_seconds * 1e3:.1f} ms per "
-        f"output token, ${best.usd_per_million_output_tokens:.2f} per million output tokens",
+        f"{best.pp} ({best.gpus} GPUs), weights {best.weight_dtype}, KV {best.kv_dtype}",
+        f"max sequences {seqs} = 2 x the mean decoding E[N] = {mean:.1f} per replica at this load"
+        + (f"; ${cost:.2f} per million output tokens" if cost is not None else ""),
     )
     return ServingPlan(model_id(model, config_path), summary, best.tp, best.pp, best.replicas,
-                       plan.prompt + plan.output, best.point.concurrency, best.weight_dtype, best.kv_dtype,
+                       math.ceil(plan.prompt + plan.output), seqs, best.weight_dtype, best.kv_dtype,
                        prefix_caching=prefix_caching)  # fmt: skip
