@@ -133,7 +133,7 @@ def test_nemotron_pattern_counts():
 @pytest.mark.parametrize(
     ("config", "field"),
     [
-        (dict(hybrid_preset("nemotron-h-8b").hf_config, hybrid_override_pattern="M-E*"), "hybrid_override_pattern"),
+        (dict(hybrid_preset("nemotron-h-8b").hf_config, hybrid_override_pattern="M-E*", moe_latent_size=64), "latent"),
         (dict(hybrid_preset("nemotron-h-8b").hf_config, hybrid_override_pattern="M-X*"), "hybrid_override_pattern"),
         (dict(hybrid_preset("bamba-9b").hf_config, attn_layer_indices=[99]), "attn_layer_indices"),
         (dict(hybrid_preset("qwen3-next-80b-a3b").hf_config, layer_types=["x"]), "layer_types"),
@@ -156,22 +156,27 @@ def test_cli_json_and_errors(tmp_path):
     bad = CliRunner().invoke(main, ["hybrid", "--preset", "nope"])
     assert bad.exit_code == 2 and bad.output.count("\n") == 1 and "--preset" in bad.output
     path = tmp_path / "config.json"
-    path.write_text(json.dumps({"model_type": "nemotron_h", "hybrid_override_pattern": "ME"}))
+    path.write_text(json.dumps({"model_type": "nemotron_h", "hybrid_override_pattern": "MX"}))
     bad = CliRunner().invoke(main, ["hybrid", "--config", str(path)])
     assert bad.exit_code == 2 and "hybrid_override_pattern" in bad.output and "Traceback" not in bad.output
 
 
 def test_every_hybrid_type_is_pointed_to_from_the_block_stack_converter():
-    from sizing.hybrid.hf import HYBRID_CONVERTERS
+    from sizing.hybrid import HYBRID_CONVERTERS
     from sizing.inputs.hf.families import REFUSED_MODEL_TYPES, SIZED_BY_COMMAND
 
     hybrid = {t for t, c in SIZED_BY_COMMAND.items() if c.startswith("sizing hybrid")}
     assert hybrid == set(HYBRID_CONVERTERS) and not hybrid & set(REFUSED_MODEL_TYPES)
 
 
-def test_block_stack_commands_name_the_hybrid_command():
-    out = CliRunner().invoke(main, ["memory", "--preset", "jamba-v0.1"])  # training: not a stack of blocks
-    assert out.exit_code == 2 and "sizing hybrid --preset jamba-v0.1" in out.output and out.output.count("\n") == 1
+def test_block_stack_commands_size_a_hybrid_whole():
+    """`memory` (training) takes a hybrid preset directly: exact model states, activations not modelled."""
+    out = CliRunner().invoke(main, ["memory", "--preset", "jamba-v0.1", "--seq-len", "4096", "--format", "json"])
+    assert out.exit_code == 3, out.output  # 51.6B parameters x 16 bytes do not fit one H100
+    memory = json.loads(out.output)["memory"]
+    assert memory["model_states_bytes"] == 16 * 51_570_323_328 and memory["activations_bytes"] is None
+    needs = CliRunner().invoke(main, ["memory", "--preset", "jamba-v0.1"])  # the preset states no context
+    assert needs.exit_code == 2 and "--seq-len is needed" in needs.output and needs.output.count("\n") == 1
 
 
 def test_max_batch_and_context_follow_from_attention_layers_only():

@@ -6,6 +6,7 @@ import dataclasses
 
 import click
 
+from sizing.cli.any_model import answers_whole_models, whole_estimate
 from sizing.cli.common import UserError, resolve_model
 from sizing.cli.from_file import with_file
 from sizing.cli.option_layer import model_options, option
@@ -49,7 +50,9 @@ from sizing.vocabulary import DEFAULT_MFU
 @option("grid_intensity")
 @option("memory", help="Include the memory summary (bf16 AdamW training, bf16 inference).")
 @option("calibration")
+@option("run_remote_code")
 @option("format")
+@answers_whole_models(lambda command, source, run_remote_code, kwargs: whole_estimate(source, run_remote_code, kwargs))
 def estimate(
     preset,
     config_path,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import click
 from click.core import ParameterSource
 
+from sizing.cli.any_model import answers_whole_models, memory_of_whole_model
 from sizing.cli.common import UserError, resolve_model
 from sizing.cli.from_file import with_file
 from sizing.cli.memory_options import (
@@ -40,7 +41,9 @@ EXIT_DOES_NOT_FIT = 3
 @inference_options
 @engine_options
 @tp_option
+@option("run_remote_code")
 @option("format")
+@answers_whole_models(memory_of_whole_model)  # a hybrid, vision-language or transformers-counted model
 def memory(preset, config_path, overrides, inference, fmt, **options):
     """Training memory per GPU (or inference memory) and the largest batch that fits.
 

@@ -92,6 +92,9 @@ _add("from_file", ("--from",), "model",
      metavar="FILE", advanced=True)  # fmt: skip
 _add("from_format", ("--from-format",), "model", "The format of --from FILE when it cannot be told from the file.",
      _choice("--from-format", "sizing.frameworks:READ_FORMATS"), advanced=True)  # fmt: skip
+_add("run_remote_code", ("--run-remote-code",), "model",
+     "Run the Python code a trust_remote_code model ships in its repository (config.json auto_map) to build it "
+     "on the meta device. Without it no model code is ever run. Only for code you trust.", is_flag=True)  # fmt: skip
 
 # ---------------------------------------------------------------- data and context
 _add("seq_len", ("--seq-len", "-T"), "data", "Tokens per sequence.", _count("--seq-len", maximum=MAX_SEQ_LEN))

@@ -35,6 +35,7 @@ _LAZY = {
     "palm_flops_per_token": "sizing.formulas.conventions",
     "param_components": "sizing.formulas.params",
     "param_groups": "sizing.formulas.params",
+    "per_token": "sizing.formulas.flops",
     "tokens_for_budget": "sizing.formulas.scaling",
     "total_params": "sizing.formulas.params",
 }

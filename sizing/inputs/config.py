@@ -31,6 +31,7 @@ from sizing.inputs.config_checks import (  # noqa: F401  (re-exported: sizing.in
     POSITION_KINDS,
     QK_NORM_KINDS,
     ConfigError,
+    NotModelled,
     _positive_number,
     check_consistency,
     check_types,
@@ -121,6 +122,14 @@ class ModelConfig:
     attention_chunk: int | None = None  # Llama-4: queries see keys of their own chunk of C positions only
     full_attention_every: int = 0  # >= 2: layer i attends to all keys when (i + 1) % n == 0 (Gemma, GPT-OSS)
     nope_layer_every: int = 0  # >= 2: layer i has no RoPE when (i + 1) % n == 0 (Llama-4)
+    # DeepSeek-V3.2 sparse attention (DSA): a lightning indexer of H_I heads of d_I scores every key,
+    # and each query attends to the top-k keys it picks (MLA with a query rank only)
+    index_heads: int = 0  # H_I; 0: no indexer
+    index_head_dim: int | None = None  # d_I
+    index_topk: int | None = None  # keys each query attends to at most
+    # multi-token-prediction modules the checkpoint carries (num_nextn_predict_layers); sized apart by
+    # sizing.formulas.mtp, never in the total: transformers builds none (DeepSeek-V3, GLM-4.5)
+    mtp_modules: int = 0
 
     def __post_init__(self) -> None:
         try:
@@ -250,6 +259,11 @@ class ModelConfig:
     def v_head_width(self) -> int:
         """Per-head width of v (and of each head's output): d_h, or v_head_dim under MLA."""
         return self.v_head_dim if self.is_mla else self.d_head
+
+    @property
+    def has_indexer(self) -> bool:
+        """DeepSeek-V3.2's sparse attention: an indexer picks index_topk keys per query."""
+        return self.index_heads > 0
 
     # ---- the one check of a context length, for every command
     def check_context(self, seq_len: int, what: str = "seq_len") -> int:

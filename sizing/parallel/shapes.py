@@ -87,7 +87,21 @@ def _mla_projections(cfg: ModelConfig) -> list[Tensor]:
         out += _linear("attn.q_b", h * cfg.qk_head_width, cfg.q_lora_rank, "col", False)
     out += _linear("attn.kv_a", cfg.kv_lora_rank + cfg.qk_rope_head_dim, d, "rep", cfg.qkv_bias)
     out += _norm(cfg, "attn.kv_a_norm", cfg.kv_lora_rank)
-    return out + _linear("attn.kv_b", h * (cfg.qk_nope_head_dim + cfg.v_head_dim), cfg.kv_lora_rank, "col", False)
+    out += _linear("attn.kv_b", h * (cfg.qk_nope_head_dim + cfg.v_head_dim), cfg.kv_lora_rank, "col", False)
+    return out + _indexer(cfg)
+
+
+def _indexer(cfg: ModelConfig) -> list[Tensor]:
+    """DSA's lightning indexer (DeepSeek-V3.2), replicated: its one key per token is shared by its
+    heads and every rank scores all keys to pick the same top-k (as vLLM runs it under TP)."""
+    if not cfg.has_indexer:
+        return []
+    d, H, d_i = cfg.d_model, cfg.index_heads, cfg.index_head_dim
+    out = _linear("attn.indexer.wq_b", H * d_i, cfg.q_lora_rank, "rep", False)
+    out += _linear("attn.indexer.wk", d_i, d, "rep", False)
+    out.append(Tensor("attn.indexer.k_norm.weight", (d_i,), "rep"))
+    out.append(Tensor("attn.indexer.k_norm.bias", (d_i,), "rep"))
+    return out + _linear("attn.indexer.weights_proj", H, d, "rep", False)
 
 
 def _qk_norms(cfg: ModelConfig) -> list[Tensor]:

@@ -24,6 +24,8 @@ _LAZY = {
     "render_rows": "sizing.render.rows",
     "render_serve": "sizing.render.serve",
     "render_speculation": "sizing.render.speculative",
+    "render_whole_estimate": "sizing.render.whole",
+    "render_whole_memory": "sizing.render.whole",
     "table": "sizing.render.tables",
     "with_prefix_cache": "sizing.render.prefix",
 }
