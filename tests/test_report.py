@@ -114,10 +114,12 @@ def test_published_runs_list_every_step_time_run_with_error_and_band(fresh):
     text = fresh["published-runs.md"].decode()
     section = text.split("## Step time:")[1].split("## Sources")[0]
     rows = _table_rows(section)
-    summary = [r for r in rows if "CV median abs. error" in r]
+    summary = [r for r in rows if "CV median abs. error" in r and "source" in r]
+    kinds = {r["kind"]: r["runs"] for r in rows if "CV median abs. error" in r and "kind" in r}
     runs = [r for r in rows if "band" in r]
-    assert summary[-1]["source"] == "all" and summary[-1]["runs"] == "266"
-    assert len(runs) == 266
+    assert summary[-1]["source"] == "all" and summary[-1]["runs"] == "327"
+    assert kinds == {"dense": "266", "mixture of experts": "61"}
+    assert len(runs) == 327
     notes = dict(re.findall(r"^\[\^(\d+)\]: (.+)$", text, flags=re.MULTILINE))
     for row in runs:
         marker = re.search(r" \[\^(\d+)\]$", row["run"])

@@ -19,7 +19,13 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from sizing.parallel.band import CV_FILE  # noqa: E402
-from sizing.parallel.fit_published import cv_rows, cv_summary, fitted_overheads, observations  # noqa: E402
+from sizing.parallel.fit_published import (  # noqa: E402
+    cv_rows,
+    cv_summary,
+    cv_summary_by_kind,
+    fitted_overheads,
+    observations,
+)
 from sizing.parallel.stepdata import DATA_FILE  # noqa: E402
 from sizing.report.files import write_bytes_atomic  # noqa: E402
 
@@ -45,11 +51,13 @@ def fresh_files() -> dict[Path, str]:
         "description": (
             "Each published run's error (predicted / measured - 1) with the stack overheads fitted on every source "
             "(error), without its own source (cv_error: leave-one-source-out) and without its publication "
-            "(cv_publication_error); summaries per source. Written by tools/fit_step_overheads.py; read by "
+            "(cv_publication_error); summaries per source and per kind (dense, mixture of experts). "
+            "Written by tools/fit_step_overheads.py; read by "
             "sizing/parallel/band.py for the bands of every time answer."
         ),
         "summary": cv_summary(rows),
         "summary_by_publication": cv_summary(rows, "cv_publication_error"),
+        "summary_by_kind": cv_summary_by_kind(rows),
         "rows": rows,
     }
     return {DATA_FILE: _dump(constants), CV_FILE: _dump(cv)}

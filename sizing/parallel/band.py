@@ -5,10 +5,11 @@ Each published run was predicted with the stack overheads fitted without its sou
 (sizing.parallel.calibration.cross_validate); its error e = predicted / measured - 1. For a new
 prediction p, the runs "of this kind" are those of the same stack on the same GPU class with the
 same kind of model (dense or mixture of experts), else of the same stack family on that GPU
-class; their 10th and 90th percentile errors bound the measured step: p / (1 + e90) to
-p / (1 + e10), and their median |e| is the "±N%". Where no published run is of this kind (a GPU,
-stack family or MoE not covered) the band says so and spans the worst cross-validated error of
-all runs, rather than pretend to a tight one.
+class, else of any stack on that GPU class (a mixture of experts on a stack with no published
+MoE run takes the MoE runs of the others); their 10th and 90th percentile errors bound the
+measured step: p / (1 + e90) to p / (1 + e10), and their median |e| is the "±N%". Where no
+published run is of this kind (a GPU, or MoE on a GPU class, not covered) the band says so and
+spans the worst cross-validated error of all runs, rather than pretend to a tight one.
 """
 
 from __future__ import annotations
@@ -99,6 +100,7 @@ def _neighbours(stack_key: str, gpu_key: str, moe: bool) -> tuple[tuple[float, .
     for label, match in (
         (f"{stack_key} on {cls}, {kind}", lambda r: r["stack"] == stack_key),
         (f"{family}-family stacks on {cls}, {kind}", lambda r: r["family"] == family),
+        (f"every stack on {cls}, {kind}", lambda r: True),
     ):
         errors = [r["cv_error"] for r in rows if match(r) and r["gpu_class"] == cls and r["moe"] == moe]
         if len(errors) >= MIN_NEIGHBOURS:

@@ -17,7 +17,7 @@ from sizing.parallel.layout import ParallelLayout
 from sizing.parallel.links import group_link
 from sizing.parallel.ops import ACT_BYTES, Hardware, Times, block_times, recompute_times
 from sizing.parallel.shapes import block_tensors
-from sizing.parallel.stepdata import gpu_constants, moe_load_factor, stack
+from sizing.parallel.stepdata import gpu_constants, moe_comm_sms, moe_load_factor, nccl_all_to_all_slowdown, stack
 from sizing.validate import SizingError
 
 # Bytes per logit element of the cross-entropy over the vocabulary, forward + backward:
@@ -85,6 +85,13 @@ def _mini(tp, cp, ep, sp, b, node, finetune, rank, targets, etp=1) -> ParallelLa
     )
 
 
+def expert_stride(layout: ParallelLayout, opts) -> int:
+    """How far apart the ep group's ranks lie: etp under Megatron-Core's folded expert order
+    tp-ep-dp (v0.10+, arXiv:2504.14960), tp x cp under the earlier order tp-cp-ep-dp, where an
+    ep group with context parallelism leaves the node sooner (the paper's Fig. 6)."""
+    return layout.tp * layout.cp if opts.unfolded_experts else layout.etp
+
+
 @lru_cache(maxsize=1024)
 def hardware(gpu_key: str, layout: ParallelLayout, opts) -> Hardware:
     gpu = gpu_of(gpu_key)
@@ -110,7 +117,7 @@ def hardware(gpu_key: str, layout: ParallelLayout, opts) -> Hardware:
         hbm * consts.hbm_fraction,
         link(layout.tp, 1),
         link(layout.cp, layout.tp),
-        link(layout.ep, layout.etp),  # the ep group's ranks lie etp apart (expert order tp-ep-dp)
+        link(layout.ep, expert_stride(layout, opts)),
         opts.flash_kernel or st.flash,
         st.elementwise == "eager",
         gpu.peak_flops_per_second(act_dtype) / consts.exp_per_second,
@@ -120,6 +127,12 @@ def hardware(gpu_key: str, layout: ParallelLayout, opts) -> Hardware:
         tuple(k for k, names in ADAPTED_LINEARS.items() if lora and set(names) & set(layout.lora_targets)),
         layout.finetune == "qlora",
         st.tp_overlap,
+        opts.ep_overlap or st.ep_overlap,
+        link(layout.etp, 1),
+        moe_comm_sms(),
+        st.fp8_dispatch and gemm_dtype == "fp8",
+        opts.routed_groups or 0,
+        nccl_all_to_all_slowdown() if st.ep_kernels == "nccl" else 1.0,
     )
 
 
@@ -132,6 +145,18 @@ def block_params(cfg: ModelConfig, moe: bool, tp: int, ep: int, etp: int = 1) ->
         return (attn + P.mlp_params(cfg, cfg.d_ff)) / tp
     routed = cfg.n_experts * P.expert_params(cfg) / (ep * etp)
     return (attn + P.shared_expert_params(cfg)) / tp + routed + P.router_params(cfg)
+
+
+@lru_cache(maxsize=1024)
+def routed_block_params(cfg: ModelConfig, ep: int, etp: int) -> float:
+    """Routed-expert parameters of one MoE block on one rank: E experts over ep x etp."""
+    return cfg.n_experts * P.expert_params(cfg) / (ep * etp)
+
+
+def expert_dp_stride(layout: ParallelLayout, opts) -> int:
+    """How far apart the expert-data-parallel ranks lie: etp x ep in the folded order tp-ep-dp,
+    tp x cp x ep in the earlier tp-cp-ep-dp (expert_stride)."""
+    return expert_stride(layout, opts) * layout.ep
 
 
 @lru_cache(maxsize=1024)

@@ -46,14 +46,14 @@ def calibrate(path: str | Path) -> Calibration:
     if not runs:
         raise SizingError(f"{path}: no measured steps in it")
     obs = [r.observation() for r in runs]
-    fitted = fit_stacks(obs, min_sources=1)  # the user's own runs of their own stack
+    fitted = fit_stacks(obs, min_sources=1, min_runs=1)  # the user's own runs of their own stack
     builtin = builtin_overheads()
     stacks = sorted({o.stack for o in obs})
     sources = {o.source for o in obs}
     unit, label = (lambda o: o.source), "leave-one-source-out"
     if len(sources) < 2:
         unit, label = (lambda o: o.name), "leave-one-row-out (one source)"
-    cv = cross_validate(obs, unit, 1) if len(obs) > 1 else {o.name: o.error(fitted[o.stack]) for o in obs}
+    cv = cross_validate(obs, unit, 1, 1) if len(obs) > 1 else {o.name: o.error(fitted[o.stack]) for o in obs}
     table = {
         s: {
             "overhead": fitted[s],

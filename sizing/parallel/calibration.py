@@ -27,6 +27,7 @@ from sizing.parallel.stepdata import stack
 GRID_LOW, GRID_HIGH, GRID_STEP = -0.3, 2.0, 0.005  # overhead search range: -30% to +200% of kernel time
 POOLED = "pooled"
 MIN_SOURCES = 2  # a stack gets its own overhead only when its runs come from this many sources
+MIN_RUNS = 5  # and number at least this many (two one-row sources would be a constant per row)
 
 
 @dataclass(frozen=True)
@@ -68,19 +69,24 @@ def fit_overhead(obs: list[Observation]) -> float:
     return round(min(fine, key=lambda k: _loss(obs, weights, k)), 4)
 
 
-def own_stacks(obs: list[Observation], min_sources: int = MIN_SOURCES) -> frozenset[str]:
+def own_stacks(obs: list[Observation], min_sources: int = MIN_SOURCES, min_runs: int = MIN_RUNS) -> frozenset[str]:
     """The stacks that get a constant of their own: those whose runs come from at least
-    `min_sources` sources (a constant is fitted across sources, never to one table)."""
+    `min_sources` sources and number at least `min_runs` (a constant is fitted across sources,
+    never to one table, nor to a row or two)."""
     sources: dict[str, set[str]] = defaultdict(set)
+    runs: Counter = Counter()
     for o in obs:
         sources[o.stack].add(o.source)
-    return frozenset(s for s, found in sources.items() if len(found) >= min_sources)
+        runs[o.stack] += 1
+    return frozenset(s for s, found in sources.items() if len(found) >= min_sources and runs[s] >= min_runs)
 
 
-def fit_stacks(obs: list[Observation], min_sources: int = MIN_SOURCES, own=None) -> dict[str, float]:
+def fit_stacks(
+    obs: list[Observation], min_sources: int = MIN_SOURCES, own=None, min_runs: int = MIN_RUNS
+) -> dict[str, float]:
     """stack -> fitted overhead for the stacks of `own` (default: own_stacks); "family:<f>" over
     each family's runs (what every other stack takes); POOLED over all."""
-    own = own_stacks(obs, min_sources) if own is None else own
+    own = own_stacks(obs, min_sources, min_runs) if own is None else own
     groups: dict[str, list[Observation]] = defaultdict(list)
     for o in obs:
         if o.stack in own:
@@ -95,12 +101,14 @@ def overhead_for(fitted: dict[str, float], stack_key: str) -> float:
     return lookup(fitted, stack_key)
 
 
-def cross_validate(obs: list[Observation], unit=lambda o: o.source, min_sources: int = MIN_SOURCES) -> dict[str, float]:
+def cross_validate(
+    obs: list[Observation], unit=lambda o: o.source, min_sources: int = MIN_SOURCES, min_runs: int = MIN_RUNS
+) -> dict[str, float]:
     """Leave-one-unit-out: name -> the error of each observation predicted with the stack
     overheads refitted without its unit (source by default; any grouping, e.g. a publication).
     Which stacks have a constant of their own is decided once, on all the runs (the model's
     structure); each fold refits the values, and a stack left without runs takes its family's."""
-    own = own_stacks(obs, min_sources)
+    own = own_stacks(obs, min_sources, min_runs)
     out = {}
     for held in sorted({unit(o) for o in obs}):
         fitted = fit_stacks([o for o in obs if unit(o) != held], own=own)

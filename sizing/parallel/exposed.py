@@ -4,7 +4,7 @@ all-reduce, DeepSpeed's tied-embedding gradient all-reduce."""
 
 from __future__ import annotations
 
-from sizing.parallel.blocktime import link_for
+from sizing.parallel.blocktime import expert_dp_stride, link_for
 from sizing.parallel.ops import ACT_BYTES
 
 
@@ -33,8 +33,40 @@ def tied_grad_seconds(cfg, layout, gpu_key, opts, st) -> float:
     return link.seconds("all_reduce", n_bytes, 2)
 
 
+def reduction_seconds(layout, gpu_key, opts, st, trained: float, experts: float) -> float:
+    """One gradient reduction of the stage's trained parameters (ZeRO 0: all-reduce; ZeRO >= 1:
+    reduce-scatter of the gradients and all-gather of the updated weights): the dense ones over
+    the dp x cp ranks (tp apart), the routed experts' over their expert-data-parallel group
+    (edp ranks, etp x ep apart: Megatron-Core's expert grid), each its own collectives."""
+    out = 0.0
+    edp = layout.expert_data_parallel
+    for count, group, stride in (
+        (trained - experts, layout.dp * layout.cp, layout.tp),
+        (experts, edp, expert_dp_stride(layout, opts)),
+    ):
+        if count <= 0 or group <= 1:
+            continue
+        link = link_for(gpu_key, group, stride, layout.gpus_per_node, opts)
+        if layout.zero_stage == 0:
+            out += link.seconds("all_reduce", count * st.grad_bytes, group)
+        else:
+            out += link.seconds("reduce_scatter", count * st.grad_bytes, group)
+            out += link.seconds("all_gather", count * ACT_BYTES, group)
+    return out
+
+
 def dp_exposed_seconds(
-    layout, gpu_key, hw, opts, st, params, stage_seconds, overlap, units: int = 1, trained: float | None = None
+    layout,
+    gpu_key,
+    hw,
+    opts,
+    st,
+    params,
+    stage_seconds,
+    overlap,
+    units: int = 1,
+    trained: float | None = None,
+    experts: float = 0.0,
 ) -> float:
     """The data-parallel traffic left on the critical path.
 
@@ -53,7 +85,9 @@ def dp_exposed_seconds(
       the overlapped time x channels / SMs is added (sizing/data/step_time.json "nccl_latency").
 
     `params`: the stage's parameters on this rank; `trained`: those with gradients (LoRA's
-    adapters; None: all). FSDP gathers every weight but reduces only trained gradients.
+    adapters; None: all), of which `experts` are routed experts' (reduced over their own
+    expert-data-parallel group, reduction_seconds). FSDP gathers every weight but reduces only
+    trained gradients.
     """
     trained = params if trained is None else trained
     group = layout.dp * layout.cp
@@ -71,10 +105,7 @@ def dp_exposed_seconds(
         hidden = layout.micro_batches * min(per, stage_seconds) * steal
         return layout.micro_batches * max(0.0, per - stage_seconds) + gather + scatter + hidden
     bucket = min(grads, opts.bucket_params * st.grad_bytes)
-    if layout.zero_stage == 0:
-        total = link.seconds("all_reduce", grads, group)
-    else:
-        total = link.seconds("reduce_scatter", grads, group) + link.seconds("all_gather", trained * ACT_BYTES, group)
+    total = reduction_seconds(layout, gpu_key, opts, st, trained, experts)
     if not overlap:
         return total
     hidden = min(total, 2 / 3 * stage_seconds) * steal

@@ -74,3 +74,11 @@ def cv_summary(rows: list[dict], key: str = "cv_error") -> dict:
     out = {s: summarise([r[key] for r in rows if r["source"] == s]).to_dict() for s in sources}
     out["all"] = summarise([r[key] for r in rows]).to_dict()
     return out
+
+
+def cv_summary_by_kind(rows: list[dict]) -> dict:
+    """Dense and mixture-of-experts runs apart: rows, median |CV error|, worst, share too fast."""
+    kinds = {"dense": False, "mixture of experts": True}
+    return {
+        label: summarise([r["cv_error"] for r in rows if r["moe"] == moe]).to_dict() for label, moe in kinds.items()
+    }

@@ -79,6 +79,8 @@ MEMORY_STACKS: dict[str, MemoryStack] = {
     "composer": MemoryStack("composer", "eager", "attention", 4, "te", 4, "fused"),
     "torchtitan-eager": MemoryStack("torchtitan-eager", "eager", "op", 4, "torchao", 4),
     "torchtitan-compile": MemoryStack("torchtitan-compile", "fused", "op", 4, "torchao", 4),
+    # DeepSeek's HAI-LLM: fp32 gradients; under FP8 the GEMM inputs cached in FP8 (arXiv:2412.19437 sec. 3.3.3)
+    "hai-llm": MemoryStack("hai-llm", "fused", "attention", 4, "te", 4, "fused"),
 }
 
 

@@ -15,103 +15,44 @@ over tp. Kinds:
   (BACKWARD_TRAFFIC);
 * tp: the TP collectives on the critical path: two all-reduces per block forward and two
   backward, or with SP the same bytes as all-gather + reduce-scatter pairs;
-* ep: the two all-to-alls (dispatch, combine) per MoE block forward and two backward;
+* ep: the two all-to-alls (dispatch, combine) per MoE block forward and two backward, and the
+  expert-tensor-parallel gathers, as the stack overlaps them (sizing.parallel.moe_ops);
 * cp: the ring pass of K and V around cp ranks, exposed only beyond the attention it hides
   under.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from sizing.formulas import attended_pairs
 from sizing.inputs import ModelConfig
 from sizing.parallel import eager
 from sizing.parallel.attention import flash_seconds
-from sizing.parallel.gemm import gemm_seconds, linear_train_seconds
+from sizing.parallel.gemm import gemm_seconds
 from sizing.parallel.layout import ParallelLayout
-from sizing.parallel.links import Link
-from sizing.parallel.stepdata import GpuConstants
+from sizing.parallel.moe_ops import ep_exposed, expert_share, experts
+from sizing.parallel.ops_base import (
+    ACT_BYTES,
+    BACKWARD_TRAFFIC,
+    MASK_BYTES,
+    Hardware,
+    Times,
+    add_linear,
+    add_memory,
+)
 
-ACT_BYTES = 2  # bf16/fp16 activations
-MASK_BYTES = 1  # a dropout mask element (uint8/bool)
-# An elementwise backward reads the saved input and the incoming gradient and writes the input
-# gradient (3 tensors) where the forward read one and wrote one (2): a norm, an activation, a
-# softmax. A residual add or a dropout moves as much backward as forward (1x). 1.5 is charged.
-BACKWARD_TRAFFIC = 1.5
-# fp8 (Transformer Engine on Hopper, whose fp8 GEMMs take only the TN layout): each operand is cast
-# and transposed in one kernel (cast_transpose): read bf16 2 B, write the fp8 copy 1 B and its
-# transpose 1 B = 4 B per element. Delayed scaling takes the scale from the amax history, which
-# the cast kernel updates as it goes; current (dynamic) scaling first reads the tensor once more
-# for its amax (+2 B). Per sizing/data/step_time.json "fp8_recipes".
-FP8_CAST_TRANSPOSE_BYTES = 4
-FP8_AMAX_PASS_BYTES = 2
-NF4_WEIGHT_BYTES = 4.127 / 8  # QLoRA's NF4 with double quantisation (sizing.parallel.finetune)
-
-
-@dataclass(frozen=True)
-class Hardware:
-    """What an operation's time depends on besides its shape."""
-
-    consts: GpuConstants
-    peak: float  # dense FLOP/s of the activation dtype (bf16/fp16)
-    gemm_peak: float  # dense FLOP/s of the GEMM dtype (the fp8 peak under fp8 training)
-    gemm_dtype: str
-    hbm_bytes_per_second: float  # achievable
-    tp_link: Link
-    cp_link: Link
-    ep_link: Link
-    attention_kernel: str = "best"  # the stack's fused attention kernel (sizing.parallel.attention)
-    eager: bool = False  # elementwise ops unfused (sizing.parallel.eager)
-    peak_per_exp: float = 0.0  # nominal matmul peak / exponential throughput (the softmax's cost)
-    fp8_current_scaling: bool = False  # fp8 recipe: current (an amax pass per cast) or delayed
-    frozen_base: bool = False  # LoRA / QLoRA: base weights frozen, no weight gradients
-    adapter_rank: int = 0  # LoRA rank on adapted projections
-    adapted: tuple[str, ...] = ()  # which block linears carry adapters (qkv, o, up, down)
-    nf4_base: bool = False  # QLoRA: base weights dequantised from NF4 at every use
-    tp_overlap: bool = False  # tp collectives pipelined with the GEMMs (Transformer Engine userbuffers)
-
-
-@dataclass
-class Times:
-    """Seconds by kind for one pass."""
-
-    by_kind: dict[str, float] = field(default_factory=dict)
-
-    def add(self, kind: str, seconds: float) -> None:
-        self.by_kind[kind] = self.by_kind.get(kind, 0.0) + seconds
-
-    def total(self) -> float:
-        return sum(self.by_kind.values())
-
-
-def _linear(hw: Hardware, fwd: Times, bwd: Times, m: int, n: int, k: int, count: int = 1, name: str = "") -> None:
-    """A block linear (x: m x k, W: k x n): forward, dgrad and (unless frozen) wgrad GEMMs, its
-    fp8 casts, a LoRA adapter where `name` is adapted, QLoRA's dequantisation of W."""
-    hbm = hw.hbm_bytes_per_second
-    grads = not hw.frozen_base
-    f, b = linear_train_seconds(m, n, k, hw.gemm_peak, hw.consts, hw.gemm_dtype, count, hbm, grads)
-    fwd.add("gemm", f)
-    bwd.add("gemm", b)
-    if hw.gemm_dtype == "fp8":  # x and W cast-transposed forward, the output gradient backward
-        per = FP8_CAST_TRANSPOSE_BYTES + (FP8_AMAX_PASS_BYTES if hw.fp8_current_scaling else 0)
-        fwd.add("memory", count * (m * k + k * n) * per / hbm)
-        bwd.add("memory", count * m * n * per / hbm)
-    if hw.nf4_base:  # dequantise W to bf16 for the forward and for dgrad
-        dequant = count * k * n * (NF4_WEIGHT_BYTES + ACT_BYTES) / hbm
-        fwd.add("memory", dequant)
-        bwd.add("memory", dequant)
-    if name in hw.adapted and hw.adapter_rank:
-        r, peak = hw.adapter_rank, hw.peak  # adapters train in bf16: x A (m x r), then (x A) B (m x n)
-        for rows, cols, inner in ((m, r, k), (m, n, r)):
-            af, ab = linear_train_seconds(rows, cols, inner, peak, hw.consts, "bf16", count, hbm)
-            fwd.add("gemm", af)
-            bwd.add("gemm", ab)
-
-
-def _memory(hw: Hardware, fwd: Times, bwd: Times, n_bytes: float, kind: str = "memory") -> None:
-    fwd.add(kind, n_bytes / hw.hbm_bytes_per_second)
-    bwd.add(kind, BACKWARD_TRAFFIC * n_bytes / hw.hbm_bytes_per_second)
+__all__ = [
+    "ACT_BYTES",
+    "BACKWARD_TRAFFIC",
+    "Hardware",
+    "Times",
+    "attention_core",
+    "attention_projections",
+    "block_times",
+    "expert_share",
+    "experts",
+    "mlp",
+    "recompute_times",
+]
 
 
 def attention_projections(cfg: ModelConfig, hw: Hardware, fwd: Times, bwd: Times, t: int, tp: int) -> None:
@@ -119,61 +60,26 @@ def attention_projections(cfg: ModelConfig, hw: Hardware, fwd: Times, bwd: Times
     if cfg.kv_lora_rank is not None:  # MLA (DeepSeek-V2 sec. 2.1): down- and up-projections
         q_out = cfg.n_heads * cfg.qk_head_width // tp
         if cfg.q_lora_rank is not None:
-            _linear(hw, fwd, bwd, t, cfg.q_lora_rank, d)
-            _linear(hw, fwd, bwd, t, q_out, cfg.q_lora_rank)
+            add_linear(hw, fwd, bwd, t, cfg.q_lora_rank, d)
+            add_linear(hw, fwd, bwd, t, q_out, cfg.q_lora_rank)
         else:
-            _linear(hw, fwd, bwd, t, q_out, d)
-        _linear(hw, fwd, bwd, t, cfg.kv_lora_rank + cfg.qk_rope_head_dim, d)
-        _linear(hw, fwd, bwd, t, cfg.n_heads * (cfg.qk_nope_head_dim + cfg.v_head_dim) // tp, cfg.kv_lora_rank)
-        _linear(hw, fwd, bwd, t, d, cfg.n_heads * cfg.v_head_width // tp, name="o")
+            add_linear(hw, fwd, bwd, t, q_out, d)
+        add_linear(hw, fwd, bwd, t, cfg.kv_lora_rank + cfg.qk_rope_head_dim, d)
+        add_linear(hw, fwd, bwd, t, cfg.n_heads * (cfg.qk_nope_head_dim + cfg.v_head_dim) // tp, cfg.kv_lora_rank)
+        add_linear(hw, fwd, bwd, t, d, cfg.n_heads * cfg.v_head_width // tp, name="o")
         return
-    _linear(hw, fwd, bwd, t, (cfg.q_width + 2 * cfg.kv_width) // tp, d, name="qkv")  # fused, column-parallel
-    _linear(hw, fwd, bwd, t, d, cfg.q_width // tp, name="o")  # attention out, row-parallel
+    add_linear(hw, fwd, bwd, t, (cfg.q_width + 2 * cfg.kv_width) // tp, d, name="qkv")  # fused, column-parallel
+    add_linear(hw, fwd, bwd, t, d, cfg.q_width // tp, name="o")  # attention out, row-parallel
 
 
 def mlp(cfg: ModelConfig, hw: Hardware, fwd: Times, bwd: Times, t: int, tp: int) -> None:
     f = cfg.d_ff // tp
-    _linear(hw, fwd, bwd, t, f * (cfg.mlp_matrices - 1), cfg.d_model, name="up")  # up (+ gate), fused
-    _linear(hw, fwd, bwd, t, cfg.d_model, f, name="down")
+    add_linear(hw, fwd, bwd, t, f * (cfg.mlp_matrices - 1), cfg.d_model, name="up")  # up (+ gate), fused
+    add_linear(hw, fwd, bwd, t, cfg.d_model, f, name="down")
     if hw.eager:
-        _memory(hw, fwd, bwd, eager.activation_bytes(cfg, t, f))
+        add_memory(hw, fwd, bwd, eager.activation_bytes(cfg, t, f))
     else:
-        _memory(hw, fwd, bwd, t * f * (cfg.mlp_matrices) * ACT_BYTES)  # activation: read 1-2 f, write f
-
-
-def expert_share(cfg: ModelConfig, layout: ParallelLayout, t: int, cf: float) -> tuple[int, int, int, int]:
-    """One rank's expert work under ep x etp (Megatron-Core's expert grid, sizing.parallel.layout):
-    (local experts E / ep, routed tokens per local expert, expert width per rank f_e / etp,
-    tokens this rank dispatches). A rank's etp group brings t etp / tp tokens (t the tokens of a
-    tp group; etp = tp is the whole group's t), and each local expert gets those of its ep ranks
-    routed to it: t' ep k / E (x the capacity factor)."""
-    tokens = max(1, t * layout.etp // layout.tp)
-    per_expert = max(1, round(tokens * layout.ep * cfg.top_k * cf / cfg.n_experts))
-    return cfg.n_experts // layout.ep, per_expert, cfg.expert_ff // layout.etp, tokens
-
-
-def experts(cfg: ModelConfig, layout: ParallelLayout, hw: Hardware, fwd: Times, bwd: Times, t: int, cf: float):
-    """Router, token permutation, the local experts as grouped GEMMs at their per-rank shape under
-    ep x etp (expert_share), unpermutation, and the dispatch / combine all-to-alls. Each local
-    expert gets its routed tokens times the load factor `cf` (the most-loaded expert sets the
-    grouped GEMM's time and every rank waits for the slowest: a capacity factor, or the measured
-    skew of dropless routing, sizing/data/step_time.json "moe")."""
-    d, tp = cfg.d_model, layout.tp
-    _linear(hw, fwd, bwd, t, cfg.n_experts, d)
-    local, per_expert, f, tokens = expert_share(cfg, layout, t, cf)
-    # router softmax / top-k over t x E fp32 scores (read, write), permute the routed copies into
-    # expert order and unpermute them back with their weights (each a read and a write of d)
-    _memory(hw, fwd, bwd, t * cfg.n_experts * 2 * 4 + 2 * tokens * cfg.top_k * cf * d * 2 * ACT_BYTES)
-    _linear(hw, fwd, bwd, per_expert, f * (cfg.mlp_matrices - 1), d, local)
-    _linear(hw, fwd, bwd, per_expert, d, f, local)
-    _memory(hw, fwd, bwd, local * per_expert * f * cfg.mlp_matrices * ACT_BYTES)
-    if cfg.n_shared_experts:
-        fs = cfg.n_shared_experts * cfg.shared_ff // tp
-        _linear(hw, fwd, bwd, t, fs * (cfg.mlp_matrices - 1), d)
-        _linear(hw, fwd, bwd, t, d, fs)
-    routed_bytes = tokens * cfg.top_k * cf * d * ACT_BYTES  # tokens this rank sends out (and gets back)
-    fwd.add("ep", hw.ep_link.seconds("all_to_all", routed_bytes, layout.ep, 2))
-    bwd.add("ep", hw.ep_link.seconds("all_to_all", routed_bytes, layout.ep, 2))
+        add_memory(hw, fwd, bwd, t * f * (cfg.mlp_matrices) * ACT_BYTES)  # activation: read 1-2 f, write f
 
 
 def attention_core(
@@ -295,17 +201,19 @@ def block_times(
     attention_projections(cfg, hw, fwd, bwd, t, tp)
     hide = attention_core(cfg, layout, hw, fwd, bwd, b, seq_len, kernel, document)
     if kernel != "flash":
-        _memory(hw, fwd, bwd, softmax_bytes(cfg, layout, b, seq_len, dropout), "softmax")
+        add_memory(hw, fwd, bwd, softmax_bytes(cfg, layout, b, seq_len, dropout), "softmax")
     if moe:
-        experts(cfg, layout, hw, fwd, bwd, t, capacity_factor)
+        a2a, shared = experts(cfg, layout, hw, fwd, bwd, t, capacity_factor)
     else:
         mlp(cfg, hw, fwd, bwd, t, tp)
     if hw.eager:
-        _memory(hw, fwd, bwd, eager.elementwise_bytes(cfg, layout, t))
+        add_memory(hw, fwd, bwd, eager.elementwise_bytes(cfg, layout, t))
     else:
-        _memory(hw, fwd, bwd, elementwise_bytes(cfg, layout, t, dropout))
+        add_memory(hw, fwd, bwd, elementwise_bytes(cfg, layout, t, dropout))
     tp_comm(cfg, layout, hw, fwd, bwd, t)
     cp_ring(cfg, layout, hw, fwd, bwd, t, hide)
+    if moe:
+        ep_exposed(hw, fwd, bwd, a2a, shared)
     return fwd, bwd
 
 

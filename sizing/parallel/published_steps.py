@@ -9,12 +9,17 @@ A row's published step time comes from what its source reports:
   formula;
 * `mfu` under the `model` convention (Llama 3): compared as MFU, model FLOPs over the bf16 peak;
 * `tokens_per_second_per_gpu` (torchtitan's, llm-foundry's and NeMo's logged throughput):
-  tokens per step / (rate x GPUs), which needs no FLOP convention.
+  tokens per step / (rate x GPUs), which needs no FLOP convention; `gpu_hours_per_trillion_tokens`
+  (DeepSeek-V2 and V3's training cost) is the same rate, 10^12 / (hours x 3600) tokens/s per GPU;
+* `mfu` under the `megatron-mfu` convention (MoE Parallel Folding, arXiv:2504.14960): Megatron-LM's
+  own FLOPs per iteration (sizing.parallel.megatron_flops) / (MFU x the stated peak x GPUs).
 
 Beyond dp/tp/pp/cp a row's layout may state ep, etp, finetune, lora_rank and lora_targets, and
 the row how its run stored memory where the source says so: grad_reduce_bytes (4 fp32, 2 bf16),
 fp8_recipe, fp8_params (tests/test_published_memory.py checks that none is declared "does not
-fit"), and what it ran that the step model times: flash_kernel, document_tokens.
+fit"), and what it ran that the step model times: flash_kernel, document_tokens, and for a
+mixture of experts capacity_factor (a token-dropping run's cap; none: the dropless skew),
+ep_overlap (what hid the all-to-alls) and schedule (zero-bubble, dualpipe).
 
 Every row names its source (`source_id`, the unit of the leave-one-source-out cross-validation
 in sizing.parallel.calibration) and the assumptions it needed (`notes`).
@@ -32,6 +37,7 @@ from sizing.inputs import ModelConfig, get_preset
 from sizing.parallel.band import step_band
 from sizing.parallel.calibration import Observation
 from sizing.parallel.layout import ParallelLayout
+from sizing.parallel.megatron_flops import megatron_iteration_flops
 from sizing.parallel.steptime import PredictedStep, StepOptions, predict_step
 
 DATA_FILE = Path(__file__).resolve().parent.parent / "data" / "published_steps.json"
@@ -65,9 +71,15 @@ class PublishedRun:
             return self.published["step_seconds"]
         if self.convention == "narayanan-hfu":
             return self.narayanan_flops() / (self.published["tflops_per_gpu"] * 1e12 * self.layout.world)
-        if "tokens_per_second_per_gpu" in self.published:  # logged throughput: tokens per step / rate
-            tokens = self.layout.global_batch() * self.seq_len
-            return tokens / (self.published["tokens_per_second_per_gpu"] * self.layout.world)
+        tokens = self.layout.global_batch() * self.seq_len
+        if self.convention == "megatron-mfu":
+            flops = megatron_iteration_flops(self.config, self.seq_len, self.layout.global_batch())
+            return flops / (self.published["mfu"] * self.published["peak_tflops"] * 1e12 * self.layout.world)
+        rate = self.published.get("tokens_per_second_per_gpu")
+        if "gpu_hours_per_trillion_tokens" in self.published:  # GPU-hours per 10^12 tokens: the same rate
+            rate = 1e12 / (self.published["gpu_hours_per_trillion_tokens"] * 3600)
+        if rate is not None:  # logged throughput: tokens per step / rate
+            return tokens / (rate * self.layout.world)
         return None
 
     def predict(self, overhead: float | None = None) -> PredictedStep:
@@ -172,6 +184,11 @@ def _run(row: dict) -> PublishedRun:
         grad_bytes=row.get("grad_reduce_bytes"),
         flash_kernel=row.get("flash_kernel"),
         document_tokens=row.get("document_tokens"),
+        capacity_factor=row.get("capacity_factor"),
+        schedule=row.get("schedule"),
+        ep_overlap=row.get("ep_overlap"),
+        unfolded_experts=row.get("unfolded_experts", False),
+        routed_groups=row.get("routed_groups"),
         **_memory_options(row),
     )
     return PublishedRun(
@@ -213,7 +230,7 @@ def error_rows() -> list[dict]:
             "group": run.group,
             "source_id": run.source_id,
             "gpu": run.gpu,
-            "layout": run.layout.label(),
+            "layout": _layout_label(run),
             "recompute": run.recompute,
             "stack": run.options.stack,
             "predicted_step_seconds": pred.step_seconds,
@@ -229,12 +246,20 @@ def error_rows() -> list[dict]:
         if run.published_step_seconds() is None:
             row["published_mfu"] = run.published["mfu"]
             row["mfu_points"] = 100 * (pred.mfu - run.published["mfu"])
+        elif run.convention == "megatron-mfu":  # its MFU is Megatron's FLOPs over the stated peak, not ours
+            row["published_mfu"] = run.published["mfu"]
         if "days" in run.published:
             steps = run.published["tokens"] / (run.layout.global_batch() * run.seq_len)
             row["published_days"] = run.published["days"]
             row["predicted_days"] = steps * pred.step_seconds / SECONDS_PER_DAY
         out.append(row)
     return out
+
+
+def _layout_label(run: PublishedRun) -> str:
+    """The layout as ParallelLayout labels it, with the pipeline schedule the run states."""
+    label = run.layout.label()
+    return label.replace("1f1b", run.options.schedule) if run.options.schedule else label
 
 
 def cv_table() -> list[dict]:

@@ -112,6 +112,9 @@ class Stack:
     fp8_recipe: str = "delayed"  # fp8 scaling: delayed (amax history) or current (an amax pass per cast)
     tp_overlap: bool = False  # tp collectives pipelined with the GEMMs (Transformer Engine userbuffers)
     family: str = "megatron"  # megatron or fsdp: whose fitted overhead a stack without runs takes
+    ep_overlap: str = "none"  # what hides the MoE all-to-alls (sizing.parallel.moe_ops)
+    fp8_dispatch: bool = False  # under fp8, the MoE dispatch sends fp8 activations (DeepSeek-V3)
+    ep_kernels: str = "nccl"  # MoE dispatch/combine: nccl (all-to-all) or dedicated (DeepEP-class kernels)
 
 
 @cache
@@ -175,6 +178,7 @@ STACKS: tuple[str, ...] = (
     "composer",
     "torchtitan-eager",
     "torchtitan-compile",
+    "hai-llm",
 )
 DEFAULT_STACK = "megatron-core"
 
@@ -200,9 +204,22 @@ def stack(key: str) -> Stack:
         e["fp8_recipe"],
         e["tp_overlap"],
         e["family"],
+        e.get("ep_overlap", "none"),
+        e.get("fp8_dispatch", False),
+        e.get("ep_kernels", "nccl"),
     )
 
 
 def moe_load_factor() -> float:
     """Tokens of the most-loaded expert over the mean (sizing/data/step_time.json "moe")."""
     return _data()["moe"]["load_factor"]
+
+
+def nccl_all_to_all_slowdown() -> float:
+    """NCCL's all-to-all time over that of dedicated dispatch kernels (step_time.json "moe")."""
+    return _data()["moe"]["nccl_all_to_all_slowdown"]
+
+
+def moe_comm_sms() -> int:
+    """SMs an all-to-all kernel overlapped with compute holds (sizing/data/step_time.json "moe")."""
+    return _data()["moe"]["comm_sms"]

@@ -34,3 +34,7 @@ class StepOptions:
     grad_reduce: str | None = None  # gradient buffer "fp32" / "bf16"; None: the stack's
     document_tokens: int | None = None  # packed sequences: documents of this length attend within themselves
     overhead: float | None = None  # None: the stack's fitted overhead (sizing.parallel.overhead); 0 turns it off
+    schedule: str | None = None  # pipeline schedule beyond the layout's: zero-bubble, dualpipe (schedule.py)
+    ep_overlap: str | None = None  # what hides the MoE all-to-alls: none, shared, paired; None: the stack's
+    unfolded_experts: bool = False  # ep ranks tp x cp apart (Megatron-Core before MoE Parallel Folding)
+    routed_groups: int | None = None  # node-/device-limited routing: a token goes once to at most this many

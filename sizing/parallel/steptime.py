@@ -138,7 +138,7 @@ def _predict(cfg, layout, seq_len, gpu_key, recompute, opts) -> PredictedStep:
     per[True] = B.per_block(cfg, mini, seq_len, gpu_key, recompute, opts, True) if cfg.is_moe else {}
     embedding, lm_head, loss = B.head_seconds(cfg, mini, seq_len, gpu_key, opts)
     p2p = 0.0
-    if layout.pp > 1:
+    if layout.pp > 1 and opts.schedule != "dualpipe":  # DualPipe hides the pp sends under the paired chunk
         link = B.link_for(gpu_key, 2, layout.tp * layout.cp * layout.dp, layout.gpus_per_node, opts)
         t = layout.micro_batch * seq_len // layout.cp
         p2p = 2 * layout.v * link.seconds("send", t * cfg.d_model * ACT_BYTES / layout.tp, 2)  # scatter-gather
@@ -149,8 +149,10 @@ def _predict(cfg, layout, seq_len, gpu_key, recompute, opts) -> PredictedStep:
     accumulate = st.grad_accumulation_bytes / hw.hbm_bytes_per_second
     last, counts = len(split) - 1, B.moe_counts(cfg, split)
 
-    def stage(i: int) -> tuple[Times, float, float]:
-        """(kinds per micro-batch, parameters, trained parameters) of stage i."""
+    routed = B.routed_block_params(cfg, layout.ep, layout.etp) if cfg.is_moe else 0.0
+
+    def stage(i: int) -> tuple[Times, float, float, float]:
+        """(kinds per micro-batch, parameters, trained parameters, routed-expert parameters) of stage i."""
         kinds, n, n_moe = Times(), split[i], counts[i]
         params = (n - n_moe) * weights[False] + n_moe * weights[True]
         grads = (n - n_moe) * trained[False] + n_moe * trained[True]
@@ -169,7 +171,7 @@ def _predict(cfg, layout, seq_len, gpu_key, recompute, opts) -> PredictedStep:
             grads += own if full else 0
         kinds.add("memory", grads * accumulate)
         kinds.add("pp", p2p)
-        return kinds, params, grads
+        return kinds, params, grads, n_moe * routed if full else 0.0
 
     stages = [stage(i) for i in range(len(split))]
     totals = [s[0].total() for s in stages]
@@ -182,20 +184,23 @@ def _flops(cfg, seq_len, recompute):
     return flop_breakdown(cfg, seq_len, "causal", recompute)
 
 
-def _assemble(cfg, layout, seq_len, gpu_key, recompute, opts, st, hw, split, stages, kinds, params, grads):
+def _assemble(cfg, layout, seq_len, gpu_key, recompute, opts, st, hw, split, stages, kinds, params, grads, experts):
     m = layout.micro_batches
-    pipe = pipeline_seconds(stages, m, layout.v) if layout.pp > 1 else m * stages[0]
+    schedule = opts.schedule or layout.pp_schedule
+    weights = kinds.by_kind.get("gemm", 0.0) / 3 / max(1e-30, max(stages))  # weight-gradient GEMMs' share
+    pipe = pipeline_seconds(stages, m, layout.v, schedule, weights) if layout.pp > 1 else m * stages[0]
     seconds = {k: 0.0 for k in KINDS}
     for k, s in kinds.by_kind.items():
         seconds["memory" if k == "softmax" else k] += m * s
     seconds["bubble"] = pipe - m * max(stages)
     overlap = st.dp_overlap if opts.dp_overlap is None else opts.dp_overlap
     units = max(split) + 1  # FSDP units: one per block, plus the embedding / head
-    dp = dp_exposed_seconds(layout, gpu_key, hw, opts, st, params, max(stages), overlap, units, grads)
+    dp = dp_exposed_seconds(layout, gpu_key, hw, opts, st, params, max(stages), overlap, units, grads, experts)
     seconds["dp"] = dp + tied_grad_seconds(cfg, layout, gpu_key, opts, st)
     seconds["tp"] += sp_norm_grad_seconds(cfg, layout, gpu_key, opts, st, max(split))
-    shards = max(1, layout.shard_degree)
-    seconds["optimizer"] = grads / shards * ADAM_BYTES_PER_PARAM / hw.hbm_bytes_per_second
+    shards, expert_shards = max(1, layout.shard_degree), max(1, layout.expert_shard_degree())
+    local = (grads - experts) / shards + experts / expert_shards  # experts' states shard over edp
+    seconds["optimizer"] = local * ADAM_BYTES_PER_PARAM / hw.hbm_bytes_per_second
     kernels = sum(seconds[k] for k in KERNEL_KINDS) * (1 + seconds["bubble"] / max(1e-30, m * max(stages)))
     step = sum(seconds.values())  # the stack's overhead is added by predict_step
     fb = _flops(cfg, seq_len, recompute)

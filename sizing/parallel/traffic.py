@@ -22,9 +22,11 @@
 * cp (ring attention): per layer and micro-batch, (cp - 1) sends of the local K and V forward
   and 2 (cp - 1) backward (K, V and their gradients); again with full recomputation.
 * ep: per MoE layer and micro-batch, 2 all-to-all forward (dispatch, combine) and 2 backward of
-  the routed d-vectors over the ep ranks (uniform routing assumed): b.T.k of them, x etp / tp
-  (an etp group dispatches the tokens of its etp ranks; with sequence parallelism each tp rank
-  holds T / tp of them). The ep group's ranks lie etp apart (Megatron's expert order tp-ep-dp).
+  the routed d-vectors over the ep ranks (uniform routing assumed): each rank sends its own
+  b.T.k / tp of them (sequence parallelism leaves T / tp tokens on each tp rank); with expert
+  tensor parallelism the etp group then all-gathers what its ranks received and reduce-scatters
+  the outputs, etp x as many (arXiv:2504.14960 sec. 3.3). The ep group's ranks lie etp apart
+  (Megatron's expert order tp-ep-dp).
 """
 
 from __future__ import annotations
@@ -275,17 +277,24 @@ def ep_collectives(
     if layout.ep == 1:
         return []
     a = get_precision(work.precision).activation_bytes
-    S = ceil_div(layout.micro_batch * (work.seq_len // layout.cp) * cfg.top_k * cfg.d_model * a * layout.etp, layout.tp)
+    S = ceil_div(layout.micro_batch * (work.seq_len // layout.cp) * cfg.top_k * cfg.d_model * a, layout.tp)
     link, gbs = links.span_link(layout.etp * layout.ep)
     moe_layers = sum(n for moe, n in stage_kinds(cfg, layout, stage) if moe)
     count = 4 * moe_layers * layout.micro_batches
     if count == 0:
         return []
-    return [
+    out = [
         Collective(
             "ep", "all_to_all", "routed tokens: dispatch and combine, fwd and bwd", count, S, layout.ep, link, gbs
         )
     ]
+    if layout.etp > 1:
+        elink, egbs = links.span_link(layout.etp)
+        what = "received tokens across the expert-tensor-parallel group (fwd all-gather, bwd reduce-scatter)"
+        out.append(Collective("ep", "all_gather", what, count // 2, S * layout.etp, layout.etp, elink, egbs))
+        what = "expert outputs across the expert-tensor-parallel group (fwd reduce-scatter, bwd all-gather)"
+        out.append(Collective("ep", "reduce_scatter", what, count // 2, S * layout.etp, layout.etp, elink, egbs))
+    return out
 
 
 def step_collectives(

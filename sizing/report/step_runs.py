@@ -11,7 +11,8 @@ CONVENTIONS = {
     "narayanan-hfu": "TFLOP/s by 96Bslh²(1+s/6h+V/16lh): counts the recompute forward",
     "time": "iteration time as published",
     "model": "MFU with model FLOPs (no recompute): the step it implies",
-    "tokens": "tokens/s per GPU as logged",
+    "tokens": "tokens/s per GPU as logged (or GPU-hours per token)",
+    "megatron-mfu": "MFU with Megatron-LM's FLOP count (2025): the step it implies",
 }
 
 
@@ -36,6 +37,20 @@ def cv_summary_rows(summary: dict, by_publication: dict) -> list[dict]:
             }
         )
     return out
+
+
+def cv_kind_rows(by_kind: dict) -> list[dict]:
+    """Dense and mixture-of-experts runs apart: runs, cross-validated median |error|, worst, too fast."""
+    return [
+        {
+            "kind": kind,
+            "runs": str(s["rows"]),
+            "CV median abs. error": fmt.pct(s["median_abs"]),
+            "CV worst": _pct(s["worst"]),
+            "predicted too fast": fmt.pct(s["too_fast"]),
+        }
+        for kind, s in by_kind.items()
+    ]
 
 
 def run_rows(rows: list[dict] | None = None) -> list[dict]:

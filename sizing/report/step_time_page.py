@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from sizing.parallel import cv_report, fitted_overhead_table, gpu_constants
 from sizing.report import cells as fmt
-from sizing.report.step_runs import cv_summary_rows
+from sizing.report.step_runs import cv_kind_rows, cv_summary_rows
 
 PAGE = "step-time.md"
 
@@ -62,6 +62,8 @@ def render_step_time() -> str:
         summary,
         "## Cross-validated error per source",
         fmt.markdown_table(cv_summary_rows(cv["summary"], cv["summary_by_publication"])),
+        "## Dense and mixture-of-experts runs apart",
+        fmt.markdown_table(cv_kind_rows(cv.get("summary_by_kind", {}))),
         "## The fitted stack overheads (sizing/data/step_time.json, tools/fit_step_overheads.py)",
         fmt.markdown_table(_overhead_rows()),
         "## Constants per GPU (sizing/data/step_time.json, each with its source there and in docs/step-time.md)",
