@@ -9,7 +9,11 @@ from sizing.cli.option_layer import option, options
 TRAINING, INFERENCE = ("!inference",), ("inference",)  # when an option applies (the form disables it otherwise)
 
 training_options = options(
-    option("seq_len", help="Tokens per sequence (default: the preset's context)."),
+    option(
+        "seq_len",
+        help="Tokens per sequence.  [default: the preset's training context, or the config's pretraining context "
+        "(else 4,096); with --finetune, 2,048, a fine-tuning context (axolotl's and NeMo's SFT recipes)]",
+    ),
     option("micro_batch", help="Sequences per GPU per step.  [default: 1]", needs=TRAINING),
     option("precision", needs=TRAINING),
     option("optimizer", needs=TRAINING),
@@ -29,6 +33,15 @@ gpu_and_finetune_options = options(
     ),
     option("lora_rank", needs=(*TRAINING, "finetune=lora|qlora")),
     option("lora_targets", needs=(*TRAINING, "finetune=lora|qlora")),
+    option("lora_base", needs=(*TRAINING, "finetune=lora|qlora")),
+    option("lora_trained", needs=(*TRAINING, "finetune=lora|qlora")),
+    option("cross_entropy", needs=TRAINING),
+    option("selective", needs=TRAINING),
+    option(
+        "offload_params",
+        help="LoRA/QLoRA: the frozen base in CPU memory (FSDP CPUOffload, FSDP-QLoRA).",
+        needs=(*TRAINING, "finetune=lora|qlora"),
+    ),
     option(
         "runtime_reserve",
         help="Memory the process holds beyond its tensors (CUDA context, NCCL, allocator), taken off the GPU "

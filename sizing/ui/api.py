@@ -38,9 +38,10 @@ EXIT_DOES_NOT_FIT = 3
 PASTED_CONFIG_NAME = "config.json"
 # one command at a time: sys.stdout is the process's (each command takes milliseconds)
 _LOCK = threading.Lock()
-# never taken from a request: the output format is fixed, files are not named by the web, and no
-# request makes the server run a repository's model code (--run-remote-code)
-_REFUSED = frozenset({"format", "config", "help", "version", "run-remote-code"})
+# never taken from a request: the output format is fixed, files are not named by the web
+# (--config, --from read them; --emit --out writes one), and no request makes the server run a
+# repository's model code (--run-remote-code)
+_REFUSED = frozenset({"format", "config", "help", "version", "from", "from-format", "emit", "out", "run-remote-code"})
 
 
 class ApiError(Exception):

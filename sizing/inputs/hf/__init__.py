@@ -8,6 +8,7 @@ _LAZY = {
     "SHOW_DOWNLOAD_PROGRESS": "sizing.inputs.hf.hub",
     "_get": "sizing.inputs.hf.fields",
     "_read_json_object": "sizing.inputs.hf.config_file",
+    "_read_regular_file": "sizing.inputs.hf.config_file",
     "first_dense_from_types": "sizing.inputs.hf.families_2025",
     "from_hf_config": "sizing.inputs.hf.read",
     "load_config_file": "sizing.inputs.hf.config_file",
