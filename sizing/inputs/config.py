@@ -110,6 +110,10 @@ class ModelConfig:
     first_dense_layers: int = 0  # MoE: the first k layers keep a dense MLP of width d_ff (DeepSeek)
     moe_layer_step: int = 1  # MoE: after those, layer i (0-based) is MoE when (i + 1) % step == 0
     n_shared_experts: int = 0  # always-on experts beside the routed ones, in every MoE layer
+    # MoE group-limited routing: a token's top_k experts lie in at most this many of the experts'
+    # groups (DeepSeek-V3: topk_group 4 of n_group 8, one group per node under EP 64; 0: no limit).
+    # Parameters and FLOPs do not change; the step model sends each token once per group.
+    routed_groups: int = 0
     shared_expert_d_ff: int | None = None  # width of each shared expert; None: = expert_ff
     shared_expert_gate: bool = False  # Qwen2-MoE: sigmoid(Linear(d, 1)) scales the shared experts
     kv_lora_rank: int | None = None  # set: multi-head latent attention (DeepSeek-V2/V3), latent width

@@ -22,6 +22,7 @@ from sizing.parallel.memory import most_loaded
 from sizing.parallel.notes import not_modelled
 from sizing.parallel.step import StepTime, step_time
 from sizing.parallel.stepdata import has_constants
+from sizing.parallel.stepdata import stack as stack_entry
 from sizing.parallel.steptime import PredictedStep, StepOptions, predict_step
 from sizing.parallel.traffic import step_collectives
 from sizing.training import HOURS_PER_DAY, SECONDS_PER_HOUR
@@ -209,6 +210,7 @@ def parallel_plan(
             f"precision fp8 needs a GPU with fp8 tensor cores; {gpu_entry.key} has: {', '.join(gpu_entry.peak_tflops)}"
         )
     work = plan_workload(work, step_options)
+    layout = stack_layout(layout, work.stack)
     stage, terms = most_loaded(cfg, layout, work)
     collectives = step_collectives(cfg, layout, work, gpu_entry, nvlink_gbs, network_gbs, fused)
     dtype = work.dtype or ("fp32" if work.precision == "fp32" and "fp32" in gpu_entry.peak_tflops else None)
@@ -252,6 +254,15 @@ def _stated(work: Workload, layout: ParallelLayout) -> Workload:
     if work.gpus == layout.world and work.global_batch == layout.global_batch():
         return work
     return work.with_(gpus=layout.world, global_batch=layout.global_batch())
+
+
+def stack_layout(layout: ParallelLayout, stack_key: str | None) -> ParallelLayout:
+    """The layout as the stack runs it: torchtitan has no tensor parallelism without sequence
+    parallelism (its parallelize plan shards the norms' inputs over the sequence), so tp > 1
+    there is tp with SP (sizing/data/step_time.json, the stack's tp_sequence_parallel)."""
+    if layout.tp > 1 and not layout.sequence_parallel and stack_key and stack_entry(stack_key).tp_sequence_parallel:
+        return replace(layout, sequence_parallel=True)
+    return layout
 
 
 def plan_workload(work: Workload, step_options: StepOptions | None) -> Workload:

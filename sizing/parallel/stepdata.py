@@ -115,6 +115,7 @@ class Stack:
     ep_overlap: str = "none"  # what hides the MoE all-to-alls (sizing.parallel.moe_ops)
     fp8_dispatch: bool = False  # under fp8, the MoE dispatch sends fp8 activations (DeepSeek-V3)
     ep_kernels: str = "nccl"  # MoE dispatch/combine: nccl (all-to-all) or dedicated (DeepEP-class kernels)
+    tp_sequence_parallel: bool = False  # tp always comes with sequence parallelism (torchtitan)
 
 
 @cache
@@ -207,6 +208,7 @@ def stack(key: str) -> Stack:
         e.get("ep_overlap", "none"),
         e.get("fp8_dispatch", False),
         e.get("ep_kernels", "nccl"),
+        e.get("tp_sequence_parallel", False),
     )
 
 

@@ -115,6 +115,8 @@ def predict_step(
     """The step with the stack's overhead (the run's own, a calibration file's, or the fitted one,
     looked up at every call so that --calibration applies) and its band."""
     key = B.gpu_of(gpu).key
+    if opts.routed_groups is None and cfg.routed_groups:  # the model's own group-limited routing
+        opts = replace(opts, routed_groups=cfg.routed_groups)
     return _finish(
         _predict(cfg, layout, seq_len, key, recompute, opts), overhead_fraction(opts, key), opts.stack, cfg.is_moe
     )
