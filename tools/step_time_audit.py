@@ -104,7 +104,8 @@ def table(outcomes: list[Outcome], pairs: list[tuple[str, str, str, str]]) -> st
         step = f"{o.step:.3g}" if o.step is not None else "-"
         mfu = f"{o.mfu:.1%}" if o.mfu is not None else "-"
         att = f"{o.attention_share:.0%}" if o.attention_share is not None else "-"
-        verdict = "ok" if not o.problems else "FAIL: " + "; ".join(o.problems) + (f" ({o.message})" if o.message else "")
+        verdict = "ok" if not o.problems else "FAIL: " + "; ".join(o.problems)
+        verdict += f" ({o.message})" if o.message else ""
         lines.append(
             f"| {o.scenario.name} | {o.stack or '-'} | {o.scenario.source} | {step} | {mfu} | {att} | "
             f"{o.verdict or '-'} | {verdict} |"

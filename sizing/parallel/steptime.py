@@ -115,7 +115,9 @@ def predict_step(
     """The step with the stack's overhead (the run's own, a calibration file's, or the fitted one,
     looked up at every call so that --calibration applies) and its band."""
     key = B.gpu_of(gpu).key
-    if opts.routed_groups is None and cfg.routed_groups:  # the model's own group-limited routing
+    if opts.routed_groups is None and cfg.routed_groups and B.stack_of(opts).ep_kernels == "dedicated":
+        # the model's group-limited routing saves bytes only where dedicated kernels send a token
+        # once per node (DeepEP); NCCL's all-to-all still sends each of the k copies to its rank
         opts = replace(opts, routed_groups=cfg.routed_groups)
     return _finish(
         _predict(cfg, layout, seq_len, key, recompute, opts), overhead_fraction(opts, key), opts.stack, cfg.is_moe
