@@ -58,3 +58,22 @@ def test_torchtitan_tp_is_sequence_parallel(stack, sp):
     plan = predict_run("llama3-70b", work, "h100", layout=ParallelLayout(dp=8, tp=8, fsdp="full", micro_batch=8))
     assert plan.layout.sequence_parallel is sp
     assert ("(SP)" in plan.layout.label()) is sp
+
+
+@pytest.mark.parametrize("stack, sharding", [("torchtitan-compile", "FSDP full"), ("fsdp", "FSDP full")])
+def test_pytorch_stacks_search_fsdp_layouts(stack, sharding):
+    """torchtitan and FSDP stacks have no ZeRO-1: the layout search gives them FSDP-sharded layouts."""
+    work = Workload(8192, recompute="none", gpus=64, stack=stack)
+    plan = predict_run("llama3-8b", work, "h100", step_options=StepOptions(stack=stack))
+    assert plan.layout.fsdp == "full" and sharding in plan.layout.label()
+
+
+def test_fsdp_with_gpus_searches_instead_of_refusing():
+    from click.testing import CliRunner
+
+    from sizing.cli import main
+
+    args = ["parallel", "--preset", "llama3-8b", "--gpu", "h100", "--gpus", "8", "-T", "8192", "--fsdp", "full"]
+    result = CliRunner().invoke(main, [*args, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert '"fsdp": "full"' in result.output and '"world": 8' in result.output

@@ -275,7 +275,7 @@ def _layout(opts: dict) -> tuple[ParallelLayout, bool]:
         fields["lora_targets"] = targets
     fields.update(lora_options(opts.get("lora_base"), opts.get("lora_trained")))
     if search:
-        given = {"--zero": "zero", "--fsdp": "fsdp", "--sp": "sequence_parallel", "--micro-batches": "micro_batches"}
+        given = {"--zero": "zero", "--sp": "sequence_parallel", "--micro-batches": "micro_batches"}
         given.update({"--v": "v", "--schedule": "schedule", "--stage-layers": "stage_layers"})
         for option, name in given.items():
             if opts.get(name) not in (None, False):

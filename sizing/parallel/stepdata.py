@@ -116,6 +116,7 @@ class Stack:
     fp8_dispatch: bool = False  # under fp8, the MoE dispatch sends fp8 activations (DeepSeek-V3)
     ep_kernels: str = "nccl"  # MoE dispatch/combine: nccl (all-to-all) or dedicated (DeepEP-class kernels)
     tp_sequence_parallel: bool = False  # tp always comes with sequence parallelism (torchtitan)
+    data_sharding: str = "any"  # what the layout search may pick: any (ZeRO-1 or FSDP) or fsdp only
 
 
 @cache
@@ -209,6 +210,7 @@ def stack(key: str) -> Stack:
         e.get("fp8_dispatch", False),
         e.get("ep_kernels", "nccl"),
         e.get("tp_sequence_parallel", False),
+        e.get("data_sharding", "any"),
     )
 
 
