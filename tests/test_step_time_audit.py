@@ -77,3 +77,29 @@ def test_fsdp_with_gpus_searches_instead_of_refusing():
     result = CliRunner().invoke(main, [*args, "--format", "json"])
     assert result.exit_code == 0, result.output
     assert '"fsdp": "full"' in result.output and '"world": 8' in result.output
+
+
+def test_megatron_2024_tflops_convention():
+    """Megatron-LM's README 1.7B row: 12 B s L h^2 (1 + 1 + s/h + 4 + V/(2 L h)) per iteration
+    (the July 2024 formula: MHA, attention counted full, GeLU 4h) / (408.8 TFLOP/s x 48 GPUs)."""
+    from sizing.parallel.published_steps import published_runs
+
+    run = next(r for r in published_runs() if r.name == "Megatron-Core GPT 1.7B (48 H100)")
+    B, s, L, h, V = 192, 4096, 24, 2048, 131072
+    flops = 12 * B * s * L * h * h * (1 + 1 + s / h + 4 + V / (2 * L * h))
+    assert run.published_step_seconds() == pytest.approx(flops / (408.8e12 * 48), rel=1e-12)
+
+
+def test_param_gather_overlap_hides_the_gather_under_the_first_forward():
+    """Megatron-Core (param_gather_overlap) exposes less of the same ZeRO-1 traffic than a stack
+    that waits for the gather after the optimizer, and never more."""
+    work = Workload(4096, recompute="none", global_batch=192)
+    layout = ParallelLayout(dp=48, tp=8, sequence_parallel=True, zero=1, micro_batches=4)
+    core = predict_run("qwen3-32b", work, "h100", layout=layout, step_options=StepOptions(stack="megatron-core"))
+    waits = StepOptions(stack="megatron-core", dp_overlap=True)
+    import sizing.parallel.blocktime as B
+
+    entry = B.stack_of(waits)
+    assert entry.param_gather_overlap and not B.stack_of(StepOptions(stack="hai-llm")).param_gather_overlap
+    hai = predict_run("qwen3-32b", work, "h100", layout=layout, step_options=StepOptions(stack="hai-llm"))
+    assert 0 < core.predicted.seconds["dp"] < hai.predicted.seconds["dp"]

@@ -23,7 +23,7 @@ def test_cross_validated_error_over_every_published_run():
     <= 30%, and no one-sided bias (25-75% predicted too fast); every source's median <= 15%.
     266 dense runs and 61 mixture-of-experts runs (MoE Parallel Folding's 59, DeepSeek-V2, V3)."""
     overall = CV["summary"]["all"]
-    assert overall["rows"] == 327 and sum(r["moe"] for r in CV["rows"]) == 61
+    assert overall["rows"] == 336 and sum(r["moe"] for r in CV["rows"]) == 61
     assert overall["median_abs"] <= 0.12
     assert abs(overall["worst"]) <= 0.30
     assert 0.25 <= overall["too_fast"] <= 0.75
