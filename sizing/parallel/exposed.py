@@ -114,14 +114,21 @@ def dp_exposed_seconds(
         per = units * ((2 if layout.fsdp is not None else 1) * gather + scatter)
         hidden = layout.micro_batches * min(per, stage_seconds) * steal
         return layout.micro_batches * max(0.0, per - stage_seconds) + gather + scatter + hidden
-    bucket = min(grads, opts.bucket_params * st.grad_bytes)
     reduce, gather = reduction_parts(layout, gpu_key, opts, st, trained, experts)
     if not overlap:
         return reduce + gather
-    if st.param_gather_overlap:  # the gathers wait in the next step's forward hooks, bucket by bucket
+    bucket = link.seconds("all_reduce", min(grads, opts.bucket_params * st.grad_bytes), group)
+    return _overlapped_reduction(reduce, gather, bucket, stage_seconds, steal, st.param_gather_overlap)
+
+
+def _overlapped_reduction(reduce, gather, bucket, stage_seconds, steal, gather_in_forward) -> float:
+    """ZeRO 0-2 reduction overlapped in buckets under the last micro-batch's backward (2/3 of a
+    stage's micro-batch); with gather_in_forward (--overlap-param-gather) the weight all-gather
+    waits in the next step's forward hooks instead, under the first micro-batch's forward."""
+    if gather_in_forward:
         hidden = (min(reduce, 2 / 3 * stage_seconds) + min(gather, stage_seconds / 3)) * steal
-        exposed = max(link.seconds("all_reduce", bucket, group), reduce - 2 / 3 * stage_seconds)
+        exposed = max(bucket, reduce - 2 / 3 * stage_seconds)
         return exposed + max(0.0, gather - stage_seconds / 3) + hidden
     total = reduce + gather
     hidden = min(total, 2 / 3 * stage_seconds) * steal
-    return max(link.seconds("all_reduce", bucket, group), total - 2 / 3 * stage_seconds) + hidden
+    return max(bucket, total - 2 / 3 * stage_seconds) + hidden
