@@ -5,8 +5,9 @@ times the micro-batches in flight on the stage."""
 
 from __future__ import annotations
 
+from sizing.hybrid import hybrid_activation_terms, hybrid_of
 from sizing.inputs import ModelConfig, Workload
-from sizing.memory import get_precision, stack_activation_terms, stack_transient_bytes
+from sizing.memory import get_precision, stack_activation_terms, stack_transient_bytes, sum_terms
 from sizing.parallel.finetune import adapted
 from sizing.parallel.layout import ParallelLayout
 from sizing.parallel.memory_stack import conventions
@@ -39,6 +40,9 @@ _FROZEN_GEMM_INPUTS = {
     "mlp_norm.output": ("up", "gate"),
     "mlp.down.input": ("down",),
 }
+# A hybrid's state-mixer terms (sizing.hybrid.activations) split with the mixer's heads, as does
+# Qwen3-Next's attention output gate.
+_MIXER_SPLIT = ("mamba.", "deltanet.", "kda.", "attn.output_gate")
 _FIRST_STAGE = ("tok_emb.", "pos_emb.", "emb_norm.")
 _LAST_STAGE = ("norm_f.", "lm_head.", "loss.")
 
@@ -53,7 +57,7 @@ def _scale(key: str, n_bytes: int, layout: ParallelLayout) -> int:
         return ceil_div(n_bytes * layout.etp, layout.tp)
     if key in _CONSTANT or layout.tp == 1:
         return n_bytes
-    if key in _TP_SPLIT:
+    if key in _TP_SPLIT or key.startswith(_MIXER_SPLIT):
         return ceil_div(n_bytes, layout.tp)
     if key == "loss.log_probs":
         return ceil_div(n_bytes, layout.tp) if layout.vocab_parallel else n_bytes
@@ -95,9 +99,12 @@ def activation_parts(
     a = get_precision(work.precision).activation_bytes
     t_local = work.seq_len // layout.cp
     kwargs = _conventions(work).activation_kwargs()
-    terms = stack_activation_terms(
-        cfg, t_local, layout.micro_batch, work.attention_impl, work.recompute, a, moe, **kwargs
-    )
+    args = (t_local, layout.micro_batch, work.attention_impl, work.recompute, a)
+    if hybrid_of(cfg) is not None:  # a hybrid layer of kind `moe` (its first layer's kind when None)
+        moe = moe if isinstance(moe, tuple) else hybrid_of(cfg).layers[0]
+        terms = hybrid_activation_terms(hybrid_of(cfg), moe, *args, **kwargs)
+    else:
+        terms = stack_activation_terms(cfg, *args, moe, **kwargs)
     parts = {"per_layer": 0, "first": 0, "last": 0, "shared": 0}
     for t in terms:
         if _frozen_only(t.key, layout):
@@ -150,6 +157,8 @@ def transient_terms(cfg: ModelConfig, layout: ParallelLayout, work: Workload, st
     logits = stack_transient_bytes(*args, "none", a, **kwargs)
     if work.recompute == "none":
         block = 0
+    elif hybrid_of(cfg) is not None:  # the largest layer re-run: its terms less those it keeps
+        block = max(_rerun_bytes(cfg, layout, work, kind) for kind, _ in stage_kinds(cfg, layout, stage))
     else:
         kinds = [moe for moe, _ in stage_kinds(cfg, layout, stage)] or [None]
         block = max(stack_transient_bytes(*args, work.recompute, a, moe, **kwargs) for moe in kinds) - logits
@@ -159,3 +168,14 @@ def transient_terms(cfg: ModelConfig, layout: ParallelLayout, work: Workload, st
         "logits_bytes": logits if stage == layout.pp - 1 else 0,
         "recompute_block_bytes": ceil_div(block, layout.tp),
     }
+
+
+def _rerun_bytes(cfg: ModelConfig, layout: ParallelLayout, work: Workload, kind) -> int:
+    """A recomputed hybrid layer's activations during its backward: all its terms less those kept."""
+    a = get_precision(work.precision).activation_bytes
+    args = (work.seq_len // layout.cp, layout.micro_batch, work.attention_impl)
+    kwargs = _conventions(work).activation_kwargs()
+    m = hybrid_of(cfg)
+    full = sum_terms(hybrid_activation_terms(m, kind, *args, "none", a, **kwargs))[0]
+    kept = sum_terms(hybrid_activation_terms(m, kind, *args, work.recompute, a, **kwargs))[0]
+    return full - kept
