@@ -20,7 +20,9 @@ from sizing.parallel.mixers import hybrid_kinds
 from sizing.parallel.ops import ACT_BYTES, Hardware, Times, block_times, recompute_times
 from sizing.parallel.shapes import block_tensors
 from sizing.parallel.stepdata import gpu_constants, moe_comm_sms, moe_load_factor, nccl_all_to_all_slowdown, stack
+from sizing.parallel.towers import vision_tensors
 from sizing.validate import SizingError
+from sizing.vision import tower_config, vision_of
 
 # Bytes per logit element of the cross-entropy over the vocabulary, forward + backward:
 # fused (Megatron-Core / Transformer Engine cross_entropy_loss_fusion, flash-attn's xentropy
@@ -209,6 +211,28 @@ def head_seconds(cfg, mini: ParallelLayout, seq_len, gpu_key, opts) -> tuple[flo
     embedding = 3 * t * cfg.d_model * ACT_BYTES / hbm  # gather, its gradient scatter-add
     loss = LOSS_BYTES[stack_of(opts).loss] * t * vocab / hbm
     return embedding, f + b, loss
+
+
+@lru_cache(maxsize=1024)
+def tower_seconds(cfg, mini: ParallelLayout, gpu_key, recompute, opts) -> tuple[dict, float]:
+    """A vision-language model's tower and projector on the first stage for one micro-batch: ({kind:
+    seconds} of its blocks, forward + backward + recompute, each pass of patches a sequence of the
+    micro-batch; the language model's attention kernel at the tower's patches, so its bidirectional
+    attention is timed as causal, half its pairs), and its parameters on one rank. Empty for any
+    other model."""
+    vision = vision_of(cfg)
+    if vision is None or cfg.tower_runs()[0] == 0:
+        return {}, 0.0
+    runs, patches = cfg.tower_runs()
+    tower = tower_config(vision)
+    per = per_block(tower, replace(mini, micro_batch=runs * mini.micro_batch), patches, gpu_key, recompute, opts, False)
+    params = 0.0
+    for tensor in vision_tensors(vision):
+        n = tensor.copies
+        for size in tensor.tp_local_shape(mini.tp):
+            n *= size
+        params += n
+    return {kind: tower.n_layers * seconds for kind, seconds in per.items()}, params
 
 
 @lru_cache(maxsize=1024)

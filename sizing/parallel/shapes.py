@@ -18,6 +18,7 @@ from __future__ import annotations
 from sizing.inputs import ModelConfig
 from sizing.parallel.mixers import hybrid_block_tensors, hybrid_kinds, is_moe_kind
 from sizing.parallel.tensors import Tensor, _linear, _mlp, _norm, attention_tensors, moe_tensors
+from sizing.parallel.towers import first_stage_vision_tensors
 
 __all__ = [  # tensors.py's names, importable from here where they were
     "Tensor",
@@ -84,13 +85,14 @@ def count_moe_layers(cfg: ModelConfig, layers: range) -> int:
 
 
 def first_stage_tensors(cfg: ModelConfig) -> list[Tensor]:
-    """Outside the blocks, on the first pipeline stage: token (and position) embedding, embedding norm."""
+    """Outside the blocks, on the first pipeline stage: token (and position) embedding, embedding norm, and
+    a vision-language model's tower and projector (sizing.parallel.towers)."""
     out = [Tensor("tok_emb.weight", (cfg.padded_vocab, cfg.d_model), "vocab")]
     if cfg.position == "learned":
         out.append(Tensor("pos_emb.weight", (cfg.max_positions, cfg.d_model), "rep"))
     if cfg.embedding_norm:
         out += _norm(cfg, "emb_norm")
-    return out
+    return out + first_stage_vision_tensors(cfg)  # a vision-language model's tower and projector
 
 
 def last_stage_tensors(cfg: ModelConfig, pp: int = 1) -> list[Tensor]:

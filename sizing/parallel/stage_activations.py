@@ -18,6 +18,7 @@ from sizing.parallel.stages import (
     chunk_layers,
     stage_kinds,
 )
+from sizing.vision import tower_config, vision_of
 from sizing.vocabulary import ceil_div
 
 # Activation terms split over tp with the heads or the MLP width (Megatron's column-parallel outputs).
@@ -120,6 +121,8 @@ def activation_parts(
             else "shared"
         )
         parts[where] += share
+    if vision_of(cfg) is not None:  # the tower runs on the first stage, once per micro-batch
+        parts["first"] += tower_activation_bytes(cfg, layout, work)
     if layout.finetune != "full":  # each adapter keeps its r-wide hidden A x for B's backward
         n_adapted = sum(1 for t in block_tensors_per_ep_rank(cfg, layout, moe) if adapted(t, layout.lora_targets))
         parts["per_layer"] += n_adapted * layout.micro_batch * t_local * layout.lora_rank * a
@@ -179,3 +182,19 @@ def _rerun_bytes(cfg: ModelConfig, layout: ParallelLayout, work: Workload, kind)
     full = sum_terms(hybrid_activation_terms(m, kind, *args, "none", a, **kwargs))[0]
     kept = sum_terms(hybrid_activation_terms(m, kind, *args, work.recompute, a, **kwargs))[0]
     return full - kept
+
+
+def tower_activation_bytes(cfg: ModelConfig, layout: ParallelLayout, work: Workload) -> int:
+    """A vision-language model's tower on one micro-batch: its blocks' saved tensors (sizing.memory's
+    terms for the tower's ViT blocks, each pass of patches a sequence: images x tiles per sequence),
+    split over tp as the language model's blocks are (Megatron-Core's LLaVA: one tp group)."""
+    runs, patches = cfg.tower_runs()
+    if runs == 0:
+        return 0
+    tower = tower_config(vision_of(cfg))
+    a = get_precision(work.precision).activation_bytes
+    kwargs = _conventions(work).activation_kwargs()
+    terms = stack_activation_terms(
+        tower, patches, runs * layout.micro_batch, work.attention_impl, work.recompute, a, False, **kwargs
+    )
+    return tower.n_layers * sum(_scale(t.key, t.bytes, layout) for t in terms if t.per_layer)

@@ -142,6 +142,7 @@ def _predict(cfg, layout, seq_len, gpu_key, recompute, opts) -> PredictedStep:
     }
     per.setdefault(True, {})
     embedding, lm_head, loss = B.head_seconds(cfg, mini, seq_len, gpu_key, opts)
+    tower, tower_params = B.tower_seconds(cfg, mini, gpu_key, recompute, opts)
     p2p = 0.0
     if layout.pp > 1 and opts.schedule != "dualpipe":  # DualPipe hides the pp sends under the paired chunk
         link = B.link_for(gpu_key, 2, layout.tp * layout.cp * layout.dp, layout.gpus_per_node, opts)
@@ -166,8 +167,10 @@ def _predict(cfg, layout, seq_len, gpu_key, recompute, opts) -> PredictedStep:
                 kinds.add(k, blocks * sec)
         if i == 0:
             kinds.add("memory", embedding)
-            params += vocab_params
-            grads += vocab_params if full else 0
+            params += vocab_params + tower_params
+            grads += vocab_params + tower_params if full else 0
+            for k, sec in tower.items():  # a vision-language model's tower, on the first stage
+                kinds.add(k, sec)
         if i == last:
             kinds.add("gemm", lm_head)
             kinds.add("memory", loss)

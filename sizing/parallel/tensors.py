@@ -33,7 +33,7 @@ class Tensor:
     def tp_local_shape(self, tp: int, vocab_parallel: bool = True) -> tuple[int, ...]:
         """Rank 0's shape of one copy after tensor parallelism (torch.chunk semantics: the largest piece)."""
         split = self.placement == "col" or (self.placement == "vocab" and vocab_parallel)
-        if split and self.units and self.units % tp:  # a group per rank cannot be split: each rank keeps it
+        if self.units and self.units % tp:  # a group (heads) per rank cannot be split: each rank keeps it
             return self.shape
         if split:
             return (ceil_div(self.shape[0], tp),) + self.shape[1:]

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from sizing.formulas import flop_breakdown
 from sizing.hybrid import hybrid_of, prefill_flop_components
 from sizing.inputs import ModelConfig
+from sizing.vision import vision_of
 
 BACKWARD_PER_FORWARD = 2
 
@@ -46,9 +47,20 @@ def hybrid_flops(cfg: ModelConfig, seq_len: int, attention: str, recompute: str)
     return WholeFlops(seq_len, forward, again)
 
 
+def vision_flops(cfg: ModelConfig, seq_len: int, attention: str, recompute: str) -> WholeFlops:
+    """The language model's sequence (its image tokens among the T) and the images through the tower
+    and projector; full recomputation runs the tower's forward again too."""
+    text = flop_breakdown(cfg, seq_len, attention, recompute)
+    images = cfg.images * cfg.vision.image_flops(*cfg.image_size) if cfg.images else 0
+    again = text.recompute_flops + (images if recompute == "full" else 0)
+    return WholeFlops(seq_len, text.forward + images, again)
+
+
 def training_flop_breakdown(cfg: ModelConfig, seq_len: int, attention: str = "full", recompute: str = "none"):
     """flop_breakdown for a stack; the same totals (forward, model_training, training) for a hybrid or
     a vision-language model."""
     if hybrid_of(cfg) is not None:
         return hybrid_flops(cfg, seq_len, attention, recompute)
+    if vision_of(cfg) is not None:
+        return vision_flops(cfg, seq_len, attention, recompute)
     return flop_breakdown(cfg, seq_len, attention, recompute)
