@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import click
 
+from sizing.cli.any_model import answers_whole_models
 from sizing.cli.common import UserError, resolve_model
+from sizing.cli.estimate import default_seq_len
 from sizing.cli.option_layer import model_options, option, options
 from sizing.cli.options import Number
+from sizing.cli.parallel_whole import parallel_of_whole_model, refuse_images
 from sizing.inputs import default_gpu_for, get_gpu
 from sizing.parallel import DEFAULT_BATCH_TOKENS, DEFAULT_STACK, LORA_TARGETS, ParallelLayout
 from sizing.validate import SizingError, require_choice
@@ -87,7 +90,11 @@ _layout_options = options(
 @option("network_gbs")
 @option("tokens", help="Training tokens: adds the GPU-hours of the run (e.g. 2T).")
 @option("max_gpus")
+@option("images", default=None, help="A vision-language model: images in each training sequence.  [default: 1]")
+@option("image_size", default=None, help="A vision-language model: HEIGHTxWIDTH in pixels.  [default: 896x896]")
+@option("run_remote_code")
 @option("format")
+@answers_whole_models(parallel_of_whole_model)  # a hybrid, vision-language or transformers-counted model
 def parallel(preset, config_path, overrides, seq_len, **opts):
     """Per-GPU memory, communication and step time of a parallel layout, or the smallest that fits.
 
@@ -104,9 +111,13 @@ def parallel(preset, config_path, overrides, seq_len, **opts):
       sizing parallel --preset llama3.1-405b --gpu h100 --gpus 16384 --global-batch 2048 -T 8192
     """
     model = resolve_model(preset, config_path, overrides)
-    if model.preset is None and seq_len is None:
-        raise UserError("--seq-len is needed for a model that is not a preset (e.g. --seq-len 4096)")
-    T = seq_len or model.preset.context
+    refuse_images(opts.pop("images"), opts.pop("image_size"))
+    T, _ = default_seq_len(model, config_path, seq_len)
+    run_parallel(model, T, opts)
+
+
+def run_parallel(model, T: int, opts: dict) -> None:
+    """The plan of `model` (a stack, a HybridConfig or a VisionConfig) at T tokens per sequence."""
     fmt = opts.pop("fmt") or "table"
     opts.pop("calibration")  # applied when parsed (sizing.cli.common.use_calibration)
     try:
