@@ -170,6 +170,42 @@ class Estimate:
         """MLA only: decode with the up-projections absorbed into q and o (latent cache); None otherwise."""
         return F.decode_flops_by_form(self.config, self.flops.seq_len).get("absorbed")
 
+    def _training_dict(self, attention: str) -> dict[str, Any]:
+        """The `training` object of to_dict(): the cost of the run and, where known, its energy."""
+        t = self.training
+        out = {
+            "tokens": t.run.tokens,
+            "flops": t.flops,
+            "hardware_flops": t.hardware_flops,
+            "hfu": t.run.mfu * t.hardware_flops / t.flops,
+            "flops_6n": t.flops_6n,
+            "gpu": t.gpu.key,
+            "gpu_name": t.gpu.name,
+            "dtype": t.dtype,
+            "peak_flops_per_second": t.peak_flops_per_second,
+            "mfu": t.run.mfu,
+            "mfu_source": self.mfu_source,
+            "mfu_meaning": mfu_meaning(attention, t.dtype),
+            "mfu_layout": self.mfu_layout.to_dict() if self.mfu_layout is not None else None,
+            "gpu_hours": t.gpu_hours,
+            "gpu_hours_band": self._band(t.gpu_hours),
+            "gpu_hours_6n": t.gpu_hours_6n,
+            "num_gpus": t.run.num_gpus,
+            "wall_clock_days": t.wall_clock_days,
+            "wall_clock_days_band": self._band(t.wall_clock_days),
+            "price_per_gpu_hour": t.run.price_per_gpu_hour,
+            "cost_usd": t.cost_usd,
+        }
+        if self.energy is not None:
+            out.update(self.energy.to_dict())
+        return out
+
+    def _band(self, value: float) -> list[float] | None:
+        """The band of a time answer proportional to the step (GPU-hours, days), from the step
+        model's band (sizing.parallel.band); None when the MFU did not come from the step model."""
+        band = self.mfu_layout.band if self.mfu_layout is not None else None
+        return None if band is None else list(band.scaled(value))
+
     def to_dict(self) -> dict[str, Any]:
         fl = self.flops
         out: dict[str, Any] = {
@@ -203,30 +239,7 @@ class Estimate:
             "conventions": dict(CONVENTIONS, attention=ATTENTION_NOTES[fl.attention]),
         }
         if self.training:
-            t = self.training
-            out["training"] = {
-                "tokens": t.run.tokens,
-                "flops": t.flops,
-                "hardware_flops": t.hardware_flops,
-                "hfu": t.run.mfu * t.hardware_flops / t.flops,
-                "flops_6n": t.flops_6n,
-                "gpu": t.gpu.key,
-                "gpu_name": t.gpu.name,
-                "dtype": t.dtype,
-                "peak_flops_per_second": t.peak_flops_per_second,
-                "mfu": t.run.mfu,
-                "mfu_source": self.mfu_source,
-                "mfu_meaning": mfu_meaning(fl.attention, t.dtype),
-                "mfu_layout": self.mfu_layout.to_dict() if self.mfu_layout is not None else None,
-                "gpu_hours": t.gpu_hours,
-                "gpu_hours_6n": t.gpu_hours_6n,
-                "num_gpus": t.run.num_gpus,
-                "wall_clock_days": t.wall_clock_days,
-                "price_per_gpu_hour": t.run.price_per_gpu_hour,
-                "cost_usd": t.cost_usd,
-            }
-            if self.energy is not None:
-                out["training"].update(self.energy.to_dict())
+            out["training"] = self._training_dict(fl.attention)
         if self.memory is not None:
             out["memory"] = self.memory.to_dict()
         return out

@@ -67,6 +67,14 @@ def resolve_model(
 ) -> ModelChoice | None:
     if preset and config_path:
         raise UserError("give either --preset or --config, not both")
+    file_model = _file_model() if not preset and not config_path else None
+    if file_model is not None:  # a model --from FILE states whole (Megatron's architecture flags)
+        name, cfg = file_model
+        try:
+            cfg = cfg.with_overrides(_parse_overrides(overrides)) if overrides else cfg
+        except SizingError as exc:
+            raise UserError(str(exc)) from None
+        return ModelChoice(name, cfg, None)
     if not preset and not config_path:
         if not required:
             return None
@@ -91,6 +99,12 @@ def resolve_model(
     except SizingError as exc:  # unknown preset, bad config file, bad --set value
         raise UserError(_other_command(preset) or str(exc)) from None
     return ModelChoice(name, cfg, chosen)
+
+
+def _file_model():
+    """(name, ModelConfig) that `--from FILE` stated shape by shape (sizing/cli/from_file.py), or None."""
+    ctx = click.get_current_context(silent=True)
+    return None if ctx is None else ctx.meta.get("sizing.file_model")
 
 
 def _other_command(preset: str | None) -> str | None:

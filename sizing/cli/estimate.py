@@ -8,6 +8,7 @@ import click
 
 from sizing.cli.any_model import answers_whole_models, whole_estimate
 from sizing.cli.common import UserError, resolve_model
+from sizing.cli.from_file import with_file
 from sizing.cli.option_layer import model_options, option
 from sizing.inputs import default_gpu_for, get_gpu
 from sizing.validate import SizingError
@@ -15,10 +16,12 @@ from sizing.vocabulary import DEFAULT_MFU
 
 
 @click.command()
+@with_file
 @model_options
 @option(
     "seq_len",
-    help="Tokens per sequence (default: the preset's training context, or the config's pretraining context).",
+    help="Tokens per sequence (default: the preset's training context, or the config's pretraining context: "
+    "rope_scaling.original_max_position_embeddings, else max_position_embeddings up to 8,192, else 4,096).",
 )
 @option("attention")
 @option(

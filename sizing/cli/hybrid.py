@@ -135,7 +135,7 @@ def _render(s: dict, preset) -> str:
 
 
 @click.command()
-@option("preset", help="A hybrid preset (sizing hybrid --preset x lists them).")
+@option("preset", help="A hybrid preset (sizing hybrid --preset x lists them).", names="hybrid_presets")
 @option("config", help="A hybrid model's Hugging Face config.json.")
 @option("context", default=4096, help="Context length (tokens).")
 @option("batch", default=1)

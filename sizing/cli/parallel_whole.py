@@ -17,7 +17,7 @@ EXIT_DOES_NOT_FIT = 3
 _NOT_FOR_WHOLE = ("tp", "pp", "cp", "ep", "etp", "dp", "fsdp", "shard_group", "sequence_parallel", "no_vocab_parallel")
 _NOT_FOR_WHOLE += ("schedule", "v", "micro_batches", "stage_layers", "offload_optimizer", "offload_params")
 _NOT_FOR_WHOLE += ("finetune", "lora_rank", "lora_targets", "recompute", "attention_impl", "mfu", "fp8_recipe")
-_NOT_FOR_WHOLE += ("fp8_param_gather", "grad_reduce", "stack", "overlap", "nvlink_gbs", "network_gbs")
+_NOT_FOR_WHOLE += ("fp8_param_gather", "grad_reduce", "stack", "overlap", "nvlink_gbs", "network_gbs", "emit", "out")
 
 
 def refuse_images(images, image_size) -> None:

@@ -11,9 +11,9 @@ from sizing.vocabulary import DEFAULT_GPU, DEFAULT_MFU
 
 
 @click.command()
-@option("flops")
+@option("flops", needs=("!days",))
 @option("gpus", help="GPUs: with --days, the budget; always, the fit check's ZeRO-3 degree.")
-@option("days")
+@option("days", needs=("gpus", "!flops"))
 @option("gpu", default=DEFAULT_GPU)
 @option("mfu", default=DEFAULT_MFU, help="Model FLOPs utilisation, in (0, 1].")
 @option("law")

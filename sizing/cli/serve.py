@@ -6,6 +6,9 @@ import click
 from click.core import ParameterSource
 
 from sizing.cli.common import UserError, resolve_model
+from sizing.cli.emit import SERVING_EMITS
+from sizing.cli.from_file import given as option_given
+from sizing.cli.from_file import with_file
 from sizing.cli.option_layer import model_options, option
 from sizing.cli.serve_options import capacity_options, deployment_options, dtype_options, rate_options, workload_options
 from sizing.inputs import default_gpu_for
@@ -15,13 +18,17 @@ from sizing.validate import SizingError
 
 
 @click.command()
+@with_file
 @model_options
 @workload_options
 @dtype_options
 @rate_options
 @deployment_options
 @capacity_options
+@option("prefix_caching")
 @option("format")
+@option("emit", only=SERVING_EMITS)
+@option("out", help="With --emit: the file to write (atomically).  [default: stdout, instead of the answer]")
 def serve(preset, config_path, overrides, fmt, **options):
     """Serving on the roofline: time to first token, time per output token, tokens/s, $/M tokens.
 
@@ -46,6 +53,9 @@ def serve(preset, config_path, overrides, fmt, **options):
     --weight-dtype, --quant, --kv-dtype and --tp narrow the search to what they name. --trace
     reads request lengths from a file; --disaggregated also sizes prefill and decode pools.
     """
+    emitting = (options.pop("emit"), options.pop("out"), options.pop("prefix_caching"), config_path)
+    if emitting[2] is False and options["prefix"] is not None:
+        raise UserError("--prefix-cached needs the engine's prefix cache: leave out --no-prefix-caching")
     traced = options["rate"] is not None and options["trace"] is not None
     missing = [f"--{name}" for name in ("prompt", "output") if options[name] is None and not traced]
     if missing:
@@ -54,6 +64,7 @@ def serve(preset, config_path, overrides, fmt, **options):
         return
     _refuse_images(options["images"], options["image_size"])
     model = resolve_model(preset, config_path, overrides)
+    options["emitting"] = emitting
     options["gpu"] = options["gpu"] or default_gpu_for(model.preset.name if model.preset else None)
     options["weight_dtype"] = _weight_format(options["quant"], options["weight_dtype"])
     if options["rate"] is not None:
@@ -113,7 +124,7 @@ def _layout_answered(model, fmt: str, *, gpus, tp: int, **options) -> bool:
     that fits. Pure TP of t GPUs runs the estimate at --tp t with N/t replicas (False: it goes on);
     EP + DP attention or a pipeline prints the layout table (True)."""
     ctx = click.get_current_context()
-    if gpus is None or gpus == 1 or ctx.get_parameter_source("tp") not in (ParameterSource.DEFAULT, None):
+    if gpus is None or gpus == 1 or option_given(ctx, "tp"):
         return False
     from sizing.render import render_layouts
     from sizing.serve import compare_layouts, why_best
@@ -170,7 +181,7 @@ def _estimate(
     prefill_chunk,
     prefix,
     mla: str,
-    **_,
+    **rest,
 ) -> None:
     """One static batch on the roofline (sizing.serve), with prefix caching when asked; exit 3
     when it does not fit."""
@@ -203,17 +214,22 @@ def _estimate(
             cached = prefix_cache(result, prefix)
     except SizingError as exc:
         raise UserError(str(exc)) from None
-    _echo(result, cached, fmt)
+    _echo(model, result, cached, fmt, rest["emitting"])
 
 
-def _echo(result, cached, fmt: str) -> None:
-    """The estimate, with the prefix cache's figures when asked; exit 3 when it does not fit."""
+def _echo(model, result, cached, fmt: str, emitting) -> None:
+    """The estimate, with the prefix cache's figures when asked (or, with --emit, the engine's
+    command); exit 3 when it does not fit."""
+    from sizing.cli.emit import answer_serving, serving_plan_of_estimate
+
     text = render_serve(result, fmt).rstrip("\n")
     if cached is not None:
         from sizing.render import with_prefix_cache
 
         text = with_prefix_cache(text, cached, fmt)
-    click.echo(text)
+    emit, out, caching, config_path = emitting
+    plan = serving_plan_of_estimate(model, config_path, result, caching) if emit else None
+    answer_serving(text, emit, out, lambda engine: _emitted(plan, engine))
     if not result.fits:
         _exit_not_fitting(result, fmt)
 
@@ -253,11 +269,14 @@ def _capacity(model, fmt: str, **options) -> None:
     answered = [f"--{n.replace('_', '-')}" for n in ("batch", "gpus", "prefill_chunk", "prefix") if given(n)]
     if answered:
         raise UserError(f"{', '.join(answered)} cannot be given with --rate: the capacity plan answers them")
+    from_file = [f"--{n.replace('_', '-')}" for n in ("batch", "gpus", "prefill_chunk") if option_given(ctx, n)]
+    if from_file:  # set by --from FILE: the plan answers them all the same, and says so
+        click.echo(f"note: with --rate the capacity plan answers {', '.join(from_file)}: the file's not used", err=True)
     o = options
-    narrowed = {
-        "weight_dtypes": (o["weight_dtype"],) if given("weight_dtype") or o["quant"] is not None else None,
-        "kv_dtypes": (o["kv_dtype"],) if given("kv_dtype") else None,
-        "tps": (o["tp"],) if given("tp") else None,
+    narrowed = {  # given by a flag or by --from FILE
+        "weight_dtypes": (o["weight_dtype"],) if option_given(ctx, "weight_dtype") or o["quant"] is not None else None,
+        "kv_dtypes": (o["kv_dtype"],) if option_given(ctx, "kv_dtype") else None,
+        "tps": (o["tp"],) if option_given(ctx, "tp") else None,
     }
     try:
         mix = None if o["trace"] is None else read_trace(o["trace"])
@@ -280,4 +299,14 @@ def _capacity(model, fmt: str, **options) -> None:
     except SizingError as exc:
         raise UserError(str(exc)) from None
     text = render_capacity(plan, fmt) if split is None else render_disaggregated(plan, split, fmt)
-    click.echo(text.rstrip("\n"))
+    from sizing.cli.emit import answer_serving, serving_plan_of_capacity
+
+    emit, out, caching, config_path = o["emitting"]
+    plan_of = lambda engine: _emitted(serving_plan_of_capacity(model, config_path, plan, caching), engine)  # noqa: E731
+    answer_serving(text.rstrip("\n"), emit, out, plan_of)
+
+
+def _emitted(plan, engine: str) -> str:
+    from sizing.frameworks import emit_serving
+
+    return emit_serving(plan, engine)

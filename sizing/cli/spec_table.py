@@ -13,7 +13,7 @@ import importlib
 
 from sizing.cli.common import FORMATS, once, use_calibration
 from sizing.cli.options import MFU_TYPE, PRICE_TYPE, Choice, Count, Number, Quantity
-from sizing.cli.specs import declare
+from sizing.cli.specs import declare, describe
 from sizing.training import DEFAULT_KG_CO2_PER_KWH, DEFAULT_PUE
 from sizing.validate import MAX_FLOAT, MAX_SEQ_LEN, MIN_MFU, MIN_PEAK_TFLOPS, PEAK_WHAT
 from sizing.vocabulary import (
@@ -30,10 +30,13 @@ from sizing.vocabulary import (
     DTYPE_BITS,
     FP8_RECIPE_NAMES,
     GRAD_REDUCE_DTYPES,
+    LOSS_KERNELS,
     MLA_IMPLS,
+    OPTIMIZER_ALIASES,
     PRECISION_ALIASES,
     PRECISION_POLICIES,
     RECOMPUTE_MODES,
+    SELECTIVE_POLICIES,
     SERVE_ACTIVATION_DTYPES,
 )
 
@@ -82,6 +85,13 @@ _add("like", ("--like",), "model", "The family of the shapes (vocab, MLP, norm, 
 _add("draft", ("--draft",), "model", "A draft model preset (same vocabulary); default: MTP heads.", metavar="PRESET",
      names="presets")  # fmt: skip
 _add("all", ("--all",), "model", "Every preset.", is_flag=True, dest="all_presets")
+_add("from_file", ("--from",), "model",
+     "A trainer's or engine's own file (torchtitan .toml, Megatron arguments or YAML, NeMo recipe, DeepSpeed "
+     "JSON, TrainingArguments JSON, accelerate or axolotl YAML, a vllm/sglang/trtllm-serve command line): its "
+     "settings become these options, each shown with its field; a flag you give wins (docs/files.md).",
+     metavar="FILE", advanced=True)  # fmt: skip
+_add("from_format", ("--from-format",), "model", "The format of --from FILE when it cannot be told from the file.",
+     _choice("--from-format", "sizing.frameworks:READ_FORMATS"), advanced=True)  # fmt: skip
 _add("run_remote_code", ("--run-remote-code",), "model",
      "Run the Python code a trust_remote_code model ships in its repository (config.json auto_map) to build it "
      "on the meta device. Without it no model code is ever run. Only for code you trust.", is_flag=True)  # fmt: skip
@@ -207,14 +217,28 @@ _add("attention_impl", ("--attention-impl",), "precision",
 _add("recompute", ("--recompute",), "training",
      "Activation recomputation: selective (the attention core) or full (each block keeps its input; one more forward).",
      _choice("--recompute", RECOMPUTE_MODES), default=DEFAULT_RECOMPUTE)  # fmt: skip
-_add("optimizer", ("--optimizer",), "training", "adamw (m, v); sgd (momentum); adam8bit (block-wise 8-bit m, v).",
-     _choice("--optimizer", "sizing.memory:OPTIMIZERS", {"adam": "adamw"}), default=DEFAULT_OPTIMIZER)  # fmt: skip
+_add("optimizer", ("--optimizer",), "training", "adamw (m, v); sgd (momentum); adam8bit (block-wise 8-bit m, v); "
+     "paged-adam8bit / paged-adamw: bitsandbytes' paged ones, the same bytes counted on the GPU.",
+     _choice("--optimizer", "sizing.memory:OPTIMIZERS", OPTIMIZER_ALIASES), default=DEFAULT_OPTIMIZER)  # fmt: skip
 _add("finetune", ("--finetune",), "training",
      "full (every weight trains), lora or qlora (frozen bf16 / NF4 base, adapters train).  [default: full]",
      _choice("--finetune", "sizing.parallel:FINETUNE_MODES"))  # fmt: skip
 _add("lora_rank", ("--lora-rank",), "training", "LoRA / QLoRA rank r.  [default: 16]", _count("--lora-rank"))
 _add("lora_targets", ("--lora-targets",), "training", "Projections with adapters.  [default: all linears]",
      metavar="q,k,v,o,up,gate,down")  # fmt: skip
+_add("lora_base", ("--lora-base",), "training",
+     "LoRA: the frozen base's linears in bf16 or int8 (bitsandbytes LLM.int8, load_in_8bit).  [default: bf16]",
+     _choice("--lora-base", ("bf16", "int8")), advanced=True)  # fmt: skip
+_add("lora_trained", ("--lora-trained",), "training",
+     "LoRA/QLoRA: modules trained in full beside the adapters (PEFT modules_to_save).", metavar="embedding,lm_head",
+     advanced=True)  # fmt: skip
+_add("cross_entropy", ("--cross-entropy",), "training",
+     "The loss kernel: eager (fp32 log-softmax of b·T·V), fused (in place, Megatron) or chunked (Liger's fused "
+     "linear cross-entropy: no whole logits).  [default: the stack's]", _choice("--cross-entropy", LOSS_KERNELS),
+     advanced=True)  # fmt: skip
+_add("selective", ("--selective",), "training",
+     "What --recompute selective drops: the attention core (Megatron) or op-level (torchtitan's selective_ac_option "
+     "op).  [default: the stack's]", _choice("--selective", SELECTIVE_POLICIES), advanced=True)  # fmt: skip
 
 # ---------------------------------------------------------------- serving
 _add("prompt", ("--prompt",), "serving", "Prompt tokens per sequence.", _count("--prompt", maximum=MAX_SEQ_LEN))
@@ -294,3 +318,79 @@ _add("memory", ("--memory",), "output", "Include the memory summary.", off_flag=
 _add("sort", ("--sort",), "output", "Sort the rows by this column (ascending), e.g. gpu_hours or params_total.",
      metavar="COLUMN")  # fmt: skip
 _add("out", ("--out",), "output", "Where to write.", metavar="PATH")
+_add("emit", ("--emit",), "output",
+     "Write the chosen layout or serving plan as the framework's own file or command line (to --out, else to "
+     "stdout instead of the answer).", _choice("--emit", ("torchtitan", "megatron", "deepspeed", "vllm", "sglang",
+     "trtllm")))  # fmt: skip
+_add("prefix_caching", ("--prefix-caching",), "engine",
+     "The engine caches shared prefixes (vLLM --enable-prefix-caching, SGLang's radix cache); off: --prefix-cached "
+     "is refused.  [default: on]", off_flag="--no-prefix-caching", advanced=True)  # fmt: skip
+
+# ---------------------------------------------------------------- the form's words and rules
+# A short label per option, as the browser form shows it (the help is shown beside it), and the
+# combinations every command that takes an option refuses, as terms the form disables it by
+# (sizing/cli/specs.py: `needs`). An option without a label here is shown by its key in words.
+# fmt: off
+describe(
+    {
+        "preset": "Preset", "config": "Config file", "set": "Fields to change", "like": "Shape family (preset)",
+        "draft": "Draft model", "all": "Every preset",
+        "seq_len": "Sequence length (tokens)", "context": "Context (tokens in the KV cache)",
+        "tokens": "Training tokens", "inference_tokens": "Tokens to serve over the model's life",
+        "micro_batch": "Micro-batch (sequences per GPU)", "global_batch": "Global batch (sequences per step)",
+        "batch": "Batch (sequences decoded together)", "attention": "Attention FLOPs convention",
+        "images": "Images in the prompt", "image_size": "Image size (HEIGHTxWIDTH)",
+        "prompt_tokens": "Text tokens in the prompt",
+        "gpu": "GPU", "gpus": "GPUs", "mfu": "Constant MFU", "nvlink_gbs": "NVLink GB/s (override)",
+        "network_gbs": "Network GB/s (override)", "runtime_reserve": "Runtime reserve (GiB)",
+        "peak_tflops": "Peak TFLOP/s (override)",
+        "dp": "Data parallel (dp)", "tp": "Tensor parallel (tp)", "cp": "Context parallel (cp)",
+        "ep": "Expert parallel (ep)", "pp": "Pipeline stages (pp)", "zero": "ZeRO stage", "fsdp": "FSDP sharding",
+        "shard_group": "HSDP shard group", "sp": "Sequence parallelism",
+        "no_vocab_parallel": "Replicate the vocabulary",
+        "schedule": "Pipeline schedule", "v": "Interleaved chunks per rank", "micro_batches": "Micro-batches per step",
+        "stage_layers": "Layers per stage", "offload_optimizer": "Optimizer states on the CPU",
+        "offload_params": "Weights and gradients on the CPU", "max_gpus": "Search at most (GPUs)",
+        "overlap": "Communication overlap", "stack": "Training software stack",
+        "compute_efficiency": "Compute efficiency", "bandwidth_efficiency": "Bandwidth efficiency",
+        "dtype": "Peak-rate dtype", "precision": "Training precision", "weight_dtype": "Weight dtype",
+        "kv_dtype": "KV cache dtype", "activation_dtype": "Matmul dtype", "ssm_dtype": "Recurrent-state dtype",
+        "quant": "Quantized weight format", "weights": "Weight format", "attention_impl": "Attention kernel",
+        "recompute": "Activation recomputation", "optimizer": "Optimizer", "finetune": "Fine-tuning",
+        "lora_rank": "LoRA rank", "lora_targets": "LoRA target projections",
+        "prompt": "Prompt tokens", "output": "Output tokens", "rate": "Request rate (requests/s)",
+        "slo_ttft": "Time-to-first-token bound", "slo_tpot": "Time-per-output-token bound",
+        "percentile": "SLO percentile", "trace": "Request trace file",
+        "disaggregated": "Disaggregated prefill and decode", "kv_link": "KV transfer link",
+        "mla": "Latent attention kernel", "k": "Draft tokens per step (k)", "acceptance": "Acceptance rate",
+        "engine": "Serving engine", "gpu_memory_utilization": "GPU memory share of the engine",
+        "max_num_batched_tokens": "Profiling forward tokens", "prefill_chunk": "Prefill chunk (tokens)",
+        "prefix_cached": "Shared cached prefix (tokens)", "token_budget": "Tokens per scheduler step",
+        "block_size": "KV block size (tokens)",
+        "price": "Price per GPU-hour ($)", "power": "Power per GPU (W)", "pue": "PUE",
+        "grid_intensity": "Grid carbon (kgCO2eq/kWh)", "flops": "Compute budget (FLOPs)", "days": "Days of training",
+        "format": "Output format", "memory": "Memory summary", "sort": "Sort rows by", "out": "Write to",
+        "run_remote_code": "Run the model's own code", "from_file": "From a framework's config file",
+        "from_format": "Format of that file", "emit": "Emit a framework config", "calibration": "Step calibration file",
+        "max_num_seqs": "Most sequences the engine runs", "prefix_caching": "Prefix caching",
+        "lora_base": "LoRA frozen base", "lora_trained": "LoRA trained parts", "cross_entropy": "Cross-entropy kernel",
+        "selective": "Selective recompute of",
+    },
+    {
+        "sp": ("tp>1",),
+        "shard_group": ("fsdp=hybrid",),
+        "lora_rank": ("finetune=lora|qlora",),
+        "lora_targets": ("finetune=lora|qlora",),
+        "gpu_memory_utilization": ("engine",),
+        "max_num_batched_tokens": ("engine",),
+        "slo_ttft": ("rate",),
+        "slo_tpot": ("rate",),
+        "percentile": ("rate",),
+        "trace": ("rate",),
+        "disaggregated": ("rate",),
+        "token_budget": ("rate",),
+        "block_size": ("rate",),
+        "prefix_cached": ("prefix-caching",),
+    },
+)
+# fmt: on

@@ -53,7 +53,7 @@ def vision_summary(text, vision, name, prompt_tokens, images, height, width, att
 
 
 @click.command()
-@option("preset", help="A vision-language preset.")
+@option("preset", help="A vision-language preset.", names="vision_presets")
 @option("config", help="A whole (multimodal) Hugging Face config.json.")
 @option("images")
 @option("image_size")

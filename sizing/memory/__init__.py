@@ -158,6 +158,7 @@ _LAZY = {
     "stack_activation_terms": "sizing.memory.stack_activations",
     "sum_terms": "sizing.memory.activations",
     "stack_transient_bytes": "sizing.memory.stack_activations",
+    "chunked_loss_rows": "sizing.memory.stack_activations",
     "step_peak_estimate_bytes": "sizing.memory.step_peak",
     "training_memory_in_dtype": "sizing.memory.step_peak",
 }

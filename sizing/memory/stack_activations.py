@@ -52,7 +52,7 @@ from sizing.validate import require_choice
 
 KERNELS: tuple[str, ...] = ("eager", "fused")
 SELECTIVE_KINDS: tuple[str, ...] = ("attention", "op")
-LOSS_KINDS: tuple[str, ...] = ("eager", "fused")
+LOSS_KINDS: tuple[str, ...] = ("eager", "fused", "chunked")
 SavedInput = Callable[[int], int]  # bytes a GEMM saves of an input of n elements
 
 
@@ -67,15 +67,18 @@ def stack_activation_terms(
     kernels: str = "eager",
     selective: str = "attention",
     fp8_recipe: str | None = None,
+    loss: str = "eager",
 ) -> list[ActivationTerm]:
     """Every tensor a stack keeps for backward in one micro-batch, term by term (per-layer terms
     once): activation_terms for the reference model's eager kernels, else the fused, op-level
     and fp8 variants above. fp8_recipe: TE's fp8 GEMMs save their inputs in fp8 (None: bf16)."""
     require_choice("kernels", kernels, KERNELS)
     require_choice("selective", selective, SELECTIVE_KINDS)
+    require_choice("loss", loss, LOSS_KINDS)
     op_sac = recompute == "selective" and selective == "op"
     if kernels == "eager" and fp8_recipe is None and not op_sac:
-        return activation_terms(cfg, seq_len, micro_batch, attention_impl, recompute, activation_bytes, moe_layer)
+        terms = activation_terms(cfg, seq_len, micro_batch, attention_impl, recompute, activation_bytes, moe_layer)
+        return _chunked_loss(cfg, terms, micro_batch, seq_len, activation_bytes) if loss == "chunked" else terms
     impl = _checked_impl(seq_len, micro_batch, attention_impl, recompute, activation_bytes)
     b, T, a = micro_batch, seq_len, activation_bytes
     norm = _fused_norm if kernels == "fused" else None
@@ -88,9 +91,32 @@ def stack_activation_terms(
     elif kernels == "fused" and cfg.norm_placement == "pre" and not cfg.parallel_block:
         _fused_block(cfg, terms, b, T, a, impl, recompute, moe, _saved_input(a, fp8_recipe))
     else:  # the block kinds fused terms are not written for: the reference model's own
-        return activation_terms(cfg, seq_len, micro_batch, attention_impl, recompute, activation_bytes, moe_layer)
+        terms = activation_terms(cfg, seq_len, micro_batch, attention_impl, recompute, activation_bytes, moe_layer)
+        return _chunked_loss(cfg, terms, b, T, a) if loss == "chunked" else terms
     _outside_terms(cfg, terms, b, T, a, recompute, norm)
-    return list(terms)
+    return _chunked_loss(cfg, list(terms), b, T, a) if loss == "chunked" else list(terms)
+
+
+def _chunked_loss(cfg: ModelConfig, terms: list[ActivationTerm], b: int, T: int, a: int) -> list[ActivationTerm]:
+    """A fused linear cross-entropy (Liger's LigerFusedLinearCrossEntropy, axolotl's
+    `liger_fused_linear_cross_entropy`) computes the loss and the lm_head input's gradient chunk
+    by chunk in the forward (Liger-Kernel src/liger_kernel/ops/fused_linear_cross_entropy.py:
+    `grad_input` filled per chunk), so no fp32 log-softmax over b·T·V is kept: the saved term is
+    that gradient, b·T·d·a."""
+    out = [t for t in terms if t.key != "loss.log_probs"]
+    out.append(ActivationTerm("loss.grad_input", "b·T·d·a (chunked cross-entropy: the input's gradient)",
+                              b * T * cfg.d_model * a, False))  # fmt: skip
+    return out
+
+
+def chunked_loss_rows(tokens: int, vocab: int, d_model: int) -> int:
+    """Rows of logits a chunked cross-entropy holds at once: Liger's
+    `chunk_size = next_power_of_2(cdiv(BT, cdiv(V, H)))` (fused_linear_cross_entropy.py), so that
+    a chunk's logits are about as large as the hidden states; at most BT."""
+    rows = 1
+    while rows < -(-tokens // -(-vocab // d_model)):
+        rows *= 2
+    return min(rows, tokens)
 
 
 def stack_transient_bytes(
@@ -110,13 +136,16 @@ def stack_transient_bytes(
     block's re-run activations (that block's terms without recomputation less those kept)."""
     require_choice("loss", loss, LOSS_KINDS)
     b, T, V, a = micro_batch, seq_len, cfg.padded_vocab, activation_bytes
-    logits = b * T * V * (a + (FP32_BYTES if loss == "eager" else 0))
+    if loss == "chunked":  # one chunk's logits at a time (chunked_loss_rows), their gradient written in place
+        logits = chunked_loss_rows(b * T, V, cfg.d_model) * V * a
+    else:
+        logits = b * T * V * (a + (FP32_BYTES if loss == "eager" else 0))
     if recompute == "none":
         return logits
     args = (cfg, seq_len, micro_batch, attention_impl)
 
     def per_layer(mode: str) -> int:
-        return sum_terms(stack_activation_terms(*args, mode, a, moe_layer, **conventions))[0]
+        return sum_terms(stack_activation_terms(*args, mode, a, moe_layer, loss=loss, **conventions))[0]
 
     return logits + per_layer("none") - per_layer(recompute)
 

@@ -15,6 +15,8 @@ _LAZY = {
     "GPU_TERMS": "sizing.parallel.memory",
     "LAYOUT_ALTERNATIVES": "sizing.parallel.search",
     "LORA_TARGETS": "sizing.parallel.layout",
+    "LORA_TRAINED_MODULES": "sizing.parallel.layout",
+    "LORA_BASES": "sizing.parallel.layout",
     "PP_SCHEDULES": "sizing.parallel.layout",
     "PUBLISHED_LAYOUTS": "sizing.parallel.published",
     "ParallelLayout": "sizing.parallel.layout",

@@ -23,7 +23,14 @@ from sizing.memory import (
     optimizer_bytes,
     weights_bytes,
 )
-from sizing.parallel.finetune import adapted, lora_adapter_params, nf4_bytes, quantized_by_qlora
+from sizing.parallel.finetune import (
+    adapted,
+    int8_bytes,
+    lora_adapter_params,
+    nf4_bytes,
+    quantized_by_qlora,
+    trained_in_full,
+)
 from sizing.parallel.layout import ParallelLayout
 from sizing.parallel.memory_stack import Conventions, conventions
 from sizing.parallel.shapes import Tensor, first_stage_tensors, last_stage_tensors
@@ -60,7 +67,9 @@ __all__ = [  # stages.py and stage_activations.py names kept importable from her
 
 def work_conventions(work: Workload) -> Conventions:
     """The memory conventions of the workload's stack at its precision (memory_stack.conventions)."""
-    return conventions(work.stack, work.precision, work.fp8_recipe, work.fp8_params, work.grad_reduce)
+    return conventions(
+        work.stack, work.precision, work.fp8_recipe, work.fp8_params, work.grad_reduce, work.loss, work.selective
+    )
 
 
 def tp_local_numel(tensor: Tensor, layout: ParallelLayout) -> int:
@@ -167,6 +176,8 @@ def stored_weight_bytes(tensor: Tensor, n: int, layout: ParallelLayout, precisio
     a frozen LoRA base, the precision's weight dtype when trained."""
     if layout.finetune == "qlora" and quantized_by_qlora(tensor):
         return tensor.copies * nf4_bytes(n // tensor.copies)  # each copy quantised in its own blocks
+    if layout.lora_base == "int8" and quantized_by_qlora(tensor):  # one fp32 absmax per local output row
+        return int8_bytes(n, n // tensor.tp_local_shape(layout.split_of(tensor.expert), layout.vocab_parallel)[-1])
     return weights_bytes(n, "bf16" if layout.finetune != "full" else precision)
 
 
@@ -205,11 +216,15 @@ def model_state_terms(cfg: ModelConfig, layout: ParallelLayout, work: Workload, 
     if layout.finetune == "full":
         states = trained_states_bytes(tensors, layout, work)
         base = 0
-    else:
+    else:  # adapters (and modules_to_save, trained in full) over a frozen base
+        full = [(t, c) for t, c in tensors if trained_in_full(t, layout.lora_trained)]
         n = adapter_params(tensors, layout)
         grad = work_conventions(work).grad_bytes if layout.zero_stage < 3 else None
         states = model_states_per_gpu(n, work.precision, work.optimizer, layout.zero_stage, layout.shard_degree, grad)
-        base = frozen_base_bytes(tensors, layout, work)
+        if full:
+            trained = trained_states_bytes(full, layout, work)
+            states = {k: states[k] + trained[k] for k in states}
+        base = frozen_base_bytes([tc for tc in tensors if tc not in full], layout, work)
     gpu = {
         "base_weights_bytes": base,
         "weights_bytes": states["weights_bytes"],
@@ -221,9 +236,10 @@ def model_state_terms(cfg: ModelConfig, layout: ParallelLayout, work: Workload, 
     cpu = {"optimizer_bytes": 0, "weights_bytes": 0, "gradients_bytes": 0}
     if layout.offload_optimizer:
         cpu["optimizer_bytes"], gpu["optimizer_bytes"] = gpu["optimizer_bytes"], 0
-    if layout.offload_params:
+    if layout.offload_params:  # FSDP CPUOffload(offload_params=True): a frozen base moves too (FSDP-QLoRA)
+        cpu["weights_bytes"], gpu["base_weights_bytes"] = gpu["base_weights_bytes"], 0
         for key in ("weights_bytes", "gradients_bytes"):
-            cpu[key], gpu[key] = gpu[key], 0
+            cpu[key], gpu[key] = cpu[key] + gpu[key], 0
     return {**gpu, **{f"cpu_{k}": v for k, v in cpu.items()}}
 
 

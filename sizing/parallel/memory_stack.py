@@ -48,7 +48,7 @@ check it byte for byte.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 from sizing.memory import get_precision
@@ -97,10 +97,10 @@ class Conventions:
     loss: str = "eager"
 
     def activation_kwargs(self) -> dict:
-        return {"kernels": self.kernels, "selective": self.selective, "fp8_recipe": self.fp8_recipe}
+        return {"kernels": self.kernels, "selective": self.selective, "fp8_recipe": self.fp8_recipe, "loss": self.loss}
 
     def transient_kwargs(self) -> dict:
-        return {**self.activation_kwargs(), "loss": self.loss}
+        return self.activation_kwargs()
 
 
 def memory_stack(key: str) -> MemoryStack:
@@ -111,12 +111,27 @@ def memory_stack(key: str) -> MemoryStack:
     return MemoryStack(key, st.elementwise, st.selective, st.grad_bytes, "torchao", st.grad_bytes)
 
 
-@cache
 def conventions(
+    stack: str | None,
+    precision: str,
+    fp8_recipe: str,
+    fp8_params: bool | None,
+    grad_reduce: str | None,
+    loss: str | None = None,
+    selective: str | None = None,
+) -> Conventions:
+    """The memory conventions of `stack` (None: the reference model's) at `precision`; fp8_params,
+    grad_reduce ("fp32" / "bf16"), loss (the cross-entropy: eager, fused or chunked) and selective
+    (what selective recompute drops: the attention core or op-level) override the stack's where given."""
+    conv = _stack_conventions(stack, precision, fp8_recipe, fp8_params, grad_reduce)
+    changes = {k: v for k, v in (("loss", loss), ("selective", selective)) if v is not None}
+    return replace(conv, **changes) if changes else conv
+
+
+@cache
+def _stack_conventions(
     stack: str | None, precision: str, fp8_recipe: str, fp8_params: bool | None, grad_reduce: str | None
 ) -> Conventions:
-    """The memory conventions of `stack` (None: the reference model's) at `precision`; fp8_params
-    and grad_reduce ("fp32" / "bf16") override the stack's where given."""
     fp8 = get_precision(precision).key == "fp8"
     grad = (
         None

@@ -24,7 +24,7 @@ from sizing.parallel.step import StepTime, step_time
 from sizing.parallel.stepdata import has_constants
 from sizing.parallel.steptime import PredictedStep, StepOptions, predict_step
 from sizing.parallel.traffic import step_collectives
-from sizing.training import SECONDS_PER_HOUR
+from sizing.training import HOURS_PER_DAY, SECONDS_PER_HOUR
 from sizing.validate import SizingError, require_mfu, require_number, show
 from sizing.vocabulary import DEFAULT_MFU, mfu_meaning
 
@@ -116,6 +116,20 @@ class ParallelPlan:
         return list(self.predicted.band.scaled(self.gpu_hours))
 
     @property
+    def wall_clock_days(self) -> float | None:
+        """Days the training tokens take on this layout's GPUs: GPU-hours / GPUs / 24."""
+        if self.gpu_hours is None:
+            return None
+        return self.gpu_hours / self.layout.world / HOURS_PER_DAY
+
+    @property
+    def wall_clock_days_band(self) -> list[float] | None:
+        """The days' band from the step's, as the GPU-hours'."""
+        if self.wall_clock_days is None or self.predicted is None or self.predicted.band is None:
+            return None
+        return list(self.predicted.band.scaled(self.wall_clock_days))
+
+    @property
     def not_modelled(self) -> tuple[str, ...]:
         return not_modelled(self.config, self.layout)
 
@@ -152,6 +166,8 @@ class ParallelPlan:
             "tokens": self.tokens,
             "gpu_hours": self.gpu_hours,
             "gpu_hours_band": self.gpu_hours_band,
+            "wall_clock_days": self.wall_clock_days,
+            "wall_clock_days_band": self.wall_clock_days_band,
             "not_modelled": list(self.not_modelled),
         }
 

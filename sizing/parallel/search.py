@@ -8,7 +8,8 @@ shards the norms' activations); pp any divisor of N / tp up to L (uneven stages 
 not divide L: first and last lighter), 1F1B or interleaved with v = 2, 4, 8 chunks (at most the
 layers of the fullest stage); cp a power of two up to 8 dividing T (flash attention only; its
 ring is costed, not free); dp = N / (tp pp cp) dividing the global batch, m = global batch / dp
-micro-batches (gradient accumulation), at least pp; ZeRO-1, or FSDP (ZeRO-3 per parameter);
+micro-batches (gradient accumulation), at least pp; ZeRO-1, or FSDP (ZeRO-3 per parameter; FSDP only
+when the base layout names it, as `--emit torchtitan` does);
 for MoE, ep the largest power of two dividing E and the stage's tp x cp x dp ranks, with expert
 tensor parallelism 1 (Megatron-Core's expert grid: sizing.parallel.layout); recomputation none,
 selective or full unless one is asked for; micro-batch 1.
@@ -75,7 +76,8 @@ def candidate_layouts(
                 ep = _largest_power_of_two_dividing(cfg.n_experts, tp * cp * dp) if cfg.is_moe else 1
                 fullest = max(stage_split(cfg.n_layers, pp))
                 chunks = [1] + ([v for v in (2, 4, 8) if v <= fullest] if pp > 1 else [])
-                for v, fsdp in product(chunks, (None, "full") if dp * cp > 1 else (None,)):
+                shardings = ((base.fsdp,) if base.fsdp else (None, "full")) if dp * cp > 1 else (None,)
+                for v, fsdp in product(chunks, shardings):
                     out.append(
                         replace(
                             base,

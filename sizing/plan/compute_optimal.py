@@ -34,7 +34,7 @@ from sizing.formulas import (
     tokens_for_budget,
 )
 from sizing.formulas import params as P
-from sizing.inputs import ModelConfig, get_gpu, get_preset
+from sizing.inputs import ModelConfig, format_si, get_gpu, get_preset
 from sizing.training import HOURS_PER_DAY, SECONDS_PER_HOUR, gpu_hours, training_flops, wall_clock_days
 from sizing.validate import MAX_COUNT, MAX_FLOAT, SizingError, require_choice, require_int, require_mfu, require_number
 from sizing.vocabulary import DEFAULT_GPU, DEFAULT_MFU, RECOMPUTE_MODES
@@ -46,11 +46,12 @@ DEFAULT_SEQ_LEN = 4096
 # model of a few hundred parameters, where the laws (fitted from 7e7 parameters up) say nothing.
 MIN_BUDGET_FLOPS = 1e10
 BUDGET_WHAT = f"a FLOP budget between {MIN_BUDGET_FLOPS:g} and {MAX_FLOAT:g}"
-# d_model / n_layers of published families: (ratio, the families that use about it)
+# d_model / n_layers of published families: (ratio, its word, the families that use about it).
+# A shape is named by its size and this word ("96.2B deep"), never by a family of another size.
 ASPECT_RATIOS = (
-    (64, "deep: GPT-2 / GPT-3 small (768 / 12)"),
-    (102, "Llama-2/3 70B (8192 / 80)"),
-    (128, "Llama-2 7B, Llama-3 8B, GPT-3 175B (4096 / 32, 12288 / 96)"),
+    (64, "deep", "GPT-2 / GPT-3 small (768 / 12)"),
+    (102, "balanced", "Llama-2/3 70B (8192 / 80)"),
+    (128, "wide", "Llama-2 7B, Llama-3 8B, GPT-3 175B (4096 / 32, 12288 / 96)"),
 )
 WIDTH_MULTIPLE = 128
 FF_MULTIPLE = 256
@@ -74,7 +75,7 @@ class Optimum:
 
 @dataclass(frozen=True)
 class Shape:
-    label: str  # the aspect-ratio family
+    label: str  # its size and aspect ("96.2B deep")
     config: ModelConfig
     params: int
     active_params: int
@@ -91,6 +92,7 @@ class Shape:
     # more than C. These say whether it stays within the budget, and how many tokens C pays for.
     within_budget: bool = True
     tokens_within_budget: int = 0
+    aspect: str = ""  # the width-to-depth ratio aimed at and the published families near it
 
 
 @dataclass(frozen=True)
@@ -190,12 +192,14 @@ def plan(
         base_cfg = dataclasses.replace(base_cfg, max_positions=max(base_cfg.max_positions, seq_len))
     shapes, used = [], set()
     shapes_note = _below_smallest(base_cfg, like, LAWS[law], target)
-    for ratio, label in () if shapes_note else ASPECT_RATIOS:
+    for ratio, word, families in () if shapes_note else ASPECT_RATIOS:
         cfg = _nearest(base_cfg, ratio, target, used)
         if cfg.d_model in used:  # the narrowest width again: one row per distinct shape
             continue
         used.add(cfg.d_model)
-        shapes.append(_shape(cfg, label, flops, seq_len, gpu_key, mfu, num_gpus))
+        shape = _shape(cfg, word, flops, seq_len, gpu_key, mfu, num_gpus)
+        aspect = f"d_model / layers {cfg.d_model / cfg.n_layers:.0f} (aimed at {ratio}: {families})"
+        shapes.append(dataclasses.replace(shape, label=f"{format_si(shape.params)} {word}", aspect=aspect))
     ia = None
     if inference_tokens is not None:
         require_number("inference_tokens", inference_tokens, 0, MAX_FLOAT, exclusive_minimum=True)

@@ -30,7 +30,7 @@ def shape_rows(p: Plan) -> list[list]:
         c = s.config
         rows.append(
             [
-                f"{c.d_model / c.n_layers:.0f}: {s.label}",
+                f"{s.label}: {s.aspect}",
                 c.d_model,
                 c.n_layers,
                 c.n_heads,
@@ -61,7 +61,7 @@ def _shape_lines(p: Plan, fmt: str, like: str) -> list[str]:
         ),
         table(
             [
-                "d_model / layers",
+                "shape (size, depth)",
                 "d_model",
                 "layers",
                 "heads",

@@ -24,6 +24,7 @@ from sizing.serve import (
 
 CAPACITY_MODEL, CAPACITY_GPU, RATE, CAP_PROMPT, CAP_OUTPUT, SLO_TPOT = "llama3-70b", "h100-sxm", 10, 1000, 200, 0.05
 CURVE_TPS = (2, 4, 8)  # bf16 llama3-70b does not fit one H100
+MS_TICKS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
 
 
 def _batching(tp: int, weight_dtype: str = "bf16") -> ContinuousBatching:
@@ -55,8 +56,12 @@ def throughput_latency_plot() -> Plot:
     def draw(ax):
         for i, (name, s) in enumerate(data["series"].items()):
             ax.plot(s["tpot_ms"], s["tokens_per_second_per_gpu"], marker="o", markersize=3, color=f"C{i}", label=name)
-        ax.axvline(data["slo_tpot_ms"], color="grey", linestyle=":", linewidth=1, label="TPOT 50 ms")
+        ax.axvline(data["slo_tpot_ms"], color="grey", linestyle=":", linewidth=1, label="TPOT bound 50 ms")
         ax.set_xscale("log")
+        tpots = [t for s in data["series"].values() for t in s["tpot_ms"]]
+        ticks = [t for t in MS_TICKS if min(tpots) / 1.5 <= t <= max(tpots) * 1.5]
+        ax.set_xticks(ticks, [f"{t:g}" for t in ticks])  # milliseconds in plain numbers, not 10^k
+        ax.minorticks_off()
         ax.legend(fontsize=7, loc="lower right")
 
     return Plot(

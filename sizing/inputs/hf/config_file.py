@@ -45,6 +45,8 @@ class ConfigFile:
         """Where the default training T came from, naming the served context when it differs."""
         if self.context_field is None:
             return None
+        if self.context_field.startswith("the default"):  # no pretraining context stated (context.py)
+            return f"{self.context_field} of {path}"
         where = f"{self.context_field} in {path}"
         if self.served_context is not None and self.served_context != self.context:
             where += f": the pretraining context; it serves {self.served_context:,} ({self.served_field})"
