@@ -13,11 +13,10 @@ from sizing.cli.common import ModelChoice, UserError
 from sizing.validate import SizingError
 
 EXIT_DOES_NOT_FIT = 3
-# options a data-parallel plan of a whole model cannot honour: refused when given, never ignored
-_NOT_FOR_WHOLE = ("tp", "pp", "cp", "ep", "etp", "dp", "fsdp", "shard_group", "sequence_parallel", "no_vocab_parallel")
-_NOT_FOR_WHOLE += ("schedule", "v", "micro_batches", "stage_layers", "offload_optimizer", "offload_params")
-_NOT_FOR_WHOLE += ("finetune", "lora_rank", "lora_targets", "recompute", "attention_impl", "mfu", "fp8_recipe")
-_NOT_FOR_WHOLE += ("fp8_param_gather", "grad_reduce", "stack", "overlap", "nvlink_gbs", "network_gbs", "emit", "out")
+# what a data-parallel plan of a whole model honours; any other option given is refused, never ignored
+_HONOURED = ("gpu", "gpus", "zero", "micro_batch", "global_batch", "precision", "optimizer", "tokens")
+_HONOURED += ("compute_efficiency", "max_gpus", "seq_len", "fmt", "run_remote_code", "preset", "config_path")
+_HONOURED += ("overrides", "from_file", "from_format")
 
 
 def refuse_images(images, image_size) -> None:
@@ -62,7 +61,8 @@ def parallel_of_whole_model(command, source, run_remote_code: bool, kwargs: dict
                 raise UserError(str(exc)) from None
         return run_parallel(native_choice(source, images, image_size), seq_len, opts)
     refuse_images(images, image_size)
-    given = [f"--{k.replace('_', '-')}" for k in _NOT_FOR_WHOLE if opts.get(k) not in (None, False, ())]
+    ctx = click.get_current_context()
+    given = [p.opts[0] for p in ctx.command.params if p.name not in _HONOURED and _typed(p.name)]
     if given:
         raise UserError(
             f"{', '.join(given)}: {source.name} is trained data-parallel with ZeRO / FSDP at a constant compute "
@@ -71,6 +71,13 @@ def parallel_of_whole_model(command, source, run_remote_code: bool, kwargs: dict
         )
     model = whole_model(source, seq_len, "full", run_remote_code)
     _whole_plan(model, opts)
+
+
+def _typed(name: str) -> bool:
+    """Whether the user gave option `name` (on the command line or in the environment, not by default)."""
+    from click.core import ParameterSource
+
+    return click.get_current_context().get_parameter_source(name) not in (ParameterSource.DEFAULT, None)
 
 
 def _whole_plan(model, opts: dict) -> None:

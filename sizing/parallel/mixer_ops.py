@@ -22,8 +22,6 @@ The state mixers (an estimate: no kernel of theirs is measured in sizing/data/st
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from sizing.hybrid import GatedDeltaNet, KimiDeltaAttention, Mamba2Mixer, hybrid_of
 from sizing.inputs import ModelConfig
 from sizing.parallel.gemm import gemm_seconds
@@ -149,8 +147,8 @@ def hybrid_block_times(
     elif ffn == "moe":
         a2a, shared = experts(cfg, layout, hw, fwd, bwd, t, capacity_factor)
     branches = sublayers(kind) / 2  # the norms, residual adds and TP reductions of a stack's 2 branches
-    plain = replace(cfg, position="none") if mixer not in ATTENTION_MIXERS else cfg  # rotary on attention only
-    add_memory(hw, fwd, bwd, branches * elementwise_bytes(plain, layout, t, dropout))
+    rotary = mixer in ATTENTION_MIXERS  # rotary on attention only
+    add_memory(hw, fwd, bwd, branches * elementwise_bytes(cfg, layout, t, dropout, rotary))
     comm_f, comm_b = Times(), Times()
     tp_comm(cfg, layout, hw, comm_f, comm_b, t)
     _scaled(fwd, comm_f, branches)
