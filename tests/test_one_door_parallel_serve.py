@@ -132,3 +132,16 @@ def test_gemma3n_is_served_and_trained_whole(tmp_path):
     trained = CliRunner().invoke(main, ["parallel", "--config", path, "-T", "1024", "--gpus", "8"])
     assert served.exit_code == 0 and "time per output token" in served.output, served.output
     assert trained.exit_code in (0, 3) and "ZeRO" in trained.output, trained.output
+
+
+@pytest.mark.parametrize("name", ["jamba-v0.1", "qwen2.5-vl-7b"])
+def test_memory_inference_of_a_config_is_its_presets(tmp_path, name):
+    """`memory --inference --config` of a hybrid or VLM answers as its preset (the same route)."""
+    preset = next(p for p in (*HYBRID_PRESETS, *VISION_PRESETS) if p.name == name)
+    args = ("memory", "--inference", "--context", "8192", "--batch", "2")
+    by_preset = run_json(*args, "--preset", name, codes=(0, 3))
+    by_config = run_json(*args, "--config", _written(tmp_path, preset.hf_config), codes=(0, 3))
+    for result in (by_preset, by_config):
+        result.pop("model", None)
+        result.pop("name", None)
+    assert by_config == by_preset

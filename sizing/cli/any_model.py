@@ -131,11 +131,14 @@ _STACK_ONLY = {
 
 
 def memory_of_whole_model(command, source: WholeSource, run_remote_code: bool, kwargs: dict):
-    """`sizing memory` of a whole model: its training memory; its inference memory when transformers
-    counts it (a hybrid's or VLM's inference goes to the command's own routes: sizing/cli/memory_other.py)."""
+    """`sizing memory` of a whole model: its training memory; its inference memory (a hybrid's or VLM's
+    by their own routes, sizing/cli/memory_other.py; Gemma 3n's and transformers-counted models' from
+    the WholeModel)."""
     inference, fmt = kwargs["inference"], kwargs["fmt"]
-    if inference and source.kind != "transformers":
-        return command(**kwargs)
+    if inference and source.kind in ("hybrid", "vision-language"):
+        from sizing.cli.memory_other import other_inference
+
+        return other_inference(source, kwargs)
     options = {k: v for k, v in kwargs.items() if k not in ("preset", "config_path", "overrides", "inference", "fmt")}
     if not whole_memory(source, inference, fmt, run_remote_code, **options):
         raise SystemExit(3)  # sizing memory's "does not fit"
