@@ -108,7 +108,9 @@ _layout_options = options(
 @option("format")
 @option("emit", only=TRAINING_EMITS)
 @option("out", help="With --emit: the file to write (atomically).  [default: stdout, instead of the answer]")
-@answers_whole_models(parallel_of_whole_model)  # a hybrid, vision-language or transformers-counted model
+@answers_whole_models(  # a hybrid, vision-language or transformers-counted model
+    lambda command, source, remote_code, kwargs: parallel_of_whole_model(source, remote_code, kwargs, run_parallel)
+)
 def parallel(preset, config_path, overrides, seq_len, **opts):
     """Per-GPU memory, communication and step time of a parallel layout, or the smallest that fits.
 

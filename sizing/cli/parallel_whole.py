@@ -44,10 +44,10 @@ def native_choice(source, images, image_size) -> ModelChoice:
     return ModelChoice(source.name, cfg, None)
 
 
-def parallel_of_whole_model(command, source, run_remote_code: bool, kwargs: dict) -> None:
-    """The handler of `answers_whole_models` for `sizing parallel` (module docstring)."""
+def parallel_of_whole_model(source, run_remote_code: bool, kwargs: dict, run_parallel) -> None:
+    """`sizing parallel` of a WholeSource (module docstring); `run_parallel(model, T, opts)` is the
+    command's own plan of a stack, which takes a HybridConfig or a VisionConfig as well."""
     from sizing.cli.any_model import whole_model
-    from sizing.cli.parallel import run_parallel
     from sizing.whole import default_context
 
     opts = {k: v for k, v in kwargs.items() if k not in ("preset", "config_path", "overrides", "seq_len")}
