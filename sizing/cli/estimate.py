@@ -113,8 +113,7 @@ def estimate(
     )
     from sizing.render import render_estimate
 
-    est = dataclasses.replace(est, seq_len_source=seq_len_source)
-    click.echo(render_estimate(est, fmt), nl=False)
+    click.echo(render_estimate(dataclasses.replace(est, seq_len_source=seq_len_source), fmt), nl=False)
 
 
 def with_mtp_depth(model, depth: int | None):
