@@ -145,3 +145,19 @@ def test_memory_inference_of_a_config_is_its_presets(tmp_path, name):
         result.pop("model", None)
         result.pop("name", None)
     assert by_config == by_preset
+
+
+def test_a_counted_models_mtp_modules_are_said(tmp_path):
+    """A generic-path config stating num_nextn_predict_layers: transformers' Seed-OSS builds no MTP
+    module, so the output says they are in no number (the total is the model's without them)."""
+    transformers = pytest.importorskip("transformers")
+    data = transformers.AutoConfig.for_model("seed_oss", num_hidden_layers=2).to_dict()
+    plain = run_json("estimate", "--config", _written(tmp_path, dict(data, model_type="seed_oss")), "-T", "64")
+    (tmp_path / "mtp").mkdir()
+    stated = dict(data, model_type="seed_oss", num_nextn_predict_layers=2)
+    result = run_json("estimate", "--config", _written(tmp_path / "mtp", stated), "-T", "64")
+    assert result["params"]["total"] == plain["params"]["total"]
+    assert result["model"]["details"]["mtp_modules"] == 2 and result["model"]["details"]["mtp_params_built"] == 0
+    assert any(
+        "2 multi-token-prediction module(s)" in note and "in no number" in note for note in result["model"]["notes"]
+    )
