@@ -10,6 +10,7 @@ from __future__ import annotations
 import click
 
 from sizing.cli.common import ModelChoice, UserError
+from sizing.cli.from_file import given as option_given
 from sizing.validate import SizingError
 
 EXIT_DOES_NOT_FIT = 3
@@ -62,7 +63,7 @@ def parallel_of_whole_model(source, run_remote_code: bool, kwargs: dict, run_par
         return run_parallel(native_choice(source, images, image_size), seq_len, opts)
     refuse_images(images, image_size)
     ctx = click.get_current_context()
-    given = [p.opts[0] for p in ctx.command.params if p.name not in _HONOURED and _typed(p.name)]
+    given = [p.opts[0] for p in ctx.command.params if p.name not in _HONOURED and option_given(ctx, p.name)]
     if given:
         raise UserError(
             f"{', '.join(given)}: {source.name} is trained data-parallel with ZeRO / FSDP at a constant compute "
@@ -71,13 +72,6 @@ def parallel_of_whole_model(source, run_remote_code: bool, kwargs: dict, run_par
         )
     model = whole_model(source, seq_len, "full", run_remote_code)
     _whole_plan(model, opts)
-
-
-def _typed(name: str) -> bool:
-    """Whether the user gave option `name` (on the command line or in the environment, not by default)."""
-    from click.core import ParameterSource
-
-    return click.get_current_context().get_parameter_source(name) not in (ParameterSource.DEFAULT, None)
 
 
 def _whole_plan(model, opts: dict) -> None:

@@ -11,9 +11,9 @@ over --gpus, prefix caching, the engines' files) are refused when given, never i
 from __future__ import annotations
 
 import click
-from click.core import ParameterSource
 
 from sizing.cli.common import UserError
+from sizing.cli.from_file import given as option_given
 from sizing.validate import SizingError
 
 EXIT_DOES_NOT_FIT = 3
@@ -28,8 +28,7 @@ def _refuse_unhonoured(name: str, kind: str) -> None:
     given = [
         p.opts[0]
         for p in ctx.command.params
-        if p.name not in (*honoured, *_MODEL, "config", "run_remote_code", "format")
-        and ctx.get_parameter_source(p.name) not in (ParameterSource.DEFAULT, None)
+        if p.name not in (*honoured, *_MODEL, "config", "run_remote_code", "format") and option_given(ctx, p.name)
     ]
     if given:
         raise UserError(
