@@ -115,7 +115,7 @@ def trained_states_bytes(tensors: list[tuple[Tensor, int]], layout: ParallelLayo
         group = [(t, c) for t, c in tensors if t.expert == expert]
         n = sum(c * tp_local_numel(t, layout) for t, c in group)
         grad = conv.grad_bytes if layout.zero < 3 else None  # ZeRO-3: 16/d, as FSDP2's fp32 shards
-        part = model_states_per_gpu(n, p, o, layout.zero, shards, grad)
+        part = model_states_per_gpu(n, p, o, layout.zero, shards, grad, conv.moment_bytes)
         if conv.fp8_params:  # primary fp8 weights: the GEMM weights keep only their fp8 copies
             gemm = sum(c * tp_local_numel(t, layout) for t, c in group if fp8_gemm_weight(t))
             part["weights_bytes"] -= model_states_per_gpu(gemm, p, o, layout.zero, shards)["weights_bytes"]

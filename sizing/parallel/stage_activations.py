@@ -21,7 +21,7 @@ from sizing.vocabulary import ceil_div
 
 # Activation terms split over tp with the heads or the MLP width (Megatron's column-parallel outputs).
 _TP_SPLIT = ("attn.q", "attn.k", "attn.v", "attn.out", "attn.o.input", "attn.logsumexp", "attn.probs")
-_TP_SPLIT += ("attn.probs_fp32", "mlp.hidden", "mlp.down.input", "moe.experts.hidden")
+_TP_SPLIT += ("attn.probs_fp32", "mlp.hidden", "mlp.down.input", "moe.experts.hidden", "moe.shared.hidden")
 # Terms that do not scale with the tokens of a rank (per-layer constants).
 _CONSTANT = ("attn.mask", "loss.total_weight", "attn_norm.gain_fp32", "mlp_norm.gain_fp32")
 _CONSTANT += ("norm_f.gain_fp32", "emb_norm.gain_fp32")
