@@ -21,6 +21,8 @@ from sizing.parallel import PUBLISHED_LAYOUTS, StepOptions, parallel_plan
 from sizing.parallel.published_steps import _run, published_runs
 
 FIXTURE = Path(__file__).parent / "fixtures" / "published_memory.json"
+
+
 def _step_rows():
     return [pytest.param(run, id=run.name) for run in published_runs()]
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from sizing.inputs import ModelConfig, Workload
 from sizing.memory import (
+    FP32_BYTES,
     fp8_weight_copies_bytes,
     get_precision,
     gradients_bytes,
@@ -23,7 +24,6 @@ from sizing.memory import (
     optimizer_bytes,
     weights_bytes,
 )
-from sizing.memory.states import FP32_BYTES
 from sizing.parallel.dualpipe import check_dualpipe, dualpipe_in_flight, dualpipe_ranks, dualpipe_stages
 from sizing.parallel.finetune import (
     adapted,

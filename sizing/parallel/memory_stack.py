@@ -116,9 +116,18 @@ MEMORY_STACKS: dict[str, MemoryStack] = {
     # DeepSeek's HAI-LLM: fp32 gradients; under FP8 the GEMM inputs cached in FP8 (arXiv:2412.19437 sec. 3.3.3)
     # and the memory savings of sec. 3.2.3 and 3.3.3 (module docstring)
     "hai-llm": MemoryStack(
-        "hai-llm", "fused", "attention", 4, "te", 4, "fused",
-        recomputed=("norm", "mla_up", "swiglu"), attn_out_bits=12, moment_bytes=2, ema="cpu",
-    ),  # fmt: skip
+        "hai-llm",
+        kernels="fused",
+        selective="attention",
+        grad_bytes=4,
+        fp8="te",
+        fp8_grad_bytes=4,
+        loss="fused",
+        recomputed=("norm", "mla_up", "swiglu"),
+        attn_out_bits=12,
+        moment_bytes=2,
+        ema="cpu",
+    ),
 }
 
 
