@@ -27,8 +27,6 @@ TRAINING_PARTS = (
     ("activations_shared_bytes", "activations (shared)"),
     ("logits_bytes", "logits"),
     ("recompute_block_bytes", "recomputed block"),
-    ("dualpipe_mirror_states_bytes", "DualPipe mirror stage: model states"),
-    ("dualpipe_mirror_activations_bytes", "DualPipe mirror stage: activations"),
     ("transient_bytes", "transient buffers"),
     ("comm_buffer_bytes", "communication buffers"),
 )
