@@ -23,7 +23,7 @@ from sizing.vocabulary import ceil_div
 
 # Activation terms split over tp with the heads or the MLP width (Megatron's column-parallel outputs).
 _TP_SPLIT = ("attn.q", "attn.k", "attn.v", "attn.out", "attn.o.input", "attn.logsumexp", "attn.probs")
-_TP_SPLIT += ("attn.probs_fp32", "mlp.hidden", "mlp.down.input", "moe.experts.hidden")
+_TP_SPLIT += ("attn.probs_fp32", "mlp.hidden", "mlp.down.input", "moe.experts.hidden", "moe.shared.hidden")
 # Terms that do not scale with the tokens of a rank (per-layer constants).
 _CONSTANT = ("attn.mask", "loss.total_weight", "attn_norm.gain_fp32", "mlp_norm.gain_fp32")
 _CONSTANT += ("norm_f.gain_fp32", "emb_norm.gain_fp32")
@@ -131,19 +131,26 @@ def activation_parts(
     return parts
 
 
-def activation_terms_on_stage(cfg: ModelConfig, layout: ParallelLayout, work: Workload, stage: int) -> dict[str, int]:
+def activation_terms_on_stage(
+    cfg: ModelConfig, layout: ParallelLayout, work: Workload, stage: int, flights: int | None = None
+) -> dict[str, int]:
     """The stage's saved activations at its peak: each chunk's blocks (dense and MoE blocks each
-    at their own per-layer bytes) times that chunk's micro-batches in flight, plus the extras."""
+    at their own per-layer bytes) times that chunk's micro-batches in flight (`flights` where a
+    schedule other than the layout's sets them: DualPipe, sizing.parallel.dualpipe), plus the extras."""
     parts = activation_parts(cfg, layout, work)
     per_kind = {cfg.is_moe: parts["per_layer"]}
+
+    def flying(chunk: int) -> int:
+        return chunk_in_flight(layout, stage, chunk) if flights is None else flights
+
     blocks = 0
     for chunk in range(layout.v):
         for moe, n in block_kinds(cfg, chunk_layers(cfg, layout, stage, chunk)):
             if moe not in per_kind:
                 per_kind[moe] = activation_parts(cfg, layout, work, moe)["per_layer"]
-            blocks += per_kind[moe] * n * chunk_in_flight(layout, stage, chunk)
-    first = parts["first"] * chunk_in_flight(layout, stage, 0) if stage == 0 else 0
-    last = parts["last"] * chunk_in_flight(layout, stage, layout.v - 1) if stage == layout.pp - 1 else 0
+            blocks += per_kind[moe] * n * flying(chunk)
+    first = parts["first"] * flying(0) if stage == 0 else 0
+    last = parts["last"] * flying(layout.v - 1) if stage == layout.pp - 1 else 0
     return {
         "activations_blocks_bytes": blocks,
         "activations_embedding_bytes": first,

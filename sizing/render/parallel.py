@@ -24,6 +24,8 @@ TERM_LABELS = {
     "activations_shared_bytes": "activations: RoPE tables",
     "logits_bytes": "logits + their gradient (last stage)",
     "recompute_block_bytes": "recomputed block (working set)",
+    "dualpipe_mirror_states_bytes": "DualPipe mirror stage: model states (2nd parameter copy)",
+    "dualpipe_mirror_activations_bytes": "DualPipe mirror stage: activations in flight",
 }
 
 
@@ -47,7 +49,8 @@ def plan_sections(plan: ParallelPlan, fmt: str) -> list[str]:
     rows.append(["runtime reserve (CUDA context, NCCL; not tensors)", format_gib(reserve), format_int(reserve)])
     rows.append([f"{plan.gpu.key} memory", format_gib(plan.gpu_memory_bytes), format_int(plan.gpu_memory_bytes)])
     if t["cpu_total_bytes"]:
-        rows.append(["offloaded to CPU memory", format_gib(t["cpu_total_bytes"]), format_int(t["cpu_total_bytes"])])
+        what = "in CPU memory (offloaded states, EMA)" if t["cpu_ema_bytes"] else "offloaded to CPU memory"
+        rows.append([what, format_gib(t["cpu_total_bytes"]), format_int(t["cpu_total_bytes"])])
     comm_rows = [
         [
             c.dimension,
