@@ -24,7 +24,10 @@ _MODEL = ("preset", "config_path", "overrides", "fmt", "from_file", "from_format
 def _refuse_unhonoured(name: str, kind: str) -> None:
     """Every option given (typed or from --from FILE) that this path does not use: one error line."""
     ctx = click.get_current_context()
-    honoured = HONOURED if kind in ("hybrid", "vision-language") else tuple(k for k in HONOURED if k != "tp")
+    left_out = (() if kind in ("hybrid", "vision-language") else ("tp",)) + (
+        () if kind == "vision-language" else ("images", "image_size")
+    )
+    honoured = tuple(k for k in HONOURED if k not in left_out)
     given = [
         p.opts[0]
         for p in ctx.command.params
@@ -43,12 +46,12 @@ def serve_of_whole_model(command, source, run_remote_code: bool, kwargs: dict) -
     from sizing.render import render_other_serve
 
     o = kwargs
+    if source.kind != "vision-language" and (o.get("images") is not None or o.get("image_size") is not None):
+        raise UserError("--images and --image-size apply to a vision-language model")
     _refuse_unhonoured(source.name, source.kind)
     missing = [f"--{name}" for name in ("prompt", "output") if o.get(name) is None]
     if missing:
         raise UserError(f"{' and '.join(missing)} needed, e.g. --prompt 4096 --output 256")
-    if source.kind != "vision-language" and (o.get("images") is not None or o.get("image_size") is not None):
-        raise UserError("--images and --image-size apply to a vision-language model")
     from sizing.inputs import default_gpu_for, get_gpu
 
     dtypes = {"weight_dtype": o.get("weight_dtype") or "bf16", "kv_dtype": o.get("kv_dtype") or "bf16"}
