@@ -55,3 +55,21 @@ def test_mamba2_under_tp2_by_hand():
     assert weights_bytes(hybrid_config(next(p for p in HYBRID_PRESETS if p.name == "mamba2-2.7b").model()), tp=2) == (
         2 * per_rank
     )
+
+
+def test_llava_tower_and_projector_under_tp2_by_hand():
+    """LLaVA-1.5-7B's CLIP ViT-L/14-336 (24 blocks of 1024, MLP 4096, biases, LayerNorm) and its 2-layer
+    projector on tp 2, as Megatron-Core's LLaVA splits them: q, k, v, fc1 and projector.linear_1
+    column-parallel (weights and biases halved), o, fc2 and linear_2 row-parallel (weights halved, biases
+    whole), norms, the patch convolution, class token and 577 positions replicated. What the first
+    stage holds beyond the language model's own tp-2 shard."""
+    h, f = 1024, 4096
+    block = 4 * h * h // 2 + 3 * h // 2 + h + f * h // 2 + f // 2 + h * f // 2 + h + 2 * 2 * h
+    assert block == 6_301_184
+    outside = 3 * 14 * 14 * h + h + 577 * h + 2 * 2 * h  # conv, class token, positions, pre and post norms
+    projector = f * h // 2 + f // 2 + f * f // 2 + f
+    expected = 24 * block + outside + projector
+    assert expected == 162_918_400
+    text, vision = vlm_from_hf_config(next(p for p in VISION_PRESETS if p.name == "llava-1.5-7b").hf_config)
+    tower = weights_bytes(vision_config(text, vision), tp=2, seq_len=4096) - weights_bytes(text, tp=2, seq_len=4096)
+    assert tower == 2 * expected
