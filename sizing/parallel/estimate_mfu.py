@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sizing.formulas import flop_breakdown
 from sizing.inputs import ModelConfig, Workload
 from sizing.parallel.run import MFU_MEANING, predict_run
 from sizing.parallel.stepdata import has_constants
+from sizing.parallel.whole_flops import training_flop_breakdown
 from sizing.validate import MIN_MFU
 
 
@@ -55,7 +55,8 @@ def best_layout_mfu(cfg: ModelConfig, work: Workload, gpu_key: str) -> LayoutMfu
     if best is None or best.predicted is None:
         return None
     pred = best.predicted
-    ratio = flop_breakdown(cfg, work.seq_len, work.attention, "none").model_training / pred_flops(cfg, work.seq_len)
+    model = training_flop_breakdown(cfg, work.seq_len, work.attention, "none").model_training
+    ratio = model / pred_flops(cfg, work.seq_len)
     lay = best.layout
     # an MFU under the estimate's floor (a latency-bound ring over absurdly many GPUs) is quoted at the floor
     mfu = min(1.0, max(MIN_MFU, pred.mfu * ratio))
@@ -66,4 +67,4 @@ def best_layout_mfu(cfg: ModelConfig, work: Workload, gpu_key: str) -> LayoutMfu
 
 def pred_flops(cfg: ModelConfig, seq_len: int) -> int:
     """Model training FLOPs per sequence as the step model counts them (causal attention)."""
-    return flop_breakdown(cfg, seq_len, "causal", "none").model_training
+    return training_flop_breakdown(cfg, seq_len, "causal", "none").model_training
