@@ -78,6 +78,7 @@ _layout_options = options(
 @option("optimizer")
 @option("recompute", default=None, help="Default: none; searched when searching.")
 @option("selective")
+@option("recompute_modules")
 @option("cross_entropy")
 @option("attention_impl")
 @option("gpu", help="GPU name (see `sizing gpus`).  [default: h100-sxm, or the preset's published run's GPU]")
@@ -177,7 +178,13 @@ def _workload(opts: dict, seq_len: int, search: bool):
         finetune=opts.get("finetune") or "full",
         loss=opts.pop("cross_entropy"),
         selective=opts.pop("selective"),
+        recompute_modules=_recompute_modules(opts.pop("recompute_modules")),
     )
+
+
+def _recompute_modules(text: str | None) -> tuple[str, ...] | None:
+    """--recompute-modules as a tuple of names (sizing.inputs.Workload checks each)."""
+    return None if text is None else tuple(part.strip() for part in text.split(","))
 
 
 def _plan_options(opts: dict, gpu_key: str, work) -> dict:

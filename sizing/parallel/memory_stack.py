@@ -146,9 +146,11 @@ class Conventions:
     attn_out_bits: int | None = None  # under fp8 only
     moment_bytes: int | None = None
     ema: str | None = None
+    modules: tuple[str, ...] | None = None  # Megatron-Core's --recompute-modules (None: the selective kind's)
 
     def activation_kwargs(self) -> dict:
-        return {
+        extra = {} if self.modules is None else {"modules": self.modules}
+        return extra | {
             "kernels": self.kernels,
             "selective": self.selective,
             "fp8_recipe": self.fp8_recipe,
@@ -177,12 +179,19 @@ def conventions(
     grad_reduce: str | None,
     loss: str | None = None,
     selective: str | None = None,
+    recompute_modules: tuple[str, ...] | None = None,
 ) -> Conventions:
     """The memory conventions of `stack` (None: the reference model's) at `precision`; fp8_params,
     grad_reduce ("fp32" / "bf16"), loss (the cross-entropy: eager, fused or chunked) and selective
-    (what selective recompute drops: the attention core or op-level) override the stack's where given."""
+    (what selective recompute drops: the attention core or op-level) override the stack's where given;
+    recompute_modules (Megatron-Core's selective modules) needs a fused-kernel stack."""
     conv = _stack_conventions(stack, precision, fp8_recipe, fp8_params, grad_reduce)
-    changes = {k: v for k, v in (("loss", loss), ("selective", selective)) if v is not None}
+    if recompute_modules is not None and (conv.kernels != "fused" or (selective or conv.selective) != "attention"):
+        raise SizingError(
+            f"recompute_modules needs a Megatron-style stack (fused kernels, selective attention), got stack {stack}"
+        )
+    pairs = (("loss", loss), ("selective", selective), ("modules", recompute_modules))
+    changes = {k: v for k, v in pairs if v is not None}
     return replace(conv, **changes) if changes else conv
 
 
