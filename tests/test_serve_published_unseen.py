@@ -29,9 +29,10 @@ def test_most_rows_within_a_factor_1_5_of_the_default_prediction():
         ratios.append(math.exp(error))  # measured / predicted (latency: predicted / measured)
     within = [r for r in ratios if 1 / 1.5 <= r <= 1.5]
     # 9 of 11 (the 4 L40S rows at 0.87-0.93); the 128-token first-token latencies at tp 4 land at
-    # 0.81 (H100 and A100) since the overheads are per layer (80 layers, not the 32 of the rows they were fitted on); the misses, 0.58
-    # and 0.61, are H200's v0.7a Llama-2-70B at 128 in / 2048 and 4096 out (its engine reached about half
-    # the bandwidth the launch-blog rows did: the model over-predicts them)
+    # 0.81 (H100 and A100) since the overheads are per layer (80 layers, not the 32 of the rows
+    # they were fitted on); the misses, 0.58 and 0.61, are H200's v0.7a Llama-2-70B at 128 in /
+    # 2048 and 4096 out (its engine reached about half the bandwidth the launch-blog rows did: the
+    # model over-predicts them)
     assert len(ratios) == 11 and len(within) == 9 and min(ratios) == pytest.approx(0.58, abs=0.005)
 
 
