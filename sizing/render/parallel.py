@@ -35,7 +35,7 @@ def _seconds(value: float) -> str:
 
 
 def plan_sections(plan: ParallelPlan, fmt: str) -> list[str]:
-    lay, t = plan.layout, plan.terms
+    lay = plan.layout
     title = (
         f"{plan.model}: {lay.label()} = {lay.world} x {plan.gpu.key}, T = {plan.work.seq_len}, "
         f"global batch {lay.global_batch()} (b {lay.micro_batch} x m {lay.micro_batches} x dp {lay.dp}), "
