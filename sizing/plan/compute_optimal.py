@@ -182,18 +182,7 @@ def plan(
     base_cfg = _base_config(like, seq_len)
     mfu_given = mfu  # the shapes' constant MFU, when given; else each shape's step model
     if flops is None:
-        if gpus is None or days is None:
-            raise SizingError("give a FLOP budget (flops=1e23), or gpus and days (gpus=1024, days=30)")
-        require_int("gpus", gpus)
-        require_number("days", days, 0, 1e6, exclusive_minimum=True, what="a number of days in (0, 1e6]")
-        mfu_source = "given"
-        if mfu is None:
-            mfu, mfu_source = _budget_mfu(base_cfg, law, gpus, days, gpu_key, seq_len)
-        flops = budget_flops(gpus, days, gpu_key, mfu)
-        note = f"{gpus:,} {gpu_key} x {days:g} days x peak x MFU {mfu:.3g} ({mfu_source})"
-        # one lower bound for both spellings of the budget: below it the laws extrapolate to nonsense
-        if not MIN_BUDGET_FLOPS <= flops <= MAX_FLOAT:
-            raise SizingError(f"gpus x days ({gpus:,} x {days:g}) gives a budget of {flops:.3g} FLOPs; {BUDGET_WHAT}")
+        flops, mfu, note = _gpu_days_budget(base_cfg, law, gpus, days, gpu_key, mfu, seq_len)
     else:
         if days is not None:
             raise SizingError("give either flops or gpus and days, not both")
@@ -313,6 +302,23 @@ def _base_config(like: str, seq_len: int) -> ModelConfig:
     if base_cfg.position == "learned":  # a learned table long enough for the shapes' context
         base_cfg = dataclasses.replace(base_cfg, max_positions=max(base_cfg.max_positions, seq_len))
     return base_cfg
+
+
+def _gpu_days_budget(base: ModelConfig, law: str, gpus, days, gpu: str, mfu: float | None, seq_len: int):
+    """(C, the MFU it assumes, where C came from) of a gpus x days budget: at `mfu` when given,
+    else at the step model's (_budget_mfu)."""
+    if gpus is None or days is None:
+        raise SizingError("give a FLOP budget (flops=1e23), or gpus and days (gpus=1024, days=30)")
+    require_int("gpus", gpus)
+    require_number("days", days, 0, 1e6, exclusive_minimum=True, what="a number of days in (0, 1e6]")
+    mfu_source = "given"
+    if mfu is None:
+        mfu, mfu_source = _budget_mfu(base, law, gpus, days, gpu, seq_len)
+    flops = budget_flops(gpus, days, gpu, mfu)
+    # one lower bound for both spellings of the budget: below it the laws extrapolate to nonsense
+    if not MIN_BUDGET_FLOPS <= flops <= MAX_FLOAT:
+        raise SizingError(f"gpus x days ({gpus:,} x {days:g}) gives a budget of {flops:.3g} FLOPs; {BUDGET_WHAT}")
+    return flops, mfu, f"{gpus:,} {gpu} x {days:g} days x peak x MFU {mfu:.3g} ({mfu_source})"
 
 
 def _budget_mfu(base: ModelConfig, law: str, gpus: int, days: float, gpu: str, seq_len: int) -> tuple[float, str]:
