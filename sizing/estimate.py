@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, NamedTuple
 
-from sizing.formulas import ATTENTION_NOTES, CONVENTIONS, model_flops_per_token
+from sizing.formulas import ATTENTION_NOTES, CONVENTIONS, model_flops_per_token, mtp_summary
 from sizing.formulas import flops as F
 from sizing.formulas import params as P
 from sizing.inputs import (
@@ -162,6 +162,14 @@ class Estimate:
 
         return replace(summary, training=LayoutMemory(self.plan))
 
+    @cached_property
+    def mtp(self) -> dict | None:
+        """The config's multi-token-prediction modules (sizing.formulas.mtp), sized apart from every
+        total above; None when it has none."""
+        if not self.config.mtp_modules:
+            return None
+        return mtp_summary(self.config, self.seq_len, self.config.mtp_modules, self.attention)
+
     @property
     def decode_per_token(self) -> int:
         """Inference: forward FLOPs of one new token with a KV cache holding seq_len positions."""
@@ -256,6 +264,8 @@ class Estimate:
             out["training"] = self._training_dict(fl.attention)
         if self.memory is not None:
             out["memory"] = self.memory.to_dict()
+        if self.mtp is not None:
+            out["mtp"] = dict(self.mtp, checkpoint_total=self.params.total + self.mtp["params_checkpoint"])
         return out
 
 

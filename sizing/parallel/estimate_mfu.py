@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sizing.formulas import flop_breakdown
 from sizing.inputs import ModelConfig, Workload
 from sizing.parallel.run import MFU_MEANING, predict_run
 from sizing.parallel.stepdata import has_constants
+from sizing.parallel.whole_flops import training_flop_breakdown
 from sizing.validate import MIN_MFU
 
 
@@ -59,7 +59,8 @@ def best_layout_plan(cfg: ModelConfig, work: Workload, gpu_key: str):
 def layout_mfu(cfg: ModelConfig, work: Workload, best) -> LayoutMfu:
     """The MFU of `best` (a ParallelPlan of the step model) in work.attention's convention."""
     pred = best.predicted
-    ratio = flop_breakdown(cfg, work.seq_len, work.attention, "none").model_training / pred_flops(cfg, work.seq_len)
+    model = training_flop_breakdown(cfg, work.seq_len, work.attention, "none").model_training
+    ratio = model / pred_flops(cfg, work.seq_len)
     lay = best.layout
     # an MFU under the estimate's floor (a latency-bound ring over absurdly many GPUs) is quoted at the floor
     mfu = min(1.0, max(MIN_MFU, pred.mfu * ratio))
@@ -109,4 +110,4 @@ class LayoutMemory:
 
 def pred_flops(cfg: ModelConfig, seq_len: int) -> int:
     """Model training FLOPs per sequence as the step model counts them (causal attention)."""
-    return flop_breakdown(cfg, seq_len, "causal", "none").model_training
+    return training_flop_breakdown(cfg, seq_len, "causal", "none").model_training

@@ -256,7 +256,8 @@ def _stated(work: Workload, layout: ParallelLayout) -> Workload:
 
 def plan_workload(work: Workload, step_options: StepOptions | None) -> Workload:
     """The plan's workload stored as the step's stack stores it (sizing.parallel.memory_stack):
-    the stack, fp8 recipe and gradient-buffer settings of `step_options` when given, else the
+    the stack, fp8 recipe, gradient-buffer settings and pipeline schedule (DualPipe's two stages
+    per rank) of `step_options` when given, else the
     workload's own (its stack, or the default stack when it names none), so memory and step time
     describe the same software. StepOptions.reference_memory keeps the reference model's eager
     accounting (what `sizing memory` counts)."""
@@ -267,7 +268,13 @@ def plan_workload(work: Workload, step_options: StepOptions | None) -> Workload:
         grad_reduce=work.grad_reduce,
     )
     stack = None if opts.reference_memory else opts.stack
-    return work.with_(stack=stack, fp8_recipe=opts.fp8_recipe, fp8_params=opts.fp8_params, grad_reduce=opts.grad_reduce)
+    return work.with_(
+        stack=stack,
+        fp8_recipe=opts.fp8_recipe,
+        fp8_params=opts.fp8_params,
+        grad_reduce=opts.grad_reduce,
+        schedule=opts.schedule if step_options is not None else work.schedule,
+    )
 
 
 def _check_rates(

@@ -152,6 +152,25 @@ def training_rows(est: Estimate) -> list[list]:
     return rows
 
 
+def mtp_section(est: Estimate, fmt: str) -> list[str]:
+    """The multi-token-prediction modules (DeepSeek-V3 sec. 2.2), sized apart: not in any total above."""
+    m, fl = est.mtp, est.flops
+    rows = [[key, format_int(count)] for key, count in m["module_components"].items()]
+    share = m["training_flops_per_token"] / fl.per_token(fl.training)
+    rows += [
+        [f"{m['depth']} module(s), embedding and head shared (the paper)", format_int(m["params_shared"])],
+        [f"{m['depth']} module(s) as the checkpoint stores them (with the copies)", format_int(m["params_checkpoint"])],
+        ["checkpoint total (the model + the modules)", format_int(est.params.total + m["params_checkpoint"])],
+        [f"forward FLOPs/token (T = {fl.seq_len}, {fl.attention})", _num(m["forward_flops_per_token"])],
+        ["training FLOPs/token (3 x forward)", f"{_num(m['training_flops_per_token'])} (+{share:.1%} of the model's)"],
+    ]
+    title = (
+        f"Multi-token prediction: {m['depth']} module(s) (arXiv:2412.19437 sec. 2.2), sized apart: in no total "
+        "above (transformers builds none; the training cost leaves them out)"
+    )
+    return [heading(title, fmt), table(["quantity", "value"], rows, fmt)]
+
+
 def render_estimate(est: Estimate, fmt: str) -> str:
     if fmt == "json":
         return json.dumps(est.to_dict(), indent=2)
@@ -177,6 +196,8 @@ def render_estimate(est: Estimate, fmt: str) -> str:
         ),
         table(["component", "formula (forward)", "FLOPs/token", "SI"], flop_rows(est), fmt),
     ]
+    if est.mtp is not None:
+        parts += ["", *mtp_section(est, fmt)]
     if est.training:
         parts += [
             "",

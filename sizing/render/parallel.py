@@ -24,6 +24,8 @@ TERM_LABELS = {
     "activations_shared_bytes": "activations: RoPE tables",
     "logits_bytes": "logits + their gradient (last stage)",
     "recompute_block_bytes": "recomputed block (working set)",
+    "dualpipe_mirror_states_bytes": "DualPipe mirror stage: model states (2nd parameter copy)",
+    "dualpipe_mirror_activations_bytes": "DualPipe mirror stage: activations in flight",
 }
 
 
@@ -74,6 +76,7 @@ def plan_sections(plan: ParallelPlan, fmt: str) -> list[str]:
         table(["part", "seconds"], step_rows, fmt),
         "",
         verdict,
+        *[f"note: {line}" for line in model_notes(plan.config)],
         *([f"note: {stack}"] if stack else []),
         *[f"note: not modelled: {line}" for line in plan.not_modelled],
         *([f"note: assumed: {line}" for line in plan.predicted.assumptions] if plan.predicted is not None else []),
@@ -90,7 +93,8 @@ def memory_rows(plan: ParallelPlan) -> list[list[str]]:
     rows.append(["runtime reserve (CUDA context, NCCL; not tensors)", format_gib(reserve), format_int(reserve)])
     rows.append([f"{plan.gpu.key} memory", format_gib(plan.gpu_memory_bytes), format_int(plan.gpu_memory_bytes)])
     if t["cpu_total_bytes"]:
-        rows.append(["offloaded to CPU memory", format_gib(t["cpu_total_bytes"]), format_int(t["cpu_total_bytes"])])
+        what = "in CPU memory (offloaded states, EMA)" if t["cpu_ema_bytes"] else "offloaded to CPU memory"
+        rows.append([what, format_gib(t["cpu_total_bytes"]), format_int(t["cpu_total_bytes"])])
     return rows
 
 
@@ -115,6 +119,28 @@ def layout_memory_text(plan: ParallelPlan, fmt: str) -> str:
         [heading(title, fmt), table([f"per GPU (pipeline stage {plan.stage})", "GiB", "bytes"], rows, fmt)]
         + [memory_verdict_line(plan)]
     )
+
+
+def model_notes(cfg) -> list[str]:
+    """What a hybrid's or a vision-language model's plan holds beyond a stack's (sizing.parallel)."""
+    from sizing.hybrid import hybrid_of
+    from sizing.vision import vision_of
+
+    m, vision = hybrid_of(cfg), vision_of(cfg)
+    if m is not None:
+        return [
+            f"hybrid: {m.count(mixer='attention')} attention layers of {cfg.n_layers}; the state mixers' tensors "
+            "split over tp as Megatron-Core and vLLM shard them, their saved activations per layer kind "
+            "(sizing.hybrid.activations), their scans timed as batched matmuls"
+        ]
+    if vision is not None:
+        h, w = cfg.image_size
+        return [
+            f"vision-language: the tower and projector on the first stage, split over tp (Megatron-Core's LLaVA); "
+            f"{cfg.images} image(s) of {h}x{w} per sequence ({cfg.image_tokens:,} image tokens), the tower's "
+            "activations in the first stage's embedding row"
+        ]
+    return []
 
 
 STEP_PARTS = {
