@@ -98,8 +98,7 @@ class Estimate:
 
     @cached_property
     def plan(self):
-        """sizing.parallel's ParallelPlan that work.gpus GPUs assume: the layout `sizing parallel
-        --gpus N` finds (sizing.mfu_choice.assumed_plan); None without a GPU count or a fit."""
+        """The ParallelPlan work.gpus GPUs assume (sizing.mfu_choice.assumed_plan); None: no GPU count or fit."""
         return assumed_plan(self.config, self.work, self.gpu)
 
     @cached_property
