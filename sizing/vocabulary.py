@@ -104,6 +104,9 @@ GRAD_REDUCE_DTYPES = ("fp32", "bf16")
 # The cross-entropy kernel (sizing.memory.stack_activations) and what selective recompute drops.
 LOSS_KERNELS = ("eager", "fused", "chunked")
 SELECTIVE_POLICIES = ("attention", "op")
+# Pipeline schedules beyond a layout's own (1f1b, interleaved) that change what a rank holds or
+# when (sizing.parallel.schedule for the time, sizing.parallel.dualpipe for DualPipe's memory).
+EXTRA_PIPELINE_SCHEDULES = ("zero-bubble", "dualpipe")
 # The sequence length a fine-tune is sized at when none is given: axolotl's examples
 # (examples/llama-3/lora-8b.yml, qlora.yml: sequence_len 2048 / 4096) and NeMo 2's SFT recipes
 # (nemo/collections/llm/recipes/llama3_8b.py finetune_recipe: seq_length 2048) train adapters on

@@ -21,24 +21,10 @@ from sizing.parallel import PUBLISHED_LAYOUTS, StepOptions, parallel_plan
 from sizing.parallel.published_steps import _run, published_runs
 
 FIXTURE = Path(__file__).parent / "fixtures" / "published_memory.json"
-# Runs whose stated memory techniques the activation model does not represent yet: each is an
-# open failure of issue 36's rule, kept visible (strict: it fails the day the model covers it).
-MEMORY_NOT_MODELLED = {
-    "DeepSeek-V3 pre-training, 2,048 H800 (FP8, DualPipe)": (
-        "DeepSeek-V3 recomputes every RMSNorm and the MLA up-projections and caches the MoE layers' inputs "
-        "in FP8 (arXiv:2412.19437 sec. 3.2.3, 3.3.3); sizing's activation model stores them in bf16 "
-        "(about 100 GiB predicted on an 80 GB H800)"
-    ),
-}
 
 
 def _step_rows():
-    out = []
-    for run in published_runs():
-        reason = MEMORY_NOT_MODELLED.get(run.name)
-        marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-        out.append(pytest.param(run, marks=marks, id=run.name))
-    return out
+    return [pytest.param(run, id=run.name) for run in published_runs()]
 
 
 def _plan(run):

@@ -117,9 +117,9 @@ def test_published_runs_list_every_step_time_run_with_error_and_band(fresh):
     summary = [r for r in rows if "CV median abs. error" in r and "source" in r]
     kinds = {r["kind"]: r["runs"] for r in rows if "CV median abs. error" in r and "kind" in r}
     runs = [r for r in rows if "band" in r]
-    assert summary[-1]["source"] == "all" and summary[-1]["runs"] == "327"
-    assert kinds == {"dense": "266", "mixture of experts": "61"}
-    assert len(runs) == 327
+    assert summary[-1]["source"] == "all" and summary[-1]["runs"] == "336"
+    assert kinds == {"dense": "275", "mixture of experts": "61"}
+    assert len(runs) == 336
     notes = dict(re.findall(r"^\[\^(\d+)\]: (.+)$", text, flags=re.MULTILINE))
     for row in runs:
         marker = re.search(r" \[\^(\d+)\]$", row["run"])

@@ -17,14 +17,17 @@ equals transformers' count (CI fails on a drift).
 For each type, one config (its config class's defaults, the family's reference shape; the fix-ups
 below where the defaults do not build) is built by transformers on the meta device, and sized:
 
-- **native-exact**: this tool's own formulas size it (`sizing estimate`, `memory`, `parallel`,
-  `serve` for stacks of attention + MLP blocks; `estimate` and `memory` for hybrids and
-  vision-language models, which `sizing hybrid` and `sizing vision` detail), and the total equals
-  transformers' count;
+- **native-exact**: this tool's own formulas size it, and the total equals transformers' count.
+  `sizing estimate`, `memory`, `parallel` and `serve` take its config or preset directly (one
+  door, sizing/cli/any_model.py): stacks of attention + MLP blocks by sizing.formulas; hybrids and
+  vision-language models laid out tensor by tensor and served on the step model (`sizing hybrid`
+  and `sizing vision` detail them); Gemma 3n from its WholeModel (trained data-parallel, served on
+  one GPU). `tests/test_coverage_walk.py` asks every native-exact type all four questions;
 - **generic-exact**: the `hf` extra (`pip install 'transformer-sizing[hf]'`) counts it on the meta
   device: parameters per module exactly, FLOPs with FlopCounterMode at the sequence length asked,
-  the KV cache and recurrent state from the model's own cache object (`sizing estimate` and
-  `sizing memory`, labelled "counted by transformers on the meta device, not by formula");
+  the KV cache and recurrent state from the model's own cache object (`sizing estimate`, `memory`,
+  `parallel` as data parallelism with ZeRO / FSDP at an assumed compute efficiency, and `serve` on
+  one GPU per replica; labelled "counted by transformers on the meta device, not by formula");
 - **refused**: neither, with the reason.
 
 Totals: {totals}.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 from dataclasses import dataclass
 
 import click
@@ -46,12 +47,26 @@ class WholeSource:
     refusal: str | None = None  # why this tool's own reader refused it, when it fell to transformers
 
 
+def _stack_preset(name: str) -> bool:
+    """Whether `name` is a preset of the stack table (sizing.inputs): those never need sizing.whole,
+    whose readers (hybrid, vision) cost ~40 ms to import, most of a command's start-up."""
+    from sizing.inputs import get_preset
+
+    try:
+        get_preset(name)
+    except KeyError:
+        return False
+    return True
+
+
 def whole_source(preset: str | None, config_path: str | None, overrides: tuple[str, ...]) -> WholeSource | None:
     """The config of a model sizing.formulas does not size as one stack; None for a stack."""
-    from sizing.whole import config_kind, native_refusal, whole_preset_config
-
     if preset and config_path:
         raise UserError("give either --preset or --config, not both")
+    if preset and _stack_preset(preset):  # no name is both (tests/test_startup_path.py): skip sizing.whole
+        return None
+    from sizing.whole import config_kind, native_refusal, whole_preset_config
+
     if preset:
         data, name, where = whole_preset_config(preset.strip().lower()), preset, None
         if data is None:
@@ -110,7 +125,29 @@ def whole_model(
         raise UserError(str(exc) if source.refusal is None else f"{source.refusal}; and {exc}") from None
     if source.refusal is not None:
         model = dataclasses.replace(model, notes=(*model.notes, f"this tool's own reader refused it: {source.refusal}"))
-    return model
+    return with_mtp_note(source.data, model)
+
+
+def with_mtp_note(data: dict, model):
+    """A transformers-counted model whose config states multi-token-prediction modules: whether
+    transformers built them (their parameters, in the total) or not (in no number), said."""
+    from sizing.inputs.hf import mtp_modules
+
+    text = data.get("text_config") if isinstance(data.get("text_config"), dict) else data
+    try:
+        depth = mtp_modules(text)
+    except SizingError as exc:
+        raise UserError(str(exc)) from None
+    if not depth:
+        return model
+    built = sum(n for key, n in model.params.items() if re.search(r"(^|\.)(mtp|nextn)", key))
+    note = f"the config states {depth} multi-token-prediction module(s) (num_nextn_predict_layers): " + (
+        f"transformers built them ({built:,} parameters, in the total)"
+        if built
+        else "transformers builds none, so they are in no number here"
+    )
+    details = {**model.details, "mtp_modules": depth, "mtp_params_built": built}
+    return dataclasses.replace(model, notes=(*model.notes, note), details=details)
 
 
 # `sizing memory` options that size a stack by its formulas only (they have no meaning for a model
@@ -131,11 +168,14 @@ _STACK_ONLY = {
 
 
 def memory_of_whole_model(command, source: WholeSource, run_remote_code: bool, kwargs: dict):
-    """`sizing memory` of a whole model: its training memory; its inference memory when transformers
-    counts it (a hybrid's or VLM's inference goes to the command's own routes: sizing/cli/memory_other.py)."""
+    """`sizing memory` of a whole model: its training memory; its inference memory (a hybrid's or VLM's
+    by their own routes, sizing/cli/memory_other.py; Gemma 3n's and transformers-counted models' from
+    the WholeModel)."""
     inference, fmt = kwargs["inference"], kwargs["fmt"]
-    if inference and source.kind != "transformers":
-        return command(**kwargs)
+    if inference and source.kind in ("hybrid", "vision-language"):
+        from sizing.cli.memory_other import other_inference
+
+        return other_inference(source, kwargs)
     options = {k: v for k, v in kwargs.items() if k not in ("preset", "config_path", "overrides", "inference", "fmt")}
     if not whole_memory(source, inference, fmt, run_remote_code, **options):
         raise SystemExit(3)  # sizing memory's "does not fit"

@@ -49,6 +49,7 @@ from sizing.vocabulary import DEFAULT_MFU
 @option("pue")
 @option("grid_intensity")
 @option("memory", help="Include the memory summary (bf16 AdamW training, bf16 inference).")
+@option("mtp_depth")
 @option("calibration")
 @option("run_remote_code")
 @option("format")
@@ -70,6 +71,7 @@ def estimate(
     pue,
     grid_kg_co2_per_kwh,
     with_memory,
+    mtp_depth,
     calibration,
     fmt,
 ):
@@ -88,7 +90,7 @@ def estimate(
     """
     from sizing.estimate import estimate as run_estimate
 
-    model = resolve_model(preset, config_path, overrides)
+    model = with_mtp_depth(resolve_model(preset, config_path, overrides), mtp_depth)
     seq_len, seq_len_source, gpu_entry = _context_and_gpu(model, config_path, seq_len, gpu, dtype)
     # A preset with --set overrides keeps its context, published tokens and source as defaults.
     target = dataclasses.replace(model.preset, config=model.config) if model.preset else model.config
@@ -111,8 +113,14 @@ def estimate(
     )
     from sizing.render import render_estimate
 
-    est = dataclasses.replace(est, seq_len_source=seq_len_source)
-    click.echo(render_estimate(est, fmt), nl=False)
+    click.echo(render_estimate(dataclasses.replace(est, seq_len_source=seq_len_source), fmt), nl=False)
+
+
+def with_mtp_depth(model, depth: int | None):
+    """The model with `depth` MTP modules (--mtp-depth), else as its config says."""
+    if depth is None or depth == model.config.mtp_modules:
+        return model
+    return model._replace(config=dataclasses.replace(model.config, mtp_modules=depth))
 
 
 def _context_and_gpu(model, config_path, seq_len, gpu, dtype):

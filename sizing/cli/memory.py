@@ -21,7 +21,6 @@ from sizing.cli.memory_options import (
     tp_option,
     training_options,
 )
-from sizing.cli.memory_other import hybrid_inference, hybrid_preset_named, vision_preset_named, vlm_inference
 from sizing.cli.memory_other import refuse_given as _refuse_given
 from sizing.cli.option_layer import model_options, option
 from sizing.inputs import GIB, default_gpu_for, get_gpu
@@ -64,10 +63,6 @@ def memory(preset, config_path, overrides, inference, fmt, **options):
       sizing memory --preset llama3-70b --inference --context 8192 --batch 16 --tp 8
       sizing memory --preset llama3-8b --gpu rtx4090 --finetune qlora --lora-rank 16
     """
-    if inference and hybrid_preset_named(preset):
-        return hybrid_inference(preset, overrides, fmt, **options)
-    if inference and vision_preset_named(preset):
-        return vlm_inference(preset, overrides, fmt, **options)
     _refuse_given({"--images": options["images"], "--image-size": options["image_size"]}, "to a vision-language preset")
     model = resolve_model(preset, config_path, overrides)
     default_len = _default_len(

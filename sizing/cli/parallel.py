@@ -14,11 +14,13 @@ import dataclasses
 
 import click
 
+from sizing.cli.any_model import answers_whole_models
 from sizing.cli.common import UserError, resolve_model
 from sizing.cli.emit import TRAINING_EMITS, answer_plan, lora_options
 from sizing.cli.from_file import with_file
 from sizing.cli.option_layer import model_options, option, options
 from sizing.cli.options import Number
+from sizing.cli.parallel_whole import parallel_of_whole_model, refuse_images
 from sizing.inputs import default_gpu_for, get_gpu
 from sizing.parallel import DEFAULT_BATCH_TOKENS, DEFAULT_STACK, LORA_TARGETS, ParallelLayout
 from sizing.validate import SizingError, require_choice
@@ -100,9 +102,15 @@ _layout_options = options(
 @option("network_gbs")
 @option("tokens", help="Training tokens: adds the GPU-hours of the run (e.g. 2T).")
 @option("max_gpus")
+@option("images", default=None, help="A vision-language model: images in each training sequence.  [default: 1]")
+@option("image_size", default=None, help="A vision-language model: HEIGHTxWIDTH in pixels.  [default: 896x896]")
+@option("run_remote_code")
 @option("format")
 @option("emit", only=TRAINING_EMITS)
 @option("out", help="With --emit: the file to write (atomically).  [default: stdout, instead of the answer]")
+@answers_whole_models(  # a hybrid, vision-language or transformers-counted model
+    lambda command, source, remote_code, kwargs: parallel_of_whole_model(source, remote_code, kwargs, run_parallel)
+)
 def parallel(preset, config_path, overrides, seq_len, **opts):
     """Per-GPU memory, communication and step time of a parallel layout, or the smallest that fits.
 
@@ -119,7 +127,13 @@ def parallel(preset, config_path, overrides, seq_len, **opts):
       sizing parallel --preset llama3.1-405b --gpu h100 --gpus 16384 --global-batch 2048 -T 8192
     """
     model = resolve_model(preset, config_path, overrides)
-    T, emit = _seq_len(model, config_path, seq_len, opts.get("finetune")), (opts.pop("emit"), opts.pop("out"))
+    refuse_images(opts.pop("images"), opts.pop("image_size"))
+    run_parallel(model, _seq_len(model, config_path, seq_len, opts.get("finetune")), opts)
+
+
+def run_parallel(model, T: int, opts: dict) -> None:
+    """The plan of `model` (a stack, a HybridConfig or a VisionConfig) at T tokens per sequence."""
+    emit = (opts.pop("emit"), opts.pop("out"))
     fmt = opts.pop("fmt") or "table"
     opts.pop("calibration")  # applied when parsed (sizing.cli.common.use_calibration)
     try:
@@ -275,7 +289,7 @@ def _layout(opts: dict) -> tuple[ParallelLayout, bool]:
         fields["lora_targets"] = targets
     fields.update(lora_options(opts.get("lora_base"), opts.get("lora_trained")))
     if search:
-        given = {"--zero": "zero", "--fsdp": "fsdp", "--sp": "sequence_parallel", "--micro-batches": "micro_batches"}
+        given = {"--zero": "zero", "--sp": "sequence_parallel", "--micro-batches": "micro_batches"}
         given.update({"--v": "v", "--schedule": "schedule", "--stage-layers": "stage_layers"})
         for option, name in given.items():
             if opts.get(name) not in (None, False):

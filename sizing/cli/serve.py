@@ -5,12 +5,14 @@ from __future__ import annotations
 import click
 from click.core import ParameterSource
 
+from sizing.cli.any_model import answers_whole_models
 from sizing.cli.common import UserError, resolve_model
 from sizing.cli.emit import SERVING_EMITS
 from sizing.cli.from_file import given as option_given
 from sizing.cli.from_file import with_file
 from sizing.cli.option_layer import model_options, option
 from sizing.cli.serve_options import capacity_options, deployment_options, dtype_options, rate_options, workload_options
+from sizing.cli.serve_whole import serve_of_whole_model
 from sizing.inputs import default_gpu_for
 from sizing.render import render_serve
 from sizing.serve import serve as serve_estimate
@@ -29,6 +31,8 @@ from sizing.validate import SizingError
 @option("format")
 @option("emit", only=SERVING_EMITS)
 @option("out", help="With --emit: the file to write (atomically).  [default: stdout, instead of the answer]")
+@option("run_remote_code")
+@answers_whole_models(serve_of_whole_model)  # a hybrid, vision-language or transformers-counted model
 def serve(preset, config_path, overrides, fmt, **options):
     """Serving on the roofline: time to first token, time per output token, tokens/s, $/M tokens.
 
@@ -60,8 +64,6 @@ def serve(preset, config_path, overrides, fmt, **options):
     missing = [f"--{name}" for name in ("prompt", "output") if options[name] is None and not traced]
     if missing:
         raise UserError(f"{' and '.join(missing)} needed, e.g. --prompt 4096 --output 256")
-    if _other_model_answered(preset, fmt, **options):
-        return
     _refuse_images(options["images"], options["image_size"])
     model = resolve_model(preset, config_path, overrides)
     options["emitting"] = emitting
@@ -76,46 +78,9 @@ def serve(preset, config_path, overrides, fmt, **options):
     _estimate(model, fmt, **options)
 
 
-def _other_model_answered(preset: str | None, fmt: str, **options) -> bool:
-    """A hybrid or vision-language preset: served on the same step model by sizing.serve.hybrid_vlm
-    (True, printed; exit 3 when it does not fit); any other model: False."""
-    from sizing.hybrid import HYBRID_PRESETS
-    from sizing.vision import VISION_PRESETS, parse_image_size
-
-    name = (preset or "").strip().lower()
-    kind = (
-        "hybrid"
-        if name in {p.name for p in HYBRID_PRESETS}
-        else "vlm"
-        if name in {p.name for p in VISION_PRESETS}
-        else None
-    )
-    if kind is None:
-        return False
-    from sizing.render import render_other_serve
-    from sizing.serve import serve_hybrid, serve_vlm
-
-    args = (name, options["prompt"], options["output"], options["batch"], options["gpu"] or "h100", options["tp"])
-    dtypes = {"weight_dtype": options["weight_dtype"], "kv_dtype": options["kv_dtype"]}
-    try:
-        if kind == "hybrid":
-            _refuse_images(options["images"], options["image_size"])
-            result = serve_hybrid(*args, **dtypes)
-        else:
-            size = parse_image_size(options["image_size"] or "896x896")
-            images = 1 if options["images"] is None else options["images"]
-            result = serve_vlm(*args, **dtypes, images=images, image_size=size)
-    except SizingError as exc:
-        raise UserError(str(exc)) from None
-    click.echo(render_other_serve(result, fmt).rstrip("\n"))
-    if not result.fits:
-        raise SystemExit(3)
-    return True
-
-
 def _refuse_images(images, image_size) -> None:
     if images is not None or image_size is not None:
-        raise UserError("--images and --image-size apply to a vision-language preset (see `sizing vision`)")
+        raise UserError("--images and --image-size apply to a vision-language model")
 
 
 def _layout_answered(model, fmt: str, *, gpus, tp: int, **options) -> bool:

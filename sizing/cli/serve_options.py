@@ -22,9 +22,9 @@ workload_options = options(
     option(
         "images",
         default=None,
-        help="A vision-language preset: images in each prompt (their tokens join it).  [default: 1]",
+        help="A vision-language model: images in each prompt (their tokens join it).  [default: 1]",
     ),
-    option("image_size", default=None, help="A vision-language preset: HEIGHTxWIDTH in pixels.  [default: 896x896]"),
+    option("image_size", default=None, help="A vision-language model: HEIGHTxWIDTH in pixels.  [default: 896x896]"),
     option("output", help="Output tokens per sequence, the first from the prefill (required, at least 2)."),
     option("tp", default=1, help="Tensor-parallel GPUs per replica."),
     option("gpus", help="GPUs in all, a multiple of --tp (replicas = gpus / tp).  [default: tp]", needs=SEARCHED),

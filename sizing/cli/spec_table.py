@@ -84,6 +84,9 @@ _add("like", ("--like",), "model", "The family of the shapes (vocab, MLP, norm, 
      names="presets")  # fmt: skip
 _add("draft", ("--draft",), "model", "A draft model preset (same vocabulary); default: MTP heads.", metavar="PRESET",
      names="presets")  # fmt: skip
+_add("mtp_depth", ("--mtp-depth",), "model",
+     "Multi-token-prediction modules (DeepSeek-V3's MTP), sized apart from the totals; 0: none.  "
+     "[default: the config's num_nextn_predict_layers]", _count("--mtp-depth", 0, 16), advanced=True)  # fmt: skip
 _add("all", ("--all",), "model", "Every preset.", is_flag=True, dest="all_presets")
 _add("from_file", ("--from",), "model",
      "A trainer's or engine's own file (torchtitan .toml, Megatron arguments or YAML, NeMo recipe, DeepSpeed "

@@ -30,6 +30,7 @@ _LAZY = {
     "mla_absorbed_decode_flops_per_token": "sizing.formulas.flops",
     "model_flops_per_token": "sizing.formulas.conventions",
     "model_training_flops": "sizing.formulas.conventions",
+    "mtp_summary": "sizing.formulas.mtp",
     "ours_convention": "sizing.formulas.conventions",
     "palm_convention": "sizing.formulas.conventions",
     "palm_flops_per_token": "sizing.formulas.conventions",

@@ -7,6 +7,9 @@ recurrent state of the others. See docs/hybrid.md."""
 # use (PEP 562), so that importing the package stays cheap and nothing reaches past it.
 _LAZY = {
     "GatedDeltaNet": "sizing.hybrid.mixers",
+    "HybridConfig": "sizing.hybrid.config",
+    "hybrid_config": "sizing.hybrid.config",
+    "hybrid_of": "sizing.hybrid.config",
     "KimiDeltaAttention": "sizing.hybrid.mixers",
     "HYBRID_CONVERTERS": "sizing.hybrid.hf_2025",
     "HYBRID_PRESETS": "sizing.hybrid.presets",
@@ -15,6 +18,8 @@ _LAZY = {
     "all_attention_kv_bytes": "sizing.hybrid.memory",
     "decode_flops_per_token": "sizing.hybrid.model",
     "prefill_flops": "sizing.hybrid.model",
+    "hybrid_activation_terms": "sizing.hybrid.activations",
+    "hybrid_activations_bytes": "sizing.hybrid.activations",
     "hybrid_from_hf_config": "sizing.hybrid.hf_2025",
     "hybrid_inference_memory": "sizing.hybrid.memory",
     "hybrid_preset": "sizing.hybrid.presets",

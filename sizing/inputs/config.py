@@ -16,7 +16,6 @@ Its checks and the kinds each field may hold are in config_checks.py.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import functools
 from dataclasses import dataclass, fields
 from typing import Any
@@ -63,6 +62,8 @@ def llama_ffn_dim(d_model: int, multiple_of: int, ffn_dim_multiplier: float | No
 
 def _field_hint(name: str, names: tuple[str, ...]) -> str:
     """A close match and where the fields are listed (all 40-odd of them would make a 600-character line)."""
+    import difflib  # only for a misspelt field: kept off the start-up path
+
     close = difflib.get_close_matches(name, names, n=1)
     return (f"did you mean {close[0]}? " if close else "") + "the fields are listed in docs/config.md"
 
@@ -110,6 +111,10 @@ class ModelConfig:
     first_dense_layers: int = 0  # MoE: the first k layers keep a dense MLP of width d_ff (DeepSeek)
     moe_layer_step: int = 1  # MoE: after those, layer i (0-based) is MoE when (i + 1) % step == 0
     n_shared_experts: int = 0  # always-on experts beside the routed ones, in every MoE layer
+    # MoE group-limited routing: a token's top_k experts lie in at most this many of the experts'
+    # groups (DeepSeek-V3: topk_group 4 of n_group 8, one group per node under EP 64; 0: no limit).
+    # Parameters and FLOPs do not change; the step model sends each token once per group.
+    routed_groups: int = 0
     shared_expert_d_ff: int | None = None  # width of each shared expert; None: = expert_ff
     shared_expert_gate: bool = False  # Qwen2-MoE: sigmoid(Linear(d, 1)) scales the shared experts
     kv_lora_rank: int | None = None  # set: multi-head latent attention (DeepSeek-V2/V3), latent width

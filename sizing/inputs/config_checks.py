@@ -48,6 +48,7 @@ _INT_MINIMUM = {  # every other int field: >= 1
     "top_k": 0,
     "first_dense_layers": 0,
     "n_shared_experts": 0,
+    "routed_groups": 0,
     "full_attention_every": 0,
     "nope_layer_every": 0,
     "index_heads": 0,
@@ -197,6 +198,7 @@ def _check_moe_layers(cfg: ModelConfig) -> None:
         "first_dense_layers": (cfg.first_dense_layers, 0),
         "moe_layer_step": (cfg.moe_layer_step, 1),
         "n_shared_experts": (cfg.n_shared_experts, 0),
+        "routed_groups": (cfg.routed_groups, 0),
         "shared_expert_d_ff": (cfg.shared_expert_d_ff, None),
         "shared_expert_gate": (cfg.shared_expert_gate, False),
     }
@@ -212,6 +214,8 @@ def _check_moe_layers(cfg: ModelConfig) -> None:
         )
     if not cfg.n_shared_experts and (cfg.shared_expert_d_ff is not None or cfg.shared_expert_gate):
         raise ConfigError("shared_expert_d_ff and shared_expert_gate need n_shared_experts >= 1")
+    if cfg.routed_groups > cfg.top_k:
+        raise ConfigError(f"routed_groups ({cfg.routed_groups}) must be at most top_k ({cfg.top_k}) (0: no limit)")
 
 
 def _check_mla(cfg: ModelConfig) -> None:

@@ -34,6 +34,7 @@ from sizing.vocabulary import (
     DEFAULT_OPTIMIZER,
     DEFAULT_PRECISION,
     DEFAULT_RECOMPUTE,
+    EXTRA_PIPELINE_SCHEDULES,
     FINETUNE_MODES,
     FP8_RECIPE_NAMES,
     GRAD_REDUCE_DTYPES,
@@ -76,6 +77,9 @@ class Workload:
     # (attention: the attention core, Megatron; op: op-level, torchtitan); None takes the stack's.
     loss: str | None = None
     selective: str | None = None
+    # A pipeline schedule beyond the layout's (zero-bubble, dualpipe: DualPipe's rank holds two
+    # stages, sizing.parallel.dualpipe); None: the layout's own.
+    schedule: str | None = None
 
     def __post_init__(self) -> None:
         require_int("seq_len", self.seq_len, 1, MAX_SEQ_LEN)
@@ -102,6 +106,8 @@ class Workload:
             require_choice("loss", self.loss, LOSS_KERNELS)
         if self.selective is not None:
             require_choice("selective", self.selective, SELECTIVE_POLICIES)
+        if self.schedule is not None:
+            require_choice("schedule", self.schedule, EXTRA_PIPELINE_SCHEDULES)
 
     def _canonical(self, name: str, choices: tuple[str, ...], aliases: dict[str, str]) -> None:
         value = getattr(self, name)

@@ -15,10 +15,14 @@ from sizing.parallel.finetune import adapted, lora_adapter_params
 from sizing.parallel.gemm import linear_train_seconds
 from sizing.parallel.layout import ParallelLayout
 from sizing.parallel.links import group_link
+from sizing.parallel.mixer_ops import hybrid_block_params, hybrid_block_times
+from sizing.parallel.mixers import hybrid_kinds
 from sizing.parallel.ops import ACT_BYTES, Hardware, Times, block_times, recompute_times
 from sizing.parallel.shapes import block_tensors
 from sizing.parallel.stepdata import gpu_constants, moe_comm_sms, moe_load_factor, nccl_all_to_all_slowdown, stack
+from sizing.parallel.towers import vision_tensors
 from sizing.validate import SizingError
+from sizing.vision import tower_config, vision_of
 
 # Bytes per logit element of the cross-entropy over the vocabulary, forward + backward:
 # fused (Megatron-Core / Transformer Engine cross_entropy_loss_fusion, flash-attn's xentropy
@@ -139,7 +143,9 @@ def hardware(gpu_key: str, layout: ParallelLayout, opts) -> Hardware:
 @lru_cache(maxsize=1024)
 def block_params(cfg: ModelConfig, moe: bool, tp: int, ep: int, etp: int = 1) -> float:
     """Parameters of one block on one rank: attention, dense MLP and shared experts over tp,
-    routed experts over ep x etp (Megatron-Core's expert grid)."""
+    routed experts over ep x etp (Megatron-Core's expert grid). A hybrid layer's: its tensors."""
+    if isinstance(moe, tuple):
+        return hybrid_block_params(cfg, moe, tp, ep, etp)
     attn = cfg.d_model * (cfg.q_width + 2 * cfg.kv_width) + cfg.q_width * cfg.d_model
     if not moe:
         return (attn + P.mlp_params(cfg, cfg.d_ff)) / tp
@@ -178,9 +184,8 @@ def per_block(cfg, mini: ParallelLayout, seq_len, gpu_key, recompute, opts, moe:
     st = stack_of(opts)
     dropout = st.dropout if opts.dropout is None else opts.dropout
     hw = hardware(gpu_key, mini, opts)
-    f, b = block_times(
-        cfg, mini, hw, seq_len, moe, opts.attention_kernel, dropout, moe_factor(opts), opts.document_tokens
-    )
+    times = hybrid_block_times if isinstance(moe, tuple) else block_times  # a hybrid's layer kind
+    f, b = times(cfg, mini, hw, seq_len, moe, opts.attention_kernel, dropout, moe_factor(opts), opts.document_tokens)
     out = Times()
     for part in (f, b):
         for k, sec in part.by_kind.items():
@@ -206,6 +211,38 @@ def head_seconds(cfg, mini: ParallelLayout, seq_len, gpu_key, opts) -> tuple[flo
     embedding = 3 * t * cfg.d_model * ACT_BYTES / hbm  # gather, its gradient scatter-add
     loss = LOSS_BYTES[stack_of(opts).loss] * t * vocab / hbm
     return embedding, f + b, loss
+
+
+@lru_cache(maxsize=1024)
+def tower_seconds(cfg, mini: ParallelLayout, gpu_key, recompute, opts) -> tuple[dict, float]:
+    """A vision-language model's tower and projector on the first stage for one micro-batch: ({kind:
+    seconds} of its blocks, forward + backward + recompute, each pass of patches a sequence of the
+    micro-batch; the language model's attention kernel at the tower's patches, so its bidirectional
+    attention is timed as causal, half its pairs), and its parameters on one rank. Empty for any
+    other model."""
+    vision = vision_of(cfg)
+    if vision is None or cfg.tower_runs()[0] == 0:
+        return {}, 0.0
+    runs, patches = cfg.tower_runs()
+    tower = tower_config(vision)
+    per = per_block(tower, replace(mini, micro_batch=runs * mini.micro_batch), patches, gpu_key, recompute, opts, False)
+    params = 0.0
+    for tensor in vision_tensors(vision):
+        n = tensor.copies
+        for size in tensor.tp_local_shape(mini.tp):
+            n *= size
+        params += n
+    return {kind: tower.n_layers * seconds for kind, seconds in per.items()}, params
+
+
+@lru_cache(maxsize=1024)
+def stage_kind_counts(cfg: ModelConfig, split: tuple[int, ...]) -> tuple[tuple[tuple, int], ...]:
+    """((kind, blocks), ...) on each pipeline stage: a stack's dense then MoE blocks (kinds False,
+    True), a hybrid's kinds of layer."""
+    if getattr(cfg, "hybrid", None) is None:
+        return tuple(((False, n - moe), (True, moe)) for n, moe in zip(split, moe_counts(cfg, split), strict=True))
+    starts = [sum(split[:i]) for i in range(len(split))]
+    return tuple(tuple(hybrid_kinds(cfg, range(s, s + n))) for s, n in zip(starts, split, strict=True))
 
 
 @lru_cache(maxsize=1024)

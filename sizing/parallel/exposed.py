@@ -38,7 +38,13 @@ def reduction_seconds(layout, gpu_key, opts, st, trained: float, experts: float)
     reduce-scatter of the gradients and all-gather of the updated weights): the dense ones over
     the dp x cp ranks (tp apart), the routed experts' over their expert-data-parallel group
     (edp ranks, etp x ep apart: Megatron-Core's expert grid), each its own collectives."""
-    out = 0.0
+    return sum(reduction_parts(layout, gpu_key, opts, st, trained, experts))
+
+
+def reduction_parts(layout, gpu_key, opts, st, trained: float, experts: float) -> tuple[float, float]:
+    """reduction_seconds as (gradient reduction, updated-weight all-gather): the gather is 0 at
+    ZeRO 0, where the all-reduce is the whole of it."""
+    reduce, gather = 0.0, 0.0
     edp = layout.expert_data_parallel
     for count, group, stride in (
         (trained - experts, layout.dp * layout.cp, layout.tp),
@@ -48,11 +54,11 @@ def reduction_seconds(layout, gpu_key, opts, st, trained: float, experts: float)
             continue
         link = link_for(gpu_key, group, stride, layout.gpus_per_node, opts)
         if layout.zero_stage == 0:
-            out += link.seconds("all_reduce", count * st.grad_bytes, group)
+            reduce += link.seconds("all_reduce", count * st.grad_bytes, group)
         else:
-            out += link.seconds("reduce_scatter", count * st.grad_bytes, group)
-            out += link.seconds("all_gather", count * ACT_BYTES, group)
-    return out
+            reduce += link.seconds("reduce_scatter", count * st.grad_bytes, group)
+            gather += link.seconds("all_gather", count * ACT_BYTES, group)
+    return reduce, gather
 
 
 def dp_exposed_seconds(
@@ -81,6 +87,10 @@ def dp_exposed_seconds(
       under that micro-batch's compute: exposed = m x max(0, traffic - compute), plus the first
       unit's gather and the last unit's reduce-scatter, which nothing hides. An FSDP-family
       stack at ZeRO-2 (torch FSDP's SHARD_GRAD_OP) does the same with one gather per unit.
+    * Megatron-Core's --overlap-param-gather (the stack's param_gather_overlap): the updated
+      weights' all-gather is not waited for after the optimizer but in the next step's forward
+      pre-hooks, bucket by bucket, so it hides under the first micro-batch's forward (1/3 of a
+      stage's micro-batch) and the reduction alone under the last one's backward.
     * While a collective overlaps compute it runs on `nccl_channels` SMs the GEMMs then lack:
       the overlapped time x channels / SMs is added (sizing/data/step_time.json "nccl_latency").
 
@@ -104,9 +114,21 @@ def dp_exposed_seconds(
         per = units * ((2 if layout.fsdp is not None else 1) * gather + scatter)
         hidden = layout.micro_batches * min(per, stage_seconds) * steal
         return layout.micro_batches * max(0.0, per - stage_seconds) + gather + scatter + hidden
-    bucket = min(grads, opts.bucket_params * st.grad_bytes)
-    total = reduction_seconds(layout, gpu_key, opts, st, trained, experts)
+    reduce, gather = reduction_parts(layout, gpu_key, opts, st, trained, experts)
     if not overlap:
-        return total
+        return reduce + gather
+    bucket = link.seconds("all_reduce", min(grads, opts.bucket_params * st.grad_bytes), group)
+    return _overlapped_reduction(reduce, gather, bucket, stage_seconds, steal, st.param_gather_overlap)
+
+
+def _overlapped_reduction(reduce, gather, bucket, stage_seconds, steal, gather_in_forward) -> float:
+    """ZeRO 0-2 reduction overlapped in buckets under the last micro-batch's backward (2/3 of a
+    stage's micro-batch); with gather_in_forward (--overlap-param-gather) the weight all-gather
+    waits in the next step's forward hooks instead, under the first micro-batch's forward."""
+    if gather_in_forward:
+        hidden = (min(reduce, 2 / 3 * stage_seconds) + min(gather, stage_seconds / 3)) * steal
+        exposed = max(bucket, reduce - 2 / 3 * stage_seconds)
+        return exposed + max(0.0, gather - stage_seconds / 3) + hidden
+    total = reduce + gather
     hidden = min(total, 2 / 3 * stage_seconds) * steal
-    return max(link.seconds("all_reduce", bucket, group), total - 2 / 3 * stage_seconds) + hidden
+    return max(bucket, total - 2 / 3 * stage_seconds) + hidden

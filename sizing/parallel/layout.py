@@ -35,6 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sizing.inputs import ModelConfig
+from sizing.parallel.mixers import check_hybrid_split
 from sizing.validate import SizingError, require_bool, require_choice, require_int
 from sizing.vocabulary import FINETUNE_MODES as VOCABULARY_FINETUNE_MODES
 from sizing.vocabulary import ceil_div
@@ -208,9 +209,11 @@ class ParallelLayout:
 
     def check_model(self, cfg: ModelConfig, seq_len: int, attention_impl: str = "flash") -> None:
         """The layout against the model: every split must divide what it splits."""
-        if cfg.n_heads % self.tp:
+        if getattr(cfg, "hybrid", None) is not None:  # its attention and state-mixer heads
+            check_hybrid_split(cfg, self.tp, self.cp)
+        elif cfg.n_heads % self.tp:
             raise SizingError(f"tp ({self.tp}) must divide n_heads ({cfg.n_heads})")
-        if cfg.kv_heads % self.tp:
+        if cfg.kv_heads % self.tp and getattr(cfg, "hybrid", None) is None:
             raise SizingError(
                 f"tp ({self.tp}) must divide the kv heads ({cfg.kv_heads}); valid tp: "
                 + ", ".join(str(t) for t in range(1, cfg.kv_heads + 1) if cfg.kv_heads % t == 0)

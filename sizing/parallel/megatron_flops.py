@@ -23,12 +23,14 @@ from __future__ import annotations
 from sizing.inputs import ModelConfig
 
 
-def megatron_iteration_flops(cfg: ModelConfig, seq_len: int, sequences: int) -> float:
-    """FLOPs of one iteration of `sequences` sequences by Megatron-LM's formula (see the module)."""
+def megatron_iteration_flops(cfg: ModelConfig, seq_len: int, sequences: int, causal_half: bool = True) -> float:
+    """FLOPs of one iteration of `sequences` sequences by Megatron-LM's formula (see the module).
+    causal_half False: the formula before commit 8873b55d6a (2025-03), attention counted full,
+    s/h in place of s/(2h) (the one Megatron-LM's July 2024 H100 scaling table is quoted with)."""
     h, layers, s = cfg.d_model, cfg.n_layers, seq_len
     heads = cfg.n_heads
     groups = cfg.kv_heads
-    attention = (1 + groups / heads + s / h / 2) * cfg.q_width / h
+    attention = (1 + groups / heads + s / h / (2 if causal_half else 1)) * cfg.q_width / h
     gated = 1.5 if cfg.mlp_matrices == 3 else 1.0
     moe_layers = cfg.n_moe_layers if cfg.is_moe else 0
     dense_layers = layers - moe_layers

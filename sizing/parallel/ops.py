@@ -138,15 +138,16 @@ def softmax_bytes(cfg: ModelConfig, layout: ParallelLayout, b: int, seq_len: int
     return scores * per
 
 
-def elementwise_bytes(cfg: ModelConfig, layout: ParallelLayout, t: int, dropout: bool) -> float:
+def elementwise_bytes(cfg: ModelConfig, layout: ParallelLayout, t: int, dropout: bool, rotary: bool = True) -> float:
     """Norms (read, write d), residual adds (read 2 d, write d), bias-dropout-add masks and rotary
-    (read, write q and k), per block; with SP these run on t / tp tokens, without it on all t."""
+    (read, write q and k; `rotary` False for a block without attention: a hybrid's state-mixer
+    layer), per block; with SP these run on t / tp tokens, without it on all t."""
     d = cfg.d_model
     tokens = t // layout.tp if layout.sequence_parallel else t
     per_token = cfg.norms_per_block * 2 * d + 2 * 3 * d
     per_token_bytes = per_token * ACT_BYTES + (2 * d * MASK_BYTES if dropout else 0)
     rope = 0
-    if cfg.position == "rope":
+    if rotary and cfg.position == "rope":
         rope = t * 2 * (cfg.q_width + cfg.kv_width) // layout.tp * ACT_BYTES
     return tokens * per_token_bytes + rope
 

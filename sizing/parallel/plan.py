@@ -22,6 +22,7 @@ from sizing.parallel.memory import most_loaded
 from sizing.parallel.notes import not_modelled
 from sizing.parallel.step import StepTime, step_time
 from sizing.parallel.stepdata import has_constants
+from sizing.parallel.stepdata import stack as stack_entry
 from sizing.parallel.steptime import PredictedStep, StepOptions, predict_step
 from sizing.parallel.traffic import step_collectives
 from sizing.training import HOURS_PER_DAY, SECONDS_PER_HOUR
@@ -209,6 +210,7 @@ def parallel_plan(
             f"precision fp8 needs a GPU with fp8 tensor cores; {gpu_entry.key} has: {', '.join(gpu_entry.peak_tflops)}"
         )
     work = plan_workload(work, step_options)
+    layout = stack_layout(layout, work.stack)
     stage, terms = most_loaded(cfg, layout, work)
     collectives = step_collectives(cfg, layout, work, gpu_entry, nvlink_gbs, network_gbs, fused)
     dtype = work.dtype or ("fp32" if work.precision == "fp32" and "fp32" in gpu_entry.peak_tflops else None)
@@ -254,9 +256,19 @@ def _stated(work: Workload, layout: ParallelLayout) -> Workload:
     return work.with_(gpus=layout.world, global_batch=layout.global_batch())
 
 
+def stack_layout(layout: ParallelLayout, stack_key: str | None) -> ParallelLayout:
+    """The layout as the stack runs it: torchtitan has no tensor parallelism without sequence
+    parallelism (its parallelize plan shards the norms' inputs over the sequence), so tp > 1
+    there is tp with SP (sizing/data/step_time.json, the stack's tp_sequence_parallel)."""
+    if layout.tp > 1 and not layout.sequence_parallel and stack_key and stack_entry(stack_key).tp_sequence_parallel:
+        return replace(layout, sequence_parallel=True)
+    return layout
+
+
 def plan_workload(work: Workload, step_options: StepOptions | None) -> Workload:
     """The plan's workload stored as the step's stack stores it (sizing.parallel.memory_stack):
-    the stack, fp8 recipe and gradient-buffer settings of `step_options` when given, else the
+    the stack, fp8 recipe, gradient-buffer settings and pipeline schedule (DualPipe's two stages
+    per rank) of `step_options` when given, else the
     workload's own (its stack, or the default stack when it names none), so memory and step time
     describe the same software. StepOptions.reference_memory keeps the reference model's eager
     accounting (what `sizing memory` counts)."""
@@ -267,7 +279,13 @@ def plan_workload(work: Workload, step_options: StepOptions | None) -> Workload:
         grad_reduce=work.grad_reduce,
     )
     stack = None if opts.reference_memory else opts.stack
-    return work.with_(stack=stack, fp8_recipe=opts.fp8_recipe, fp8_params=opts.fp8_params, grad_reduce=opts.grad_reduce)
+    return work.with_(
+        stack=stack,
+        fp8_recipe=opts.fp8_recipe,
+        fp8_params=opts.fp8_params,
+        grad_reduce=opts.grad_reduce,
+        schedule=opts.schedule if step_options is not None else work.schedule,
+    )
 
 
 def _check_rates(

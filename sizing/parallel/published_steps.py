@@ -12,7 +12,9 @@ A row's published step time comes from what its source reports:
   tokens per step / (rate x GPUs), which needs no FLOP convention; `gpu_hours_per_trillion_tokens`
   (DeepSeek-V2 and V3's training cost) is the same rate, 10^12 / (hours x 3600) tokens/s per GPU;
 * `mfu` under the `megatron-mfu` convention (MoE Parallel Folding, arXiv:2504.14960): Megatron-LM's
-  own FLOPs per iteration (sizing.parallel.megatron_flops) / (MFU x the stated peak x GPUs).
+  own FLOPs per iteration (sizing.parallel.megatron_flops) / (MFU x the stated peak x GPUs);
+* `tflops_per_gpu` under the `megatron-2024-tflops` convention (Megatron-LM's README H100 scaling
+  table, July 2024): the same formula as it stood then, attention counted full, / (TFLOP/s x GPUs).
 
 Beyond dp/tp/pp/cp a row's layout may state ep, etp, finetune, lora_rank and lora_targets, and
 the row how its run stored memory where the source says so: grad_reduce_bytes (4 fp32, 2 bf16),
@@ -75,6 +77,9 @@ class PublishedRun:
         if self.convention == "megatron-mfu":
             flops = megatron_iteration_flops(self.config, self.seq_len, self.layout.global_batch())
             return flops / (self.published["mfu"] * self.published["peak_tflops"] * 1e12 * self.layout.world)
+        if self.convention == "megatron-2024-tflops":  # logged TFLOP/s by the 2024 formula (full attention)
+            flops = megatron_iteration_flops(self.config, self.seq_len, self.layout.global_batch(), causal_half=False)
+            return flops / (self.published["tflops_per_gpu"] * 1e12 * self.layout.world)
         rate = self.published.get("tokens_per_second_per_gpu")
         if "gpu_hours_per_trillion_tokens" in self.published:  # GPU-hours per 10^12 tokens: the same rate
             rate = 1e12 / (self.published["gpu_hours_per_trillion_tokens"] * 3600)

@@ -33,6 +33,7 @@ from sizing.parallel.memory import most_loaded
 from sizing.parallel.plan import ParallelPlan, parallel_plan, plan_workload
 from sizing.parallel.schedule import stage_split
 from sizing.parallel.stepdata import has_constants
+from sizing.parallel.stepdata import stack as stack_entry
 from sizing.parallel.steptime import StepOptions, predict_step
 from sizing.validate import SizingError, require_int, show
 from sizing.vocabulary import RECOMPUTE_MODES
@@ -116,6 +117,16 @@ class SearchResult:
     gpus: tuple[int, ...]  # GPU counts searched
 
 
+def stack_base(base: ParallelLayout, work: Workload, step_options: StepOptions | None) -> ParallelLayout:
+    """The search's base as the stack shards data: the PyTorch-native stacks (fsdp, torchtitan,
+    composer) shard with FSDP and have no ZeRO-1 (sizing/data/step_time.json, data_sharding), so
+    their searched layouts are FSDP-sharded unless the base says how."""
+    key = (step_options.stack if step_options is not None else work.stack) or StepOptions().stack
+    if base.fsdp is None and base.zero == 0 and stack_entry(key).data_sharding == "fsdp":
+        return replace(base, fsdp="full")
+    return base
+
+
 def search_layout(
     cfg: ModelConfig,
     work: Workload,
@@ -134,7 +145,7 @@ def search_layout(
     if base is not None and not isinstance(base, ParallelLayout):
         raise SizingError(f"base ({show(base)}) must be a ParallelLayout")
     require_int("max_gpus", max_gpus, 1, MAX_SEARCH_GPUS)
-    base = base or ParallelLayout()
+    base = stack_base(base or ParallelLayout(), work, plan_options.get("step_options"))
     global_batch = work.global_batch or default_global_batch(work.seq_len)
     modes = RECOMPUTE_MODES if work.recompute is None else (work.recompute,)
     counts = (work.gpus,) if work.gpus is not None else tuple(_powers_of_two(max_gpus))

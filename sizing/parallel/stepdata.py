@@ -115,6 +115,9 @@ class Stack:
     ep_overlap: str = "none"  # what hides the MoE all-to-alls (sizing.parallel.moe_ops)
     fp8_dispatch: bool = False  # under fp8, the MoE dispatch sends fp8 activations (DeepSeek-V3)
     ep_kernels: str = "nccl"  # MoE dispatch/combine: nccl (all-to-all) or dedicated (DeepEP-class kernels)
+    tp_sequence_parallel: bool = False  # tp always comes with sequence parallelism (torchtitan)
+    data_sharding: str = "any"  # what the layout search may pick: any (ZeRO-1 or FSDP) or fsdp only
+    param_gather_overlap: bool = False  # ZeRO-1 weight all-gather hidden in the next forward (Megatron-Core)
 
 
 @cache
@@ -207,6 +210,9 @@ def stack(key: str) -> Stack:
         e.get("ep_overlap", "none"),
         e.get("fp8_dispatch", False),
         e.get("ep_kernels", "nccl"),
+        e.get("tp_sequence_parallel", False),
+        e.get("data_sharding", "any"),
+        e.get("param_gather_overlap", False),
     )
 
 

@@ -20,16 +20,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from sizing.formulas import flop_breakdown
 from sizing.inputs import ModelConfig
 from sizing.parallel import blocktime as B
 from sizing.parallel.band import StepBand, step_band
 from sizing.parallel.exposed import dp_exposed_seconds, sp_norm_grad_seconds, tied_grad_seconds
 from sizing.parallel.layout import ParallelLayout
+from sizing.parallel.mixers import is_moe_kind
 from sizing.parallel.ops import ACT_BYTES, Times
 from sizing.parallel.overhead import overhead_fraction
 from sizing.parallel.schedule import pipeline_seconds, stage_split
 from sizing.parallel.stepoptions import DEFAULT_BUCKET_PARAMS, StepOptions
+from sizing.parallel.whole_flops import training_flop_breakdown
 
 __all__ = [
     "DEFAULT_BUCKET_PARAMS",
@@ -115,6 +116,10 @@ def predict_step(
     """The step with the stack's overhead (the run's own, a calibration file's, or the fitted one,
     looked up at every call so that --calibration applies) and its band."""
     key = B.gpu_of(gpu).key
+    if opts.routed_groups is None and cfg.routed_groups and B.stack_of(opts).ep_kernels == "dedicated":
+        # the model's group-limited routing saves bytes only where dedicated kernels send a token
+        # once per node (DeepEP); NCCL's all-to-all still sends each of the k copies to its rank
+        opts = replace(opts, routed_groups=cfg.routed_groups)
     return _finish(
         _predict(cfg, layout, seq_len, key, recompute, opts), overhead_fraction(opts, key), opts.stack, cfg.is_moe
     )
@@ -134,35 +139,42 @@ def _predict(cfg, layout, seq_len, gpu_key, recompute, opts) -> PredictedStep:
     mini = B.block_layout(layout)
     hw = B.hardware(gpu_key, mini, opts)
     split = stage_split(cfg.n_layers, layout.pp, opts.stage_layers or layout.stage_layers)
-    per = {False: B.per_block(cfg, mini, seq_len, gpu_key, recompute, opts, False)}
-    per[True] = B.per_block(cfg, mini, seq_len, gpu_key, recompute, opts, True) if cfg.is_moe else {}
+    kinds_of = B.stage_kind_counts(cfg, split)  # (kind, blocks) per stage: dense / MoE, or a hybrid's layers
+    names = {kind for row in kinds_of for kind, _ in row}
+    per = {
+        k: B.per_block(cfg, mini, seq_len, gpu_key, recompute, opts, k) for k in names if k is not True or cfg.is_moe
+    }
+    per.setdefault(True, {})
     embedding, lm_head, loss = B.head_seconds(cfg, mini, seq_len, gpu_key, opts)
+    tower, tower_params = B.tower_seconds(cfg, mini, gpu_key, recompute, opts)
     p2p = 0.0
     if layout.pp > 1 and opts.schedule != "dualpipe":  # DualPipe hides the pp sends under the paired chunk
         link = B.link_for(gpu_key, 2, layout.tp * layout.cp * layout.dp, layout.gpus_per_node, opts)
         t = layout.micro_batch * seq_len // layout.cp
         p2p = 2 * layout.v * link.seconds("send", t * cfg.d_model * ACT_BYTES / layout.tp, 2)  # scatter-gather
-    weights = {moe: B.block_params(cfg, moe, layout.tp, layout.ep, layout.etp) for moe in (False, True)}
-    trained = {moe: B.trainable_block_params(cfg, moe, mini) for moe in (False, True)}
+    weights = {kind: B.block_params(cfg, kind, layout.tp, layout.ep, layout.etp) for kind in names}
+    trained = {kind: B.trainable_block_params(cfg, kind, mini) for kind in names}
     full = layout.finetune == "full"
     vocab_params = cfg.padded_vocab * cfg.d_model / layout.tp
     accumulate = st.grad_accumulation_bytes / hw.hbm_bytes_per_second
-    last, counts = len(split) - 1, B.moe_counts(cfg, split)
+    last = len(split) - 1
 
     routed = B.routed_block_params(cfg, layout.ep, layout.etp) if cfg.is_moe else 0.0
 
     def stage(i: int) -> tuple[Times, float, float, float]:
         """(kinds per micro-batch, parameters, trained parameters, routed-expert parameters) of stage i."""
-        kinds, n, n_moe = Times(), split[i], counts[i]
-        params = (n - n_moe) * weights[False] + n_moe * weights[True]
-        grads = (n - n_moe) * trained[False] + n_moe * trained[True]
-        for blocks, moe in ((n - n_moe, False), (n_moe, True)):
-            for k, sec in per[moe].items():
+        kinds, n_moe = Times(), sum(blocks for kind, blocks in kinds_of[i] if is_moe_kind(kind))
+        params = sum(blocks * weights[kind] for kind, blocks in kinds_of[i])
+        grads = sum(blocks * trained[kind] for kind, blocks in kinds_of[i])
+        for kind, blocks in kinds_of[i]:
+            for k, sec in per[kind].items():
                 kinds.add(k, blocks * sec)
         if i == 0:
             kinds.add("memory", embedding)
-            params += vocab_params
-            grads += vocab_params if full else 0
+            params += vocab_params + tower_params
+            grads += vocab_params + tower_params if full else 0
+            for k, sec in tower.items():  # a vision-language model's tower, on the first stage
+                kinds.add(k, sec)
         if i == last:
             kinds.add("gemm", lm_head)
             kinds.add("memory", loss)
@@ -181,7 +193,7 @@ def _predict(cfg, layout, seq_len, gpu_key, recompute, opts) -> PredictedStep:
 
 @lru_cache(maxsize=1024)
 def _flops(cfg, seq_len, recompute):
-    return flop_breakdown(cfg, seq_len, "causal", recompute)
+    return training_flop_breakdown(cfg, seq_len, "causal", recompute)
 
 
 def _assemble(cfg, layout, seq_len, gpu_key, recompute, opts, st, hw, split, stages, kinds, params, grads, experts):

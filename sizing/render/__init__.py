@@ -26,6 +26,7 @@ _LAZY = {
     "render_speculation": "sizing.render.speculative",
     "render_whole_estimate": "sizing.render.whole",
     "render_whole_memory": "sizing.render.whole",
+    "render_whole_parallel": "sizing.render.whole",
     "table": "sizing.render.tables",
     "with_prefix_cache": "sizing.render.prefix",
 }

@@ -152,6 +152,25 @@ def training_rows(est: Estimate) -> list[list]:
     return rows
 
 
+def mtp_section(est: Estimate, fmt: str) -> list[str]:
+    """The multi-token-prediction modules (DeepSeek-V3 sec. 2.2), sized apart: not in any total above."""
+    m, fl = est.mtp, est.flops
+    rows = [[key, format_int(count)] for key, count in m["module_components"].items()]
+    share = m["training_flops_per_token"] / fl.per_token(fl.training)
+    rows += [
+        [f"{m['depth']} module(s), embedding and head shared (the paper)", format_int(m["params_shared"])],
+        [f"{m['depth']} module(s) as the checkpoint stores them (with the copies)", format_int(m["params_checkpoint"])],
+        ["checkpoint total (the model + the modules)", format_int(est.params.total + m["params_checkpoint"])],
+        [f"forward FLOPs/token (T = {fl.seq_len}, {fl.attention})", _num(m["forward_flops_per_token"])],
+        ["training FLOPs/token (3 x forward)", f"{_num(m['training_flops_per_token'])} (+{share:.1%} of the model's)"],
+    ]
+    title = (
+        f"Multi-token prediction: {m['depth']} module(s) (arXiv:2412.19437 sec. 2.2), sized apart: in no total "
+        "above (transformers builds none; the training cost leaves them out)"
+    )
+    return [heading(title, fmt), table(["quantity", "value"], rows, fmt)]
+
+
 def render_estimate(est: Estimate, fmt: str) -> str:
     if fmt == "json":
         return json.dumps(est.to_dict(), indent=2)
@@ -177,6 +196,8 @@ def render_estimate(est: Estimate, fmt: str) -> str:
         ),
         table(["component", "formula (forward)", "FLOPs/token", "SI"], flop_rows(est), fmt),
     ]
+    if est.mtp is not None:
+        parts += ["", *mtp_section(est, fmt)]
     if est.training:
         parts += [
             "",
@@ -186,8 +207,19 @@ def render_estimate(est: Estimate, fmt: str) -> str:
     else:
         parts += ["", "Training cost: no published token count for this model; pass --tokens (e.g. --tokens 2T)."]
     if est.memory is not None:
-        parts += ["", render_memory(est.memory, fmt)]
+        parts += ["", _memory_text(est.memory, fmt)]
     return "\n".join(parts) + "\n"
+
+
+def _memory_text(memory, fmt: str) -> str:
+    """The memory summary; with a GPU count, its training part is the assumed layout's
+    (sizing.parallel.LayoutMemory, rendered as `sizing parallel` renders it)."""
+    plan = getattr(memory.training, "plan", None)
+    if plan is None:
+        return render_memory(memory, fmt)
+    from sizing.render.parallel import layout_memory_text
+
+    return "\n".join([layout_memory_text(plan, fmt), "", render_memory(memory.inference, fmt)])
 
 
 def _render_csv(est: Estimate) -> str:

@@ -165,3 +165,31 @@ def _render_csv(est) -> str:
         for key, value in ((data["memory"] or {}).get(part) or {}).items():
             rows.append(["memory", f"{part}.{key}", "", value])
     return csv_text(["section", "key", "formula", "value"], rows)
+
+
+def render_whole_parallel(plan, fmt: str) -> str:
+    """`sizing parallel` of a WholeModel trained data-parallel (sizing.whole.parallel.WholePlan)."""
+    if fmt == "json":
+        return json.dumps(plan.to_dict(), indent=2)
+    data = plan.to_dict()
+    if fmt == "csv":
+        rows = [[k, v] for k, v in data.items() if not isinstance(v, (dict, list))]
+        rows += [[f"per_gpu.{k}", v] for k, v in data["per_gpu"].items()]
+        return csv_text(["key", "value"], rows)
+    m = plan.model
+    parts = [heading(f"{m.name}: {data['layout_label']} on {plan.gpus} x {plan.gpu.key}", fmt, 1), m.label, ""]
+    parts += [table(["quantity", "how"], list(m.exact.items()), fmt), ""]
+    parts += [heading("Per-GPU memory", fmt), table(["part", "bytes"], whole_memory_rows(plan.memory), fmt), ""]
+    step = [
+        ["layout", data["layout_label"]],
+        ["global batch", f"{plan.global_batch} sequences of {m.seq_len} tokens"],
+        ["compute", f"{plan.compute_seconds:.3f} s"],
+        ["data-parallel collectives (exposed)", f"{plan.comm_seconds:.3f} s ({plan.exposed_comm_seconds:.3f} s)"],
+        ["step", f"{plan.step_seconds:.3f} s"],
+        ["MFU", f"{plan.mfu:.3f} (model FLOPs / (step x dense bf16 peak))"],
+    ]
+    if plan.gpu_hours is not None:
+        step.append([f"GPU-hours for {format_si(plan.tokens)} tokens", f"{plan.gpu_hours:,.0f}"])
+    parts += [heading("Step (estimated)", fmt), table(["quantity", "value"], step, fmt), ""]
+    parts += [f"note: {note}" for note in (*plan.notes, *m.notes)]
+    return "\n".join(parts) + "\n"

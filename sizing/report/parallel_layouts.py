@@ -83,12 +83,14 @@ def _memory_plot(published: list[tuple[str, ParallelPlan]], question: list[tuple
             "gradients_bytes",
             "optimizer_bytes",
             "gathered_unit_bytes",
+            "dualpipe_mirror_states_bytes",
         ),
         "activations": (
             "activations_blocks_bytes",
             "activations_embedding_bytes",
             "activations_head_loss_bytes",
             "activations_shared_bytes",
+            "dualpipe_mirror_activations_bytes",
         ),
         "transient": ("logits_bytes", "recompute_block_bytes"),
     }

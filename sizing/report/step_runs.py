@@ -13,6 +13,7 @@ CONVENTIONS = {
     "model": "MFU with model FLOPs (no recompute): the step it implies",
     "tokens": "tokens/s per GPU as logged (or GPU-hours per token)",
     "megatron-mfu": "MFU with Megatron-LM's FLOP count (2025): the step it implies",
+    "megatron-2024-tflops": "TFLOP/s by Megatron-LM's FLOP count (July 2024: attention counted full)",
 }
 
 

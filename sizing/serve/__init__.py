@@ -70,6 +70,7 @@ _LAZY = {
     "session_per_sequence_seconds": "sizing.serve.calibration",
     "serve_hybrid": "sizing.serve.hybrid_vlm",
     "serve_vlm": "sizing.serve.hybrid_vlm",
+    "serve_whole": "sizing.serve.whole",
     "serving_machine": "sizing.serve.estimate",
     "MEASURED_FILE": "sizing.serve.bench",
     "MEASURED_HEADERS": "sizing.serve.bench",

@@ -8,6 +8,7 @@ _LAZY = {
     "EXACTNESS_KEYS": "sizing.whole.model",
     "WholeEstimate": "sizing.whole.estimate",
     "WholeModel": "sizing.whole.model",
+    "WholePlan": "sizing.whole.parallel",
     "config_kind": "sizing.whole.resolve",
     "default_context": "sizing.whole.resolve",
     "hybrid_whole_model": "sizing.whole.hybrid",
@@ -16,6 +17,7 @@ _LAZY = {
     "vision_whole_model": "sizing.whole.vision",
     "whole_inference_memory": "sizing.whole.memory",
     "whole_preset_config": "sizing.whole.resolve",
+    "whole_parallel_plan": "sizing.whole.parallel",
     "whole_training_memory": "sizing.whole.memory",
 }
 

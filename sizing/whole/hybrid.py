@@ -7,6 +7,7 @@ from __future__ import annotations
 from sizing.hybrid import (
     active_params,
     decode_flops_per_token,
+    hybrid_activations_bytes,
     kv_cache_bytes,
     param_components,
     prefill_flop_components,
@@ -20,7 +21,8 @@ HYBRID_EXACT = {
     "flops": "formula: projections 2·params per token, the chunked scans' contractions, attention QK^T and AV",
     "kv_cache": "formula: the attention layers only, B·C·L_attn·2·h_kv·d_h (bf16)",
     "state": "formula: conv state (bf16) + SSM / DeltaNet state (fp32), as transformers' cache holds them",
-    "activations": "not modelled: the state mixers' saved tensors are not counted",
+    "activations": "formula, per layer kind: attention / MLP / MoE as sizing.memory (flash, no recompute), the "
+    "state mixers' tensors as their training kernels save them (mamba_ssm, fla: sizing.hybrid.activations)",
 }
 
 
@@ -41,7 +43,7 @@ def hybrid_whole_model(m, seq_len: int, attention: str = "full", seq_len_source:
         decode_flops_per_token=decode_flops_per_token(m, seq_len),
         kv_cache_bytes=kv_cache_bytes(m, seq_len, 1),
         state_bytes=state["conv"] + state["ssm"],
-        activation_bytes=None,
+        activation_bytes=hybrid_activations_bytes(m, seq_len),
         exact=HYBRID_EXACT,
         seq_len_source=seq_len_source,
         details={"layer_pattern": m.pattern, "attention_layers": m.count(mixer="attention")},

@@ -13,6 +13,7 @@ _LAZY = {
     "from_hf_config": "sizing.inputs.hf.read",
     "load_config_file": "sizing.inputs.hf.config_file",
     "looks_like_hub_id": "sizing.inputs.hf.hub",
+    "mtp_modules": "sizing.inputs.hf.families_2025",
     "read_config_file": "sizing.inputs.hf.config_file",
     "resolve_model_type": "sizing.inputs.hf.aliases",
     "stated_contexts": "sizing.inputs.hf.context",

@@ -146,7 +146,15 @@ def _deepseek(d: dict, v3: bool) -> dict:
         n_shared_experts=shared,
         first_dense_layers=_get(d, "first_k_dense_replace", default=3 if v3 else 0, kind="int?") or 0,
         mtp_modules=mtp_modules(d),
+        routed_groups=_routed_groups(d),
     )
+
+
+def _routed_groups(d: dict) -> int:
+    """Group-limited routing (DeepSeek-V2 device-limited, V3 node-limited): topk_group of n_group
+    groups; none when the experts form one group (Kimi K2, DeepSeek-V2-Lite)."""
+    groups = _get(d, "n_group", default=1, kind="int?") or 1
+    return _get(d, "topk_group", default=1, kind="int?") or 0 if groups > 1 else 0
 
 
 # ---- Qwen: qk-norm (Qwen3), experts with a dense-layer list (sparse step, mlp_only_layers)
