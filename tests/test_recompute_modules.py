@@ -101,8 +101,9 @@ def test_workload_refuses_bad_modules(fields, message):
 
 def test_modules_need_a_megatron_style_stack():
     assert conventions("megatron-core", "bf16", "tensorwise", None, None, recompute_modules=RECIPE).modules == RECIPE
-    with pytest.raises(SizingError, match="Megatron-style stack"):
-        conventions("torchtitan-eager", "bf16", "tensorwise", None, None, recompute_modules=RECIPE)
+    for stack in ("torchtitan-eager", "fsdp", "hai-llm", None):
+        with pytest.raises(SizingError, match="recompute_modules is Megatron-Core's option: it needs stack"):
+            conventions(stack, "bf16", "tensorwise", None, None, recompute_modules=RECIPE)
 
 
 def test_cli_names_the_bad_module():

@@ -243,9 +243,9 @@ _add("selective", ("--selective",), "training",
      "What --recompute selective drops: the attention core (Megatron) or op-level (torchtitan's selective_ac_option "
      "op).  [default: the stack's]", _choice("--selective", SELECTIVE_POLICIES), advanced=True)  # fmt: skip
 _add("recompute_modules", ("--recompute-modules",), "training",
-     "Megatron-Core's --recompute-modules under --recompute selective, comma-separated: core_attn, moe_act, "
-     "layernorm, mla_up_proj, mlp, moe, shared_experts (the attention core re-runs only with core_attn).  "
-     "[default: the stack's selective kind]", metavar="MOD,MOD,...", advanced=True)  # fmt: skip
+     "Megatron-Core's --recompute-modules (stack megatron-core; implies --recompute selective), comma-separated: "
+     "core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts (the attention core re-runs only with "
+     "core_attn).  [default: core_attn]", metavar="MOD,MOD,...", advanced=True)  # fmt: skip
 
 # ---------------------------------------------------------------- serving
 _add("prompt", ("--prompt",), "serving", "Prompt tokens per sequence.", _count("--prompt", maximum=MAX_SEQ_LEN))
