@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, NamedTuple
 
@@ -27,7 +27,7 @@ from sizing.inputs import (
     parse_quantity,
     resolve_target,
 )
-from sizing.mfu_choice import mfu_source, step_model_mfu
+from sizing.mfu_choice import assumed_plan, mfu_source, step_model_mfu
 from sizing.training import (
     DEFAULT_PUE,
     TrainingRun,
@@ -97,10 +97,15 @@ class Estimate:
         return self.work.recompute or "none"
 
     @cached_property
+    def plan(self):
+        """The ParallelPlan work.gpus GPUs assume (sizing.mfu_choice.assumed_plan); None: no GPU count or fit."""
+        return assumed_plan(self.config, self.work, self.gpu)
+
+    @cached_property
     def mfu_layout(self):
-        """sizing.parallel's LayoutMfu: the plan `sizing parallel --gpus N` finds for work.gpus GPUs
-        (layout, global batch, recompute, step, MFU), when the MFU is the step model's; else None."""
-        return step_model_mfu(self.config, self.work, self.gpu, self.mfu_given)
+        """sizing.parallel's LayoutMfu of that plan (layout, global batch, recompute, step, MFU),
+        when the MFU is the step model's; else None."""
+        return step_model_mfu(self.config, self.work, self.plan, self.mfu_given)
 
     @property
     def mfu_source(self) -> str:
@@ -141,12 +146,20 @@ class Estimate:
 
     @cached_property
     def memory(self):
-        """sizing.memory's MemorySummary (what `sizing estimate` prints), or None when memory=False."""
+        """sizing.memory's MemorySummary (what `sizing estimate` prints), or None when memory=False.
+        With a GPU count, its training part is the assumed layout's most-loaded GPU
+        (sizing.parallel.LayoutMemory), so the memory and the cost describe one run; without, one
+        GPU at micro-batch 1, no ZeRO."""
         if self.memory_gpu is None:
             return None
         from sizing.memory import summary_for_estimate  # sizing.memory never imports this module
 
-        return summary_for_estimate(self.config, self.seq_len, self.memory_gpu)
+        summary = summary_for_estimate(self.config, self.seq_len, self.memory_gpu)
+        if self.plan is None or self.memory_gpu != self.gpu:
+            return summary
+        from sizing.parallel import LayoutMemory
+
+        return replace(summary, training=LayoutMemory(self.plan))
 
     @cached_property
     def mtp(self) -> dict | None:

@@ -120,3 +120,23 @@ def test_cli_trace_replaces_prompt_and_output(tmp_path):
     out = _run(f"--preset llama3-8b --gpu h100 --rate 5 --trace {path} --slo-tpot 40ms --weight-dtype bf16 --tp 1")
     assert out.exit_code == 0, out.output
     assert "5 requests/s of mix.csv: 2 classes, mean 896 in / 160 out" in out.output
+
+
+@pytest.mark.parametrize(("gpu", "kin"), [("l40s", "a100-80gb"), ("b200", "h200"), ("h100", None)])
+def test_the_plan_says_when_the_gpus_efficiencies_are_borrowed(gpu, kin):
+    """L40S and B200 have no published serving row of their own outside the kept sources: the
+    plan names the GPU whose efficiencies it runs at (sizing/data/serve_efficiency.json), in the
+    table's notes and in JSON; H100's are fitted on its own rows, so no note."""
+    args = ["serve", "--preset", "llama3-8b", "--gpu", gpu, "--rate", "5", "--prompt", "512", "--output", "128"]
+    out = CliRunner().invoke(main, [*args, "--format", "json"])
+    assert out.exit_code == 0, out.output
+    note = json.loads(out.output)["efficiency_note"]
+    text = CliRunner().invoke(main, args).output
+    if kin is None:
+        assert note is None and "not its own" not in text
+    else:
+        assert note.startswith(f"{gpu}'s efficiencies") and f"as {kin}:" in note
+        assert f"note: {note}" in text
+    pinned = plan_capacity(get_preset("llama3-8b").config, 5, 512, 128, gpu, compute_efficiency=0.5,
+                           bandwidth_efficiency=0.8, tps=(1,))  # fmt: skip
+    assert pinned.efficiency_note is None  # efficiencies given: nothing borrowed

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sizing.serve.queueing import (
@@ -58,3 +59,34 @@ def test_equal_mass_nodes_keep_mass_and_mean():
     assert sum(p for _, p in nodes) == pytest.approx(sum(p for _, p in law))
     assert sum(n * p for n, p in nodes) == pytest.approx(sum(n * p for n, p in law))
     assert nodes[0][0] == 0  # zero kept apart
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    mean=st.floats(0.01, 50),
+    jumps=st.lists(st.tuples(st.floats(0, 2), st.floats(0.01, 1)), min_size=1, max_size=6),
+    y=st.floats(-1, 50),
+)
+def test_compound_poisson_tail_is_the_normal_dist_formula_bit_for_bit(mean, jumps, y):
+    """exceed() keeps its per-term means and deviations and inlines NormalDist.cdf (speed, issue 35):
+    the same floats as the plain formula, P(K=0)·[y<0] + P(K=1)·P(X>y) + Σ P(K=k)·(1 - Φ((y - k·m1)/√(k·var)))."""
+    total = sum(p for _, p in jumps)
+    jumps = [(x, p / total) for x, p in jumps]
+    law = CompoundPoisson(mean, jumps)
+    m1 = sum(x * p for x, p in jumps)
+    m2 = sum(x * x * p for x, p in jumps)
+    var = m2 - m1**2
+    if m2 <= 0:  # every jump 0 (or its square below the smallest float): Y = 0
+        assert law.exceed(y) == (1.0 if y < 0 else 0.0)
+        return
+    want = 0.0
+    for k, pk in law.terms:
+        if k == 0:
+            want += pk * (y < 0)
+        elif k == 1:
+            want += pk * sum(p for x, p in sorted(jumps) if x > y)
+        elif var <= 0:
+            want += pk * (k * m1 > y)
+        else:
+            want += pk * (1 - NormalDist().cdf((y - k * m1) / math.sqrt(k * var)))
+    assert law.exceed(y) == min(1.0, want)

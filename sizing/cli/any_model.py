@@ -47,12 +47,26 @@ class WholeSource:
     refusal: str | None = None  # why this tool's own reader refused it, when it fell to transformers
 
 
+def _stack_preset(name: str) -> bool:
+    """Whether `name` is a preset of the stack table (sizing.inputs): those never need sizing.whole,
+    whose readers (hybrid, vision) cost ~40 ms to import, most of a command's start-up."""
+    from sizing.inputs import get_preset
+
+    try:
+        get_preset(name)
+    except KeyError:
+        return False
+    return True
+
+
 def whole_source(preset: str | None, config_path: str | None, overrides: tuple[str, ...]) -> WholeSource | None:
     """The config of a model sizing.formulas does not size as one stack; None for a stack."""
-    from sizing.whole import config_kind, native_refusal, whole_preset_config
-
     if preset and config_path:
         raise UserError("give either --preset or --config, not both")
+    if preset and _stack_preset(preset):  # no name is both (tests/test_startup_path.py): skip sizing.whole
+        return None
+    from sizing.whole import config_kind, native_refusal, whole_preset_config
+
     if preset:
         data, name, where = whole_preset_config(preset.strip().lower()), preset, None
         if data is None:

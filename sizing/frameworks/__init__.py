@@ -12,7 +12,7 @@ Nothing here imports a question package at module level: readers load only with 
 _LAZY = {
     "FileSettings": "sizing.frameworks.settings",
     "Knob": "sizing.frameworks.settings",
-    "READ_FORMATS": "sizing.frameworks.detect",
+    "READ_FORMATS": "sizing.frameworks.formats",
     "detect_format": "sizing.frameworks.detect",
     "read_settings": "sizing.frameworks.detect",
     "TRAINING_EMITS": "sizing.frameworks.write_training",

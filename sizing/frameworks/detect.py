@@ -3,24 +3,10 @@ and the reader of each format."""
 
 from __future__ import annotations
 
+from sizing.frameworks.formats import READ_FORMATS
 from sizing.frameworks.settings import FileSettings
 from sizing.frameworks.text import parse_json, parse_yaml, read_text, split_command
 from sizing.validate import SizingError, show
-
-# format -> what it is (the --from-format choices, in --help order)
-READ_FORMATS: dict[str, str] = {
-    "torchtitan": "torchtitan train config (.toml)",
-    "megatron": "Megatron-LM command line (pretrain_gpt.py --tensor-model-parallel-size ...)",
-    "megatron-yaml": "Megatron-LM --yaml-cfg or a Megatron-Bridge recipe YAML (the same argument names)",
-    "nemo": "NeMo 2 recipe YAML (trainer.strategy, data, peft, optim)",
-    "deepspeed": "DeepSpeed JSON config",
-    "hf-trainer": "Hugging Face TrainingArguments JSON",
-    "accelerate": "accelerate config YAML (FSDP or DeepSpeed)",
-    "axolotl": "axolotl YAML",
-    "vllm": "vllm serve command line",
-    "sglang": "SGLang launch_server command line",
-    "trtllm": "trtllm-serve command line",
-}
 
 
 def read_settings(path: str, fmt: str | None = None) -> FileSettings:

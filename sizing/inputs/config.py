@@ -16,7 +16,6 @@ Its checks and the kinds each field may hold are in config_checks.py.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import functools
 from dataclasses import dataclass, fields
 from typing import Any
@@ -63,6 +62,8 @@ def llama_ffn_dim(d_model: int, multiple_of: int, ffn_dim_multiplier: float | No
 
 def _field_hint(name: str, names: tuple[str, ...]) -> str:
     """A close match and where the fields are listed (all 40-odd of them would make a 600-character line)."""
+    import difflib  # only for a misspelt field: kept off the start-up path
+
     close = difflib.get_close_matches(name, names, n=1)
     return (f"did you mean {close[0]}? " if close else "") + "the fields are listed in docs/config.md"
 

@@ -126,4 +126,6 @@ def render_capacity(plan: CapacityPlan, fmt: str = "table", limit: int = 12) -> 
         "(sizing/serve/load.py: prefill rounds and the decoding population), checked against a step-level "
         "simulation in the tests; pp is 1 (pipeline parallelism is not modelled)"
     )
+    if plan.efficiency_note:
+        lines.append(f"note: {plan.efficiency_note}")
     return "\n".join(lines)

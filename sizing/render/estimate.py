@@ -207,8 +207,19 @@ def render_estimate(est: Estimate, fmt: str) -> str:
     else:
         parts += ["", "Training cost: no published token count for this model; pass --tokens (e.g. --tokens 2T)."]
     if est.memory is not None:
-        parts += ["", render_memory(est.memory, fmt)]
+        parts += ["", _memory_text(est.memory, fmt)]
     return "\n".join(parts) + "\n"
+
+
+def _memory_text(memory, fmt: str) -> str:
+    """The memory summary; with a GPU count, its training part is the assumed layout's
+    (sizing.parallel.LayoutMemory, rendered as `sizing parallel` renders it)."""
+    plan = getattr(memory.training, "plan", None)
+    if plan is None:
+        return render_memory(memory, fmt)
+    from sizing.render.parallel import layout_memory_text
+
+    return "\n".join([layout_memory_text(plan, fmt), "", render_memory(memory.inference, fmt)])
 
 
 def _render_csv(est: Estimate) -> str:

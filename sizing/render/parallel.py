@@ -37,20 +37,13 @@ def _seconds(value: float) -> str:
 
 
 def plan_sections(plan: ParallelPlan, fmt: str) -> list[str]:
-    lay, t = plan.layout, plan.terms
+    lay = plan.layout
     title = (
         f"{plan.model}: {lay.label()} = {lay.world} x {plan.gpu.key}, T = {plan.work.seq_len}, "
         f"global batch {lay.global_batch()} (b {lay.micro_batch} x m {lay.micro_batches} x dp {lay.dp}), "
         f"{plan.work.precision} {plan.work.optimizer}, recompute {plan.work.recompute}"
     )
-    rows = [[TERM_LABELS[k], format_gib(t[k]), format_int(t[k])] for k in GPU_TERMS if t[k]]
-    rows.append(["total per GPU", format_gib(t["total_bytes"]), format_int(t["total_bytes"])])
-    reserve = plan.runtime_reserve.total_bytes  # CUDA context + NCCL (sizing.memory.runtime)
-    rows.append(["runtime reserve (CUDA context, NCCL; not tensors)", format_gib(reserve), format_int(reserve)])
-    rows.append([f"{plan.gpu.key} memory", format_gib(plan.gpu_memory_bytes), format_int(plan.gpu_memory_bytes)])
-    if t["cpu_total_bytes"]:
-        what = "in CPU memory (offloaded states, EMA)" if t["cpu_ema_bytes"] else "offloaded to CPU memory"
-        rows.append([what, format_gib(t["cpu_total_bytes"]), format_int(t["cpu_total_bytes"])])
+    rows = memory_rows(plan)
     comm_rows = [
         [
             c.dimension,
@@ -67,11 +60,7 @@ def plan_sections(plan: ParallelPlan, fmt: str) -> list[str]:
     ]
     step_rows = _predicted_rows(plan) if plan.predicted is not None else _constant_rows(plan)
     step_rows += _run_rows(plan)
-    verdict = (
-        f"{plan.memory_verdict.describe()}: {format_gib(plan.per_gpu_bytes)} on the most-loaded GPU (pipeline stage "
-        f"{plan.stage}) of {format_gib(plan.gpu_memory_bytes)} less the runtime reserve "
-        f"{format_gib(plan.runtime_reserve.total_bytes)}"
-    )
+    verdict = memory_verdict_line(plan)
     stack = f"memory as {plan.work.stack} stores it (sizing/parallel/memory_stack.py)" if plan.work.stack else ""
     return [
         heading(title, fmt, 2),
@@ -93,6 +82,43 @@ def plan_sections(plan: ParallelPlan, fmt: str) -> list[str]:
         *([f"note: assumed: {line}" for line in plan.predicted.assumptions] if plan.predicted is not None else []),
         f"note: {plan.mfu_meaning}",
     ]
+
+
+def memory_rows(plan: ParallelPlan) -> list[list[str]]:
+    """The most-loaded GPU's bytes term by term, the runtime reserve and the GPU's memory."""
+    t = plan.terms
+    rows = [[TERM_LABELS[k], format_gib(t[k]), format_int(t[k])] for k in GPU_TERMS if t[k]]
+    rows.append(["total per GPU", format_gib(t["total_bytes"]), format_int(t["total_bytes"])])
+    reserve = plan.runtime_reserve.total_bytes  # CUDA context + NCCL (sizing.memory.runtime)
+    rows.append(["runtime reserve (CUDA context, NCCL; not tensors)", format_gib(reserve), format_int(reserve)])
+    rows.append([f"{plan.gpu.key} memory", format_gib(plan.gpu_memory_bytes), format_int(plan.gpu_memory_bytes)])
+    if t["cpu_total_bytes"]:
+        what = "in CPU memory (offloaded states, EMA)" if t["cpu_ema_bytes"] else "offloaded to CPU memory"
+        rows.append([what, format_gib(t["cpu_total_bytes"]), format_int(t["cpu_total_bytes"])])
+    return rows
+
+
+def memory_verdict_line(plan: ParallelPlan) -> str:
+    return (
+        f"{plan.memory_verdict.describe()}: {format_gib(plan.per_gpu_bytes)} on the most-loaded GPU (pipeline stage "
+        f"{plan.stage}) of {format_gib(plan.gpu_memory_bytes)} less the runtime reserve "
+        f"{format_gib(plan.runtime_reserve.total_bytes)}"
+    )
+
+
+def layout_memory_text(plan: ParallelPlan, fmt: str) -> str:
+    """The training memory of `sizing estimate --gpus N`: the assumed layout's most-loaded GPU."""
+    lay, w = plan.layout, plan.work
+    title = (
+        f"Training memory per GPU: {lay.label()} = {lay.world} x {plan.gpu.key} (the layout assumed above), "
+        f"global batch {lay.global_batch()} (b {lay.micro_batch}), T = {w.seq_len}, {w.precision} {w.optimizer}, "
+        f"recompute {w.recompute}"
+    )
+    rows = memory_rows(plan)
+    return "\n".join(
+        [heading(title, fmt), table([f"per GPU (pipeline stage {plan.stage})", "GiB", "bytes"], rows, fmt)]
+        + [memory_verdict_line(plan)]
+    )
 
 
 def model_notes(cfg) -> list[str]:

@@ -102,6 +102,7 @@ class CapacityPlan:
     percentile: float
     price_per_gpu_hour: float
     rows: tuple[CapacityRow, ...]
+    efficiency_note: str | None = None  # the GPU's efficiencies borrowed from a kin (calibration.borrowed_note)
 
     @property
     def prompt(self) -> float:
@@ -138,6 +139,7 @@ class CapacityPlan:
             "best": None if best is None else best.to_dict(),
             "layouts": [r.to_dict() for r in self.feasible],
             "rejected": [r.to_dict() for r in self.rejected],
+            "efficiency_note": self.efficiency_note,
         }
 
 
@@ -205,6 +207,7 @@ def plan_capacity(
     """Every layout of the search (narrowed to the dtypes and tps given), with its replicas,
     GPUs and $/M output tokens at `rate`. `mix` (requests.py) replaces prompt/output; each of
     its requests passes `sizing serve`'s context check (serve.notes.context_notes)."""
+    from sizing.serve.calibration import borrowed_note
     from sizing.serve.notes import context_notes
 
     q = capacity_question(model, rate, prompt, output, gpu, slo_ttft, slo_tpot, price, token_budget, block_size,
@@ -225,7 +228,9 @@ def plan_capacity(
         rows.append(row)
         if row.gpus is not None and (best is None or _order(row) < _order(best)):
             best = row
-    return CapacityPlan(name, q.gpu.key, q.rate, q.mix, q.slo_ttft, q.slo_tpot, q.percentile, q.price, tuple(rows))
+    borrowed = borrowed_note(q.gpu.key) if compute_efficiency is None and bandwidth_efficiency is None else None
+    return CapacityPlan(name, q.gpu.key, q.rate, q.mix, q.slo_ttft, q.slo_tpot, q.percentile, q.price, tuple(rows),
+                        borrowed)  # fmt: skip
 
 
 def capacity_question(model, rate, prompt, output, gpu, slo_ttft, slo_tpot, price, token_budget, block_size,

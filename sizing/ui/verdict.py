@@ -5,7 +5,8 @@ from __future__ import annotations
 
 # what each verdict means, shown beside it on the page
 VERDICT_LABELS = {
-    "estimate": "training memory on one GPU (bf16-mixed AdamW, micro-batch 1, no ZeRO)",
+    "estimate": "training memory per GPU: the assumed layout's most-loaded GPU with a GPU count, else one GPU "
+    "(bf16-mixed AdamW, micro-batch 1, no ZeRO)",
     "memory": "memory per GPU for the settings given",
     "parallel": "the most-loaded rank of the layout",
     "serve": "weights + KV cache + prefill peak per GPU",
