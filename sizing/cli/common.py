@@ -43,6 +43,8 @@ def _once(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -
             f"{param.opts[0]} given {len(values)} times ({', '.join(map(show, values))}); give one "
             "model per command (`sizing verify` takes several)"
         )
+    if values and not values[0].strip():
+        raise UserError(f"{param.opts[0]} ({show(values[0])}) names nothing: give a name, or leave the option out")
     return values[0] if values else None
 
 

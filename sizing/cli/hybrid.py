@@ -11,6 +11,7 @@ from sizing.cli.common import FORMATS, UserError, quantity
 from sizing.cli.options import Choice, Count
 from sizing.inputs import GIB, format_int
 
+EXIT_DOES_NOT_FIT = 3  # as `sizing memory` and `sizing parallel`: not even one sequence fits
 NOT_MODELLED = "training activation memory of the state mixers (inference memory and FLOPs are modelled)"
 
 
@@ -25,16 +26,10 @@ def _load(preset: str | None, config_path: str | None):
             return hybrid_preset(preset).model(), hybrid_preset(preset)
         except KeyError:
             raise UserError(f"--preset ({preset!r}) is not a hybrid preset; valid: {', '.join(names)}") from None
-    import json
-
     from sizing.hybrid import hybrid_from_hf_config
+    from sizing.inputs.hf import load_family_config
 
-    try:
-        with open(config_path, encoding="utf-8") as f:
-            data = json.load(f)
-    except (OSError, ValueError) as exc:
-        raise UserError(f"--config ({config_path!r}) could not be read as JSON: {exc}") from None
-    return hybrid_from_hf_config(data), None
+    return load_family_config(config_path, hybrid_from_hf_config), None
 
 
 def _fit(m, gpu: str, context: int, batch: int, weight_dtype: str, kv_dtype: str, ssm_dtype: str) -> dict:
@@ -135,8 +130,13 @@ def _render(s: dict, preset) -> str:
 
 
 @click.command()
-@click.option("--preset", default=None, help="A hybrid preset (sizing hybrid --preset x lists them).")
-@click.option("--config", "config_path", default=None, help="A hybrid model's Hugging Face config.json.")
+@click.option("--preset", "-p", default=None, help="A hybrid preset (sizing hybrid --preset x lists them).")
+@click.option(
+    "--config",
+    "config_path",
+    default=None,
+    help="A hybrid model's Hugging Face config.json, its directory or a hub id. Never executes code.",
+)
 @click.option("--context", default="4096", show_default=True, help="Context length (tokens, SI suffix ok).")
 @click.option("--batch", type=Count("--batch"), default=1, show_default=True)
 @click.option(
@@ -146,7 +146,10 @@ def _render(s: dict, preset) -> str:
     show_default=True,
 )
 @click.option(
-    "--kv-dtype", type=Choice("--kv-dtype", ("fp32", "bf16", "fp16", "fp8", "int8")), default="bf16", show_default=True
+    "--kv-dtype",
+    type=Choice("--kv-dtype", ("fp32", "bf16", "fp16", "fp8", "int8", "int4")),
+    default="bf16",
+    show_default=True,
 )
 @click.option(
     "--ssm-dtype",
@@ -159,7 +162,8 @@ def _render(s: dict, preset) -> str:
 @click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
 def hybrid(preset, config_path, context, batch, weight_dtype, kv_dtype, ssm_dtype, gpu, fmt):
     """A hybrid SSM / linear-attention model: parameters, layer pattern, FLOPs, and memory
-    against context beside an all-attention model of the same shape.
+    against context beside an all-attention model of the same shape. With --gpu: exit code 0
+    when a batch of --context tokens fits on it, 3 when not even one sequence does, 2 on bad input.
 
     \b
     Examples:
@@ -179,3 +183,5 @@ def hybrid(preset, config_path, context, batch, weight_dtype, kv_dtype, ssm_dtyp
         click.echo(json.dumps(s, indent=2, allow_nan=False))
     else:
         click.echo(_render(s, p))
+    if gpu is not None and s["fit"]["max_batch_at_context"] < 1:
+        raise SystemExit(EXIT_DOES_NOT_FIT)

@@ -24,14 +24,9 @@ def _load(preset: str | None, config_path: str | None):
                 f"--preset ({preset!r}) is not a vision-language preset; valid: {', '.join(names)}"
             ) from None
         return (*vlm_from_hf_config(p.hf_config), preset, p)
-    import json
+    from sizing.inputs.hf import load_family_config
 
-    try:
-        with open(config_path, encoding="utf-8") as f:
-            data = json.load(f)
-    except (OSError, ValueError) as exc:
-        raise UserError(f"--config ({config_path!r}) could not be read as JSON: {exc}") from None
-    return (*vlm_from_hf_config(data), config_path, None)
+    return (*load_family_config(config_path, vlm_from_hf_config), config_path, None)
 
 
 def vision_summary(text, vision, name, prompt_tokens, images, height, width, attention) -> dict:
@@ -53,8 +48,13 @@ def vision_summary(text, vision, name, prompt_tokens, images, height, width, att
 
 
 @click.command()
-@click.option("--preset", default=None, help="A vision-language preset.")
-@click.option("--config", "config_path", default=None, help="A whole (multimodal) Hugging Face config.json.")
+@click.option("--preset", "-p", default=None, help="A vision-language preset.")
+@click.option(
+    "--config",
+    "config_path",
+    default=None,
+    help="A whole (multimodal) Hugging Face config.json, its directory or a hub id. Never executes code.",
+)
 @click.option("--images", type=Count("--images", 0), default=1, show_default=True)
 @click.option("--image-size", default="896x896", show_default=True, help="HEIGHTxWIDTH in pixels.")
 @click.option("--prompt-tokens", type=Count("--prompt-tokens", 0), default=512, show_default=True)

@@ -115,6 +115,20 @@ class VisionLanguage:
     drop_class_token: bool = True  # LLaVA "default" feature select drops CLS
     tile: int | None = None  # Llama-4: images tiled into image_size tiles (+ one global tile)
 
+    def __post_init__(self) -> None:
+        """Every projector width, norm size and token count a positive int, before any formula
+        (a negative width would count negative parameters)."""
+        for key, d_in, d_out, bias in self.projector:
+            require_int(f"{key} input width", d_in, 1)
+            require_int(f"{key} output width", d_out, 1)
+            require_bool(f"{key} bias", bias)
+        for key, size in self.projector_extra:
+            require_int(f"{key} size", size, 1)
+        require_int("merge", self.merge, 1)
+        for name in ("fixed_tokens", "tile"):
+            if getattr(self, name) is not None:
+                require_int(name, getattr(self, name), 1)
+
     def projector_params(self) -> dict[str, int]:
         out = {key: i * o + (o if bias else 0) for key, i, o, bias in self.projector}
         out.update(dict(self.projector_extra))

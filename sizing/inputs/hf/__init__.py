@@ -4,9 +4,13 @@
 # use (PEP 562), so that importing the package stays cheap and nothing reaches past it.
 _LAZY = {
     "_get": "sizing.inputs.hf.fields",
+    "_layer_indices": "sizing.inputs.hf.fields",
     "_read_json_object": "sizing.inputs.hf.config_file",
+    "check_common_fields": "sizing.inputs.hf.common_fields",
     "from_hf_config": "sizing.inputs.hf.read",
     "load_config_file": "sizing.inputs.hf.config_file",
+    "load_family_config": "sizing.inputs.hf.config_file",
+    "read_config_json": "sizing.inputs.hf.config_file",
     "read_config_file": "sizing.inputs.hf.config_file",
 }
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from sizing.inputs.config import ConfigError, ModelConfig
+from sizing.inputs.hf.common_fields import check_common_fields
 from sizing.inputs.hf.families import MODERN_CONVERTERS, REFUSED_MODEL_TYPES, SIZED_BY_COMMAND
 from sizing.inputs.hf.fields import (
     _common,
@@ -259,6 +260,7 @@ def from_hf_config(d: dict) -> ModelConfig:
     """A Hugging Face config dict (config.json as loaded) -> ModelConfig."""
     if not isinstance(d, dict):
         raise ConfigError(f"a Hugging Face config must be a JSON object, got {type(d).__name__}")
+    check_common_fields(d)
     model_type = d.get("model_type")
     if isinstance(model_type, str) and model_type in SIZED_BY_COMMAND:
         raise ConfigError(
