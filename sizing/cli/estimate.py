@@ -7,7 +7,7 @@ import dataclasses
 import click
 
 from sizing.cli.common import FORMATS, UserError, model_options, resolve_model
-from sizing.cli.options import MFU_TYPE, PRICE_TYPE, Choice, Count, Number, Quantity
+from sizing.cli.options import GPU_NAME, MFU_TYPE, PRICE_TYPE, Choice, Count, Number, Quantity
 from sizing.inputs import default_gpu_for, get_gpu
 from sizing.training import DEFAULT_KG_CO2_PER_KWH, DEFAULT_PUE
 from sizing.validate import MAX_SEQ_LEN, SizingError
@@ -49,7 +49,11 @@ from sizing.vocabulary import (
     type=Quantity("--tokens"),
     help="Training tokens, e.g. 2T, 300B, 1.4e12 (default: published).",
 )
-@click.option("--gpu", help="GPU name (see `sizing gpus`).  [default: h100-sxm, or the preset's published run's GPU]")
+@click.option(
+    "--gpu",
+    type=GPU_NAME,
+    help="GPU name (see `sizing gpus`).  [default: h100-sxm, or the preset's published run's GPU]",
+)
 @click.option(
     "--dtype", type=Choice("--dtype", COMPUTE_DTYPES), help="Peak rate to use (default: bf16, else the GPU's first)."
 )

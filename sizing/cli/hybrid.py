@@ -8,7 +8,7 @@ from __future__ import annotations
 import click
 
 from sizing.cli.common import FORMATS, UserError, quantity
-from sizing.cli.options import Choice, Count
+from sizing.cli.options import GPU_NAME, Choice, Count
 from sizing.inputs import GIB, format_int
 
 EXIT_DOES_NOT_FIT = 3  # as `sizing memory` and `sizing parallel`: not even one sequence fits
@@ -158,7 +158,12 @@ def _render(s: dict, preset) -> str:
     show_default=True,
     help="Recurrent-state dtype (fp32 as HF's caches and vLLM keep it).",
 )
-@click.option("--gpu", default=None, help="Also the largest batch and context that fit on one GPU (see `sizing gpus`).")
+@click.option(
+    "--gpu",
+    type=GPU_NAME,
+    default=None,
+    help="Also the largest batch and context that fit on one GPU (see `sizing gpus`).",
+)
 @click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
 def hybrid(preset, config_path, context, batch, weight_dtype, kv_dtype, ssm_dtype, gpu, fmt):
     """A hybrid SSM / linear-attention model: parameters, layer pattern, FLOPs, and memory

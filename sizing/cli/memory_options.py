@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from sizing.cli.options import Choice, Count, Number, option_group
+from sizing.cli.options import GPU_NAME, Choice, Count, Number, option_group
 from sizing.memory import ENGINES, OPTIMIZER_ALIASES, OPTIMIZERS, ZERO_STAGES
 from sizing.memory import FORMATS as QUANT_FORMATS
 from sizing.parallel import FINETUNE_MODES
@@ -76,7 +76,9 @@ training_options = option_group(
 
 gpu_and_finetune_options = option_group(
     click.option(
-        "--gpu", help="GPU name (see `sizing gpus`).  [default: h100-sxm, or the preset's published run's GPU]"
+        "--gpu",
+        type=GPU_NAME,
+        help="GPU name (see `sizing gpus`).  [default: h100-sxm, or the preset's published run's GPU]",
     ),
     click.option(
         "--finetune",

@@ -8,19 +8,28 @@ import click
 
 from sizing.cli.common import UserError, quantity
 from sizing.validate import (
+    EFFICIENCY_WHAT,
+    LINK_WHAT,
     MAX_COUNT,
     MAX_FLOAT,
+    MAX_LINK_GBS,
     MAX_PRICE,
+    MAX_RATE,
     MAX_TOKENS,
     MFU_WHAT,
+    MIN_EFFICIENCY,
+    MIN_LINK_GBS,
     MIN_MFU,
+    MIN_RATE,
     PRICE_WHAT,
+    RATE_WHAT,
     SizingError,
     parse_int,
     require_choice,
     require_number,
     show,
     show_arg,
+    typed_float,
 )
 
 
@@ -41,6 +50,24 @@ class Choice(click.ParamType):
             return by_text[require_choice(self.option, text, tuple(by_text), self.aliases)]
         except SizingError as exc:
             raise UserError(str(exc).replace(repr(text), show(str(value)), 1)) from None
+
+
+class Name(click.ParamType):
+    """A name to look up (a GPU, a preset): the text as given, refused when empty or blank,
+    which would otherwise read as "not given" and silently take the default."""
+
+    name = "text"
+
+    def __init__(self, option: str, what: str):
+        self.option, self.what = option, what
+
+    def convert(self, value, param, ctx):
+        if not str(value).strip():
+            raise UserError(f"{self.option} ({show(str(value))}) names nothing: give {self.what}, or leave it out")
+        return value
+
+
+GPU_NAME = Name("--gpu", "a GPU (see `sizing gpus`)")
 
 
 class Count(click.ParamType):
@@ -77,17 +104,10 @@ class Number(click.ParamType):
 
     def convert(self, value, param, ctx):
         text = str(value).strip()
-        try:
-            number = (
-                value
-                if isinstance(value, (int, float)) and not isinstance(value, bool)
-                else float(text.replace("_", ""))
-            )
-        except ValueError:
-            number = None
+        number = value if isinstance(value, (int, float)) and not isinstance(value, bool) else typed_float(text)
         try:
             if number is None:
-                raise SizingError(f"{self.option} ({show(text)}) must be a number")
+                raise SizingError(f"{self.option} ({show(text)}) must be a number (digits 0-9)")
             return require_number(
                 self.option,
                 number,
@@ -118,6 +138,21 @@ class Quantity(click.ParamType):
 # GPU-hours of a large run to infinity.
 MFU_TYPE = Number("--mfu", MIN_MFU, 1, exclusive_minimum=False, what=MFU_WHAT)
 PRICE_TYPE = Number("--price", 0, MAX_PRICE, exclusive_minimum=False, what=PRICE_WHAT)
+
+
+def efficiency_type(option: str) -> Number:
+    """A share of a peak (compute or bandwidth efficiency), checked as sizing.validate.require_efficiency."""
+    return Number(option, MIN_EFFICIENCY, 1, exclusive_minimum=False, what=EFFICIENCY_WHAT)
+
+
+def rate_type(option: str) -> Number:
+    """Requests per second, checked as sizing.validate.require_rate."""
+    return Number(option, MIN_RATE, MAX_RATE, exclusive_minimum=False, what=RATE_WHAT)
+
+
+def link_gbs_type(option: str) -> Number:
+    """A link's GB/s per direction, checked as sizing.validate.require_link_gbs."""
+    return Number(option, MIN_LINK_GBS, MAX_LINK_GBS, exclusive_minimum=False, what=LINK_WHAT)
 
 
 def option_group(*options):

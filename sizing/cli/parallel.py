@@ -12,7 +12,7 @@ from __future__ import annotations
 import click
 
 from sizing.cli.common import FORMATS, UserError, model_options, resolve_model
-from sizing.cli.options import MFU_TYPE, MIN_MFU, Choice, Count, Number, Quantity
+from sizing.cli.options import GPU_NAME, MFU_TYPE, MIN_MFU, Choice, Count, Number, Quantity, link_gbs_type
 from sizing.inputs import default_gpu_for, get_gpu
 from sizing.memory import OPTIMIZER_ALIASES, OPTIMIZERS
 from sizing.parallel import (
@@ -111,7 +111,11 @@ def _layout_options(func):
     type=Choice("--attention-impl", ATTENTION_IMPLS, ATTENTION_IMPL_ALIASES),
     help="[default: flash]",
 )
-@_one("--gpu", help="GPU name (see `sizing gpus`).  [default: h100-sxm, or the preset's published run's GPU]")
+@_one(
+    "--gpu",
+    type=GPU_NAME,
+    help="GPU name (see `sizing gpus`).  [default: h100-sxm, or the preset's published run's GPU]",
+)
 @_one(
     "--mfu",
     type=MFU_TYPE,
@@ -133,8 +137,8 @@ def _layout_options(func):
 @click.option(
     "--overlap", "overlap", metavar="DIM=SHARE", multiple=True, help="Comm hidden under compute, e.g. dp=0.5."
 )
-@_one("--nvlink-gbs", type=Number("--nvlink-gbs"), help="Override the GPU's NVLink GB/s per direction.")
-@_one("--network-gbs", type=Number("--network-gbs"), help="Override the GPU's network GB/s per direction.")
+@_one("--nvlink-gbs", type=link_gbs_type("--nvlink-gbs"), help="Override the GPU's NVLink GB/s per direction.")
+@_one("--network-gbs", type=link_gbs_type("--network-gbs"), help="Override the GPU's network GB/s per direction.")
 @_one("--tokens", type=Quantity("--tokens"), help="Training tokens: adds the GPU-hours of the run (e.g. 2T).")
 @_one("--max-gpus", type=Count("--max-gpus", maximum=2**15), help="Search: at most this many GPUs.  [default: 32768]")
 @_one("--format", "fmt", type=Choice("--format", FORMATS), help="table, markdown, json or csv.  [default: table]")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from sizing.cli.common import UserError
-from sizing.cli.options import MFU_TYPE, Choice, Count, Number, Quantity
+from sizing.cli.options import GPU_NAME, MFU_TYPE, Choice, Count, Number, Quantity
 from sizing.cli.single import one_value_option
 from sizing.cli.workload import format_option
 from sizing.validate import MAX_SEQ_LEN, SizingError
@@ -26,7 +26,7 @@ from sizing.vocabulary import DEFAULT_GPU, DEFAULT_MFU
     type=Number("--days", 0, 1e6, what="a number of days in (0, 1e6]"),
     help="Days of training on --gpus GPUs (the budget is GPUs x days x peak x MFU).",
 )
-@one_value_option("--gpu", default=DEFAULT_GPU, help="GPU name (see `sizing gpus`).")
+@one_value_option("--gpu", type=GPU_NAME, default=DEFAULT_GPU, help="GPU name (see `sizing gpus`).")
 @one_value_option("--mfu", type=MFU_TYPE, default=DEFAULT_MFU, help="Model FLOPs utilisation, in (0, 1].")
 @one_value_option(
     "--law",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from sizing.cli.common import FORMATS, model_options, resolve_model
-from sizing.cli.options import Choice, Count
+from sizing.cli.options import GPU_NAME, Choice, Count
 from sizing.memory import FORMATS as QUANT_FORMATS
 from sizing.validate import MAX_SEQ_LEN
 from sizing.vocabulary import DEFAULT_GPU, DTYPE_BITS
@@ -13,7 +13,7 @@ from sizing.vocabulary import DEFAULT_GPU, DTYPE_BITS
 
 @click.command("serve-layout")
 @model_options
-@click.option("--gpu", default=DEFAULT_GPU, show_default=True, help="GPU name (see `sizing gpus`).")
+@click.option("--gpu", type=GPU_NAME, default=DEFAULT_GPU, show_default=True, help="GPU name (see `sizing gpus`).")
 @click.option(
     "--context",
     "-C",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from sizing.cli.options import PRICE_TYPE, Choice, Count, Number, option_group
+from sizing.cli.options import GPU_NAME, PRICE_TYPE, Choice, Count, efficiency_type, option_group, rate_type
 from sizing.memory import FORMATS as QUANT_FORMATS
 from sizing.validate import MAX_SEQ_LEN
 from sizing.vocabulary import (
@@ -23,14 +23,12 @@ from sizing.vocabulary import (
 DEFAULT_TOKEN_BUDGET, DEFAULT_BLOCK_SIZE = 8192, 16  # = sizing.serve.batching's (kept light: no import)
 
 
-def _efficiency(option: str) -> Number:
-    return Number(option, 0, 1, what="a number in (0, 1]")
-
-
 # The workload and where it runs: the GPU, the batch, prompt and output lengths, tensor parallelism and replicas.
 workload_options = option_group(
     click.option(
-        "--gpu", help="GPU name (see `sizing gpus`).  [default: h100-sxm, or the preset's published run's GPU]"
+        "--gpu",
+        type=GPU_NAME,
+        help="GPU name (see `sizing gpus`).  [default: h100-sxm, or the preset's published run's GPU]",
     ),
     click.option(
         "--batch", "-b", type=Count("--batch"), default=1, show_default=True, help="Sequences decoded together."
@@ -73,13 +71,13 @@ dtype_options = option_group(
 rate_options = option_group(
     click.option(
         "--compute-efficiency",
-        type=_efficiency("--compute-efficiency"),
+        type=efficiency_type("--compute-efficiency"),
         help="Share of the dense peak reached (1: the roofline bound).  [default: the GPU's calibrated value "
         f"(docs/serving.md), else {DEFAULT_SERVE_COMPUTE_EFFICIENCY}]",
     ),
     click.option(
         "--bandwidth-efficiency",
-        type=_efficiency("--bandwidth-efficiency"),
+        type=efficiency_type("--bandwidth-efficiency"),
         help="Share of HBM and NVLink bandwidth reached (1: the roofline bound).  [default: the GPU's calibrated "
         f"value (docs/serving.md), else {DEFAULT_SERVE_BANDWIDTH_EFFICIENCY}]",
     ),
@@ -127,7 +125,7 @@ deployment_options = option_group(
 capacity_options = option_group(
     click.option(
         "--rate",
-        type=Number("--rate", 0, 1e9, what="a number of requests per second > 0"),
+        type=rate_type("--rate"),
         help="Requests/s to serve: answers replicas x (tp, pp), GPUs and $/M tokens, searching tp and dtypes.",
     ),
     click.option("--slo-ttft", metavar="DURATION", help="With --rate: time-to-first-token bound, e.g. 2s."),

@@ -5,7 +5,7 @@ occurrence is an error (sizing.cli.single)."""
 from __future__ import annotations
 
 from sizing.cli.common import FORMATS
-from sizing.cli.options import MFU_TYPE, PRICE_TYPE, Choice, Count
+from sizing.cli.options import GPU_NAME, MFU_TYPE, PRICE_TYPE, Choice, Count
 from sizing.cli.single import one_value_option
 from sizing.validate import MAX_SEQ_LEN
 from sizing.vocabulary import (
@@ -54,7 +54,7 @@ def hardware_options(func):
     """--gpu, --dtype, --mfu, --gpus, --price."""
     for option in reversed(
         (
-            one_value_option("--gpu", default=DEFAULT_GPU, help="GPU name (see `sizing gpus`)."),
+            one_value_option("--gpu", type=GPU_NAME, default=DEFAULT_GPU, help="GPU name (see `sizing gpus`)."),
             one_value_option(
                 "--dtype", type=Choice("--dtype", COMPUTE_DTYPES), help="Peak rate to use (default: bf16)."
             ),

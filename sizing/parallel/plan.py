@@ -25,7 +25,7 @@ from sizing.parallel.stepdata import has_constants
 from sizing.parallel.steptime import PredictedStep, StepOptions, predict_step
 from sizing.parallel.traffic import step_collectives
 from sizing.training import SECONDS_PER_HOUR
-from sizing.validate import SizingError, require_choice, require_int, require_mfu, require_number, show
+from sizing.validate import SizingError, require_choice, require_int, require_link_gbs, require_mfu, show
 from sizing.vocabulary import (
     ATTENTION_CONVENTIONS,
     ATTENTION_IMPL_ALIASES,
@@ -205,7 +205,7 @@ def _check_rates(
             require_mfu(what, value)
     for what, gbs in (("nvlink_gbs", nvlink_gbs), ("network_gbs", network_gbs)):
         if gbs is not None:
-            require_number(what, gbs, 0, 1e6, exclusive_minimum=True)
+            require_link_gbs(what, gbs)
     if tokens is not None:
         require_int("tokens", tokens, 1, 10**30)
 

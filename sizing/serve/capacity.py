@@ -24,7 +24,7 @@ from sizing.serve.batching import DEFAULT_BLOCK_SIZE, DEFAULT_TOKEN_BUDGET, Batc
 from sizing.serve.calibration import default_efficiencies
 from sizing.serve.fit import valid_tp
 from sizing.serve.result import ServeSettings
-from sizing.validate import MAX_PRICE, SizingError, require_int, require_number, show
+from sizing.validate import MAX_PRICE, SizingError, require_int, require_number, require_rate, show
 from sizing.vocabulary import (
     DEFAULT_MLA_IMPL,
     DEFAULT_SERVE_PRICE_PER_GPU_HOUR,
@@ -133,7 +133,7 @@ def plan_capacity(
     mla: str = DEFAULT_MLA_IMPL,
 ) -> CapacityPlan:
     """Every layout of the search, with its replicas, GPUs and $/M output tokens at `rate`."""
-    require_number("rate", rate, 0, 1e9)
+    require_rate("rate", rate)
     require_int("prompt", prompt)
     require_int("output", output, minimum=2)
     require_number("price", price, 0, MAX_PRICE)

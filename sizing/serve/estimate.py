@@ -33,7 +33,15 @@ from sizing.serve.roofline import (
     tp_ring_allreduce_seconds,
 )
 from sizing.serve.work import chunked_prefill_kv_reread_bytes, decode_step_flops, kv_read_bytes_per_rank, prefill_flops
-from sizing.validate import MAX_PRICE, SizingError, require_choice, require_fraction, require_int, require_number, show
+from sizing.validate import (
+    MAX_PRICE,
+    SizingError,
+    require_choice,
+    require_efficiency,
+    require_int,
+    require_number,
+    show,
+)
 from sizing.vocabulary import (
     ATTENTION_CONVENTIONS,
     DEFAULT_MLA_IMPL,
@@ -285,8 +293,8 @@ def _settings(
 def _with_rates(
     s: ServeSettings, compute_efficiency: float, bandwidth_efficiency: float, price: float, chunk: int | None
 ) -> ServeSettings:
-    require_fraction("compute_efficiency", compute_efficiency)
-    require_fraction("bandwidth_efficiency", bandwidth_efficiency)
+    require_efficiency("compute_efficiency", compute_efficiency)
+    require_efficiency("bandwidth_efficiency", bandwidth_efficiency)
     require_number("price", price, 0, MAX_PRICE)
     if chunk is not None:
         require_int("prefill_chunk", chunk)
