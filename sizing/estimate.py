@@ -16,7 +16,7 @@ from typing import Any
 from sizing.formulas import ATTENTION_NOTES, CONVENTIONS, model_flops_per_token
 from sizing.formulas import flops as F
 from sizing.formulas import params as P
-from sizing.inputs import GPU, ModelConfig, Preset, default_gpu_for, get_gpu, get_preset, parse_quantity
+from sizing.inputs import GPU, ModelConfig, Preset, default_gpu_for, get_gpu, get_preset, parse_length, parse_quantity
 from sizing.training import (
     DEFAULT_PUE,
     TrainingRun,
@@ -326,7 +326,8 @@ def _resolve_model(model: str | ModelConfig | Preset) -> _Target:
 
 
 def _count(name: str, value: int | str, maximum: int) -> int:
-    """An int, or a string as the CLI takes it ('4096', '2T', '1.4e12'), exactly."""
+    """An int, or a string as the CLI takes it, exactly: a token budget in SI ('2T', '1.4e12'),
+    a sequence length with K = 1024 ('4096', '128K' = 131,072)."""
     if isinstance(value, str):
-        value = parse_quantity(value, name, maximum)
+        value = (parse_length if name == "seq_len" else parse_quantity)(value, name, maximum)
     return require_int(name, value, 1, maximum)

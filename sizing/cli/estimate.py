@@ -7,10 +7,10 @@ import dataclasses
 import click
 
 from sizing.cli.common import FORMATS, UserError, model_options, resolve_model
-from sizing.cli.options import GPU_NAME, MFU_TYPE, PRICE_TYPE, Choice, Count, Number, Quantity
+from sizing.cli.options import GPU_NAME, MFU_TYPE, PRICE_TYPE, Choice, Count, Length, Number, Quantity
 from sizing.inputs import default_gpu_for, get_gpu
 from sizing.training import DEFAULT_KG_CO2_PER_KWH, DEFAULT_PUE
-from sizing.validate import MAX_SEQ_LEN, SizingError
+from sizing.validate import SizingError
 from sizing.vocabulary import (
     ATTENTION_CONVENTIONS,
     COMPUTE_DTYPES,
@@ -26,7 +26,7 @@ from sizing.vocabulary import (
 @click.option(
     "--seq-len",
     "-T",
-    type=Count("--seq-len", maximum=MAX_SEQ_LEN),
+    type=Length("--seq-len"),
     help="Tokens per sequence (default: the preset's training context, or the config's pretraining context).",
 )
 @click.option(

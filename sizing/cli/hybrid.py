@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import click
 
-from sizing.cli.common import FORMATS, UserError, quantity
-from sizing.cli.options import GPU_NAME, Choice, Count
+from sizing.cli.common import FORMATS, UserError
+from sizing.cli.options import GPU_NAME, Choice, Count, Length
 from sizing.inputs import GIB, format_int
 
 EXIT_DOES_NOT_FIT = 3  # as `sizing memory` and `sizing parallel`: not even one sequence fits
@@ -137,7 +137,7 @@ def _render(s: dict, preset) -> str:
     default=None,
     help="A hybrid model's Hugging Face config.json, its directory or a hub id. Never executes code.",
 )
-@click.option("--context", default="4096", show_default=True, help="Context length (tokens, SI suffix ok).")
+@click.option("--context", type=Length("--context"), default=4096, show_default=True, help="Context length in tokens.")
 @click.option("--batch", type=Count("--batch"), default=1, show_default=True)
 @click.option(
     "--weight-dtype",
@@ -175,13 +175,10 @@ def hybrid(preset, config_path, context, batch, weight_dtype, kv_dtype, ssm_dtyp
       sizing hybrid --preset jamba-v0.1 --context 262144 --gpu h100
       sizing hybrid --config nemotron-h-8b/config.json --context 128K --batch 8 --format json
     """
-    from sizing.validate import MAX_SEQ_LEN
-
     m, p = _load(preset, config_path)
-    ctx = quantity(context, "--context", MAX_SEQ_LEN)
-    s = hybrid_summary(m, ctx, batch, weight_dtype, kv_dtype, ssm_dtype)
+    s = hybrid_summary(m, context, batch, weight_dtype, kv_dtype, ssm_dtype)
     if gpu is not None:
-        s["fit"] = _fit(m, gpu, ctx, batch, weight_dtype, kv_dtype, ssm_dtype)
+        s["fit"] = _fit(m, gpu, context, batch, weight_dtype, kv_dtype, ssm_dtype)
     if fmt == "json":
         import json
 

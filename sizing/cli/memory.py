@@ -97,7 +97,7 @@ def _hybrid_inference(preset: str, overrides, fmt: str, **options) -> None:
         hybrid,
         preset=preset,
         config_path=None,
-        context=str(context),
+        context=context,
         batch=options["batch"] or 1,
         weight_dtype=options["weight_dtype"] or "bf16",
         kv_dtype=options["kv_dtype"] or "bf16",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from sizing.cli.options import GPU_NAME, Choice, Count, Number, option_group
+from sizing.cli.options import GPU_NAME, Choice, Count, Length, Number, option_group
 from sizing.memory import ENGINES, OPTIMIZER_ALIASES, OPTIMIZERS, ZERO_STAGES
 from sizing.memory import FORMATS as QUANT_FORMATS
 from sizing.parallel import FINETUNE_MODES
@@ -23,8 +23,8 @@ from sizing.vocabulary import (
     RECOMPUTE_MODES,
 )
 
-_SEQ_LEN = Count("--seq-len", maximum=MAX_SEQ_LEN)
-_CONTEXT = Count("--context", maximum=MAX_SEQ_LEN)
+_SEQ_LEN = Length("--seq-len")
+_CONTEXT = Length("--context")
 _PRECISION = Choice("--precision", PRECISION_POLICIES, PRECISION_ALIASES)  # mixed = bf16-mixed
 _OPTIMIZER = Choice("--optimizer", OPTIMIZERS, OPTIMIZER_ALIASES)  # adam = adamw
 _ATTENTION_IMPL = Choice("--attention-impl", ATTENTION_IMPLS, ATTENTION_IMPL_ALIASES)  # sdpa = flash
@@ -117,7 +117,7 @@ inference_options = option_group(
     ),
     click.option(
         "--prefill-chunk",
-        type=Count("--prefill-chunk", maximum=MAX_SEQ_LEN),
+        type=Length("--prefill-chunk"),
         help="Inference: tokens per prefill forward (chunked prefill; up to batch x context for a batch "
         "prefilled at once).  [default: one sequence's context]",
     ),

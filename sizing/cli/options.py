@@ -7,6 +7,7 @@ from __future__ import annotations
 import click
 
 from sizing.cli.common import UserError, quantity
+from sizing.inputs import LENGTH_NOTE, QUANTITY_NOTE, parse_length
 from sizing.validate import (
     EFFICIENCY_WHAT,
     LINK_WHAT,
@@ -15,6 +16,7 @@ from sizing.validate import (
     MAX_LINK_GBS,
     MAX_PRICE,
     MAX_RATE,
+    MAX_SEQ_LEN,
     MAX_TOKENS,
     MFU_WHAT,
     MIN_EFFICIENCY,
@@ -26,6 +28,7 @@ from sizing.validate import (
     SizingError,
     parse_int,
     require_choice,
+    require_int,
     require_number,
     show,
     show_arg,
@@ -86,6 +89,35 @@ class Count(click.ParamType):
             raise UserError(str(exc)) from None
 
 
+class Length(click.IntRange):
+    """A sequence or context length in tokens, exact: an integer, or with K = 1024 / M = 1024^2
+    as model cards state contexts (128K = 131,072; sizing.inputs.units.parse_length). Token
+    budgets are Quantity (SI: 15T = 15 x 10^12). A click IntRange only so that every option of
+    this type says so in its --help line, where click shows a range."""
+
+    name = "tokens"
+
+    def __init__(self, option: str, minimum: int = 1, maximum: int = MAX_SEQ_LEN):
+        super().__init__(minimum, maximum)
+        self.option, self.minimum, self.maximum = option, minimum, maximum
+
+    def _describe_range(self) -> str:
+        return LENGTH_NOTE
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int) and not isinstance(value, bool):
+            number = value
+        else:
+            try:
+                number = parse_length(str(value), self.option, self.maximum)
+            except SizingError as exc:
+                raise UserError(str(exc)) from None
+        try:
+            return require_int(self.option, number, self.minimum, self.maximum)
+        except SizingError as exc:
+            raise UserError(str(exc).replace(f"({number})", f"({show_arg(str(value).strip())})", 1)) from None
+
+
 class Number(click.ParamType):
     """A finite real number in bounds (no nan, no inf, no overflow)."""
 
@@ -121,13 +153,19 @@ class Number(click.ParamType):
             raise UserError(str(exc)) from None
 
 
-class Quantity(click.ParamType):
-    """A positive count with an optional SI suffix (2T, 300B, 1.4e12), exact, at most `maximum`."""
+class Quantity(click.IntRange):
+    """A positive count with an optional SI suffix (2T, 300B, 1.4e12), exact, at most `maximum`:
+    token budgets, where T is 10^12 (sequence lengths are Length, K = 1024). A click IntRange
+    only so that every option of this type says so in its --help line."""
 
     name = "quantity"
 
     def __init__(self, option: str, maximum: int = MAX_TOKENS):
+        super().__init__(1, maximum)
         self.option, self.maximum = option, maximum
+
+    def _describe_range(self) -> str:
+        return QUANTITY_NOTE
 
     def convert(self, value, param, ctx):
         return quantity(str(value), self.option, self.maximum)

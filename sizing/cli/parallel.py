@@ -12,7 +12,7 @@ from __future__ import annotations
 import click
 
 from sizing.cli.common import FORMATS, UserError, model_options, resolve_model
-from sizing.cli.options import GPU_NAME, MFU_TYPE, MIN_MFU, Choice, Count, Number, Quantity, link_gbs_type
+from sizing.cli.options import GPU_NAME, MFU_TYPE, MIN_MFU, Choice, Count, Length, Number, Quantity, link_gbs_type
 from sizing.inputs import default_gpu_for, get_gpu
 from sizing.memory import OPTIMIZER_ALIASES, OPTIMIZERS
 from sizing.parallel import (
@@ -25,7 +25,7 @@ from sizing.parallel import (
     STACKS,
     ParallelLayout,
 )
-from sizing.validate import MAX_SEQ_LEN, SizingError, require_choice
+from sizing.validate import SizingError, require_choice
 from sizing.vocabulary import (
     ATTENTION_IMPL_ALIASES,
     ATTENTION_IMPLS,
@@ -101,7 +101,7 @@ def _layout_options(func):
 
 @click.command()
 @model_options
-@_one("--seq-len", "-T", type=Count("--seq-len", maximum=MAX_SEQ_LEN), help="Tokens per sequence (default: preset's).")
+@_one("--seq-len", "-T", type=Length("--seq-len"), help="Tokens per sequence (default: preset's).")
 @_layout_options
 @_one("--precision", type=Choice("--precision", PRECISION_POLICIES, PRECISION_ALIASES), help="[default: bf16-mixed]")
 @_one("--optimizer", type=Choice("--optimizer", OPTIMIZERS, OPTIMIZER_ALIASES), help="[default: adamw]")

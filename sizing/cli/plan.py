@@ -5,10 +5,10 @@ from __future__ import annotations
 import click
 
 from sizing.cli.common import UserError
-from sizing.cli.options import GPU_NAME, MFU_TYPE, Choice, Count, Number, Quantity
+from sizing.cli.options import GPU_NAME, MFU_TYPE, Choice, Count, Length, Number, Quantity
 from sizing.cli.single import one_value_option
 from sizing.cli.workload import format_option
-from sizing.validate import MAX_SEQ_LEN, SizingError
+from sizing.validate import SizingError
 from sizing.vocabulary import DEFAULT_GPU, DEFAULT_MFU
 
 
@@ -37,9 +37,7 @@ from sizing.vocabulary import DEFAULT_GPU, DEFAULT_MFU
 @one_value_option(
     "--like", metavar="PRESET", default="llama3-8b", help="The family of the shapes (vocab, MLP, norm, FFN ratio)."
 )
-@one_value_option(
-    "--seq-len", "-T", type=Count("--seq-len", maximum=MAX_SEQ_LEN), default=4096, help="Context of the shapes."
-)
+@one_value_option("--seq-len", "-T", type=Length("--seq-len"), default=4096, help="Context of the shapes.")
 @one_value_option(
     "--inference-tokens",
     metavar="N",

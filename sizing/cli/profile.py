@@ -18,7 +18,7 @@ from pathlib import Path
 import click
 
 from sizing.cli.common import UserError, model_options, resolve_model
-from sizing.cli.options import Choice, Count, Number
+from sizing.cli.options import Choice, Count, Length, Number
 from sizing.inputs import (
     ATTENTION_IMPLS,
     DEVICES,
@@ -34,7 +34,7 @@ from sizing.inputs import (
 )
 from sizing.memory import training_memory_in_dtype
 from sizing.report import plan_report_markdown, write_bytes_atomic
-from sizing.validate import MAX_SEQ_LEN, MIN_PEAK_TFLOPS, PEAK_WHAT, SizingError
+from sizing.validate import MIN_PEAK_TFLOPS, PEAK_WHAT, SizingError
 from sizing.vocabulary import ATTENTION_IMPL_ALIASES, RECOMPUTE_MODES, TRAINING_DTYPES
 
 FORMATS = ("table", "json", "markdown")
@@ -54,7 +54,7 @@ CPU_LIMIT_BYTES = 4 * GIB  # --device cpu is for tiny test runs: refuse what the
 @click.option(
     "--seq-len",
     "-T",
-    type=Count("--seq-len", maximum=MAX_SEQ_LEN),
+    type=Length("--seq-len"),
     help="Tokens per sequence (default: the preset's context).",
 )
 @click.option("--micro-batch", "-b", type=Count("--micro-batch"), help="Sequences per step (default 1).")

@@ -5,9 +5,8 @@ from __future__ import annotations
 import click
 
 from sizing.cli.common import FORMATS, model_options, resolve_model
-from sizing.cli.options import GPU_NAME, Choice, Count
+from sizing.cli.options import GPU_NAME, Choice, Count, Length
 from sizing.memory import FORMATS as QUANT_FORMATS
-from sizing.validate import MAX_SEQ_LEN
 from sizing.vocabulary import DEFAULT_GPU, DTYPE_BITS
 
 
@@ -17,7 +16,7 @@ from sizing.vocabulary import DEFAULT_GPU, DTYPE_BITS
 @click.option(
     "--context",
     "-C",
-    type=Count("--context", maximum=MAX_SEQ_LEN),
+    type=Length("--context"),
     default=4096,
     show_default=True,
     help="Positions in each sequence's KV cache at the decode step.",

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import click
 
-from sizing.cli.options import GPU_NAME, PRICE_TYPE, Choice, Count, efficiency_type, option_group, rate_type
+from sizing.cli.options import GPU_NAME, PRICE_TYPE, Choice, Count, Length, efficiency_type, option_group, rate_type
 from sizing.memory import FORMATS as QUANT_FORMATS
-from sizing.validate import MAX_SEQ_LEN
 from sizing.vocabulary import (
     ATTENTION_CONVENTIONS,
     DEFAULT_MLA_IMPL,
@@ -33,12 +32,10 @@ workload_options = option_group(
     click.option(
         "--batch", "-b", type=Count("--batch"), default=1, show_default=True, help="Sequences decoded together."
     ),
-    click.option(
-        "--prompt", type=Count("--prompt", maximum=MAX_SEQ_LEN), help="Prompt tokens per sequence (required)."
-    ),
+    click.option("--prompt", type=Length("--prompt"), help="Prompt tokens per sequence (required)."),
     click.option(
         "--output",
-        type=Count("--output", minimum=2, maximum=MAX_SEQ_LEN),
+        type=Length("--output", minimum=2),
         help="Output tokens per sequence, the first from the prefill (required, at least 2).",
     ),
     click.option("--tp", type=Count("--tp"), default=1, show_default=True, help="Tensor-parallel GPUs per replica."),
@@ -95,7 +92,7 @@ rate_options = option_group(
 deployment_options = option_group(
     click.option(
         "--prefill-chunk",
-        type=Count("--prefill-chunk", maximum=MAX_SEQ_LEN),
+        type=Length("--prefill-chunk"),
         help="Tokens per prefill forward (chunked prefill).  [default: the whole batch's prompts at once]",
     ),
     click.option(
@@ -107,7 +104,7 @@ deployment_options = option_group(
     click.option(
         "--prefix-cached",
         "prefix",
-        type=Count("--prefix-cached", minimum=1, maximum=MAX_SEQ_LEN),
+        type=Length("--prefix-cached"),
         help="Prompt tokens every request shares and the engine caches (prefix caching): their prefill is "
         "skipped and their KV blocks stored once.",
     ),

@@ -5,9 +5,8 @@ from __future__ import annotations
 import click
 
 from sizing.cli.common import FORMATS, UserError, model_options, resolve_model
-from sizing.cli.options import GPU_NAME, Choice, Count, Number
+from sizing.cli.options import GPU_NAME, Choice, Count, Length, Number
 from sizing.serve import WEIGHT_CHOICES
-from sizing.validate import MAX_SEQ_LEN
 from sizing.vocabulary import DEFAULT_GPU, STORAGE_DTYPES
 
 
@@ -22,7 +21,7 @@ from sizing.vocabulary import DEFAULT_GPU, STORAGE_DTYPES
     show_default=True,
     help="Probability each proposed token is accepted.",
 )
-@click.option("--context", "-C", type=Count("--context", maximum=MAX_SEQ_LEN), default=4096, show_default=True)
+@click.option("--context", "-C", type=Length("--context"), default=4096, show_default=True)
 @click.option("--batch", "-b", type=Count("--batch"), default=1, show_default=True)
 @click.option("--gpu", type=GPU_NAME, default=DEFAULT_GPU, show_default=True, help="GPU name (see `sizing gpus`).")
 @click.option(

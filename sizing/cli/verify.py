@@ -11,10 +11,10 @@ import click
 from click.core import ParameterSource
 
 from sizing.cli.common import FORMATS, UserError, resolve_model
-from sizing.cli.options import Choice, Count
+from sizing.cli.options import Choice, Length
 from sizing.inputs import PRESETS, format_int
 from sizing.render import csv_text, heading, table
-from sizing.validate import MAX_SEQ_LEN, SizingError
+from sizing.validate import SizingError
 from sizing.vocabulary import FLOP_COUNTERS
 
 INSTALL_HINT = "sizing verify needs torch: pip install 'transformer-sizing[verify]'"
@@ -71,7 +71,7 @@ def _check_flag_options(func):
 @click.option(
     "--seq-len",
     "-T",
-    type=Count("--seq-len", 1, MAX_SEQ_LEN),
+    type=Length("--seq-len"),
     help="FLOP check: tokens per sequence "
     "at full size (default: the preset's training context, else 2048; at most a learned position table).",
 )

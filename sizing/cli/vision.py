@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from sizing.cli.common import FORMATS, UserError
-from sizing.cli.options import Choice, Count
+from sizing.cli.options import Choice, Count, Length
 from sizing.inputs import format_int
 
 
@@ -57,7 +57,7 @@ def vision_summary(text, vision, name, prompt_tokens, images, height, width, att
 )
 @click.option("--images", type=Count("--images", 0), default=1, show_default=True)
 @click.option("--image-size", default="896x896", show_default=True, help="HEIGHTxWIDTH in pixels.")
-@click.option("--prompt-tokens", type=Count("--prompt-tokens", 0), default=512, show_default=True)
+@click.option("--prompt-tokens", type=Length("--prompt-tokens", 0), default=512, show_default=True)
 @click.option(
     "--attention",
     type=Choice("--attention", ("full", "causal")),

@@ -5,9 +5,8 @@ occurrence is an error (sizing.cli.single)."""
 from __future__ import annotations
 
 from sizing.cli.common import FORMATS
-from sizing.cli.options import GPU_NAME, MFU_TYPE, PRICE_TYPE, Choice, Count
+from sizing.cli.options import GPU_NAME, MFU_TYPE, PRICE_TYPE, Choice, Count, Length
 from sizing.cli.single import one_value_option
-from sizing.validate import MAX_SEQ_LEN
 from sizing.vocabulary import (
     ATTENTION_CONVENTIONS,
     COMPUTE_DTYPES,
@@ -29,9 +28,7 @@ def conventions_options(func):
     """--seq-len, --attention, --recompute."""
     for option in reversed(
         (
-            one_value_option(
-                "--seq-len", "-T", type=Count("--seq-len", maximum=MAX_SEQ_LEN), help="Tokens per sequence."
-            ),
+            one_value_option("--seq-len", "-T", type=Length("--seq-len"), help="Tokens per sequence."),
             one_value_option(
                 "--attention",
                 type=Choice("--attention", ATTENTION_CONVENTIONS),
