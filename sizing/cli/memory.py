@@ -153,7 +153,7 @@ def _check_mode_options(
         _refuse_training_options(seq_len if context is not None else None, micro_batch, zero, dp)
         _refuse_given({"--finetune": finetune, "--lora-rank": lora_rank, "--lora-targets": lora_targets}, "to training")
     else:
-        _refuse_inference_options(context, batch, weight_dtype, kv_dtype, prefill_chunk, zero, dp)
+        _refuse_inference_options(context, batch, weight_dtype, kv_dtype, prefill_chunk)
         _refuse_given({"--tp": tp}, "to inference: add --inference (training layouts: `sizing parallel --tp`)")
 
 
@@ -325,8 +325,10 @@ def _refuse_training_options(seq_len, micro_batch, zero: int, dp: int) -> None:
     )
 
 
-def _refuse_inference_options(context, batch, weight_dtype, kv_dtype, prefill_chunk, zero: int, dp: int) -> None:
-    """Without --inference, the inference options are errors, and ZeRO needs dp ranks to shard over."""
+def _refuse_inference_options(context, batch, weight_dtype, kv_dtype, prefill_chunk) -> None:
+    """Without --inference, the inference options are errors. ZeRO over one rank (--dp 1) is
+    accepted, as `sizing parallel` and training_memory() accept it: it shards nothing (DeepSpeed
+    runs ZeRO on one GPU, e.g. with CPU offload)."""
     _refuse_given(
         {
             "--context": context,
@@ -337,8 +339,6 @@ def _refuse_inference_options(context, batch, weight_dtype, kv_dtype, prefill_ch
         },
         "to inference: add --inference (training uses --micro-batch and --seq-len)",
     )
-    if zero and dp == 1:
-        raise UserError(f"--zero {zero} shards over --dp ranks; give --dp 2 or more (e.g. --zero {zero} --dp 8)")
 
 
 def _with_parallel_advice(result, cfg, dp: int, micro_batch: int, gpu_key: str):
