@@ -25,7 +25,7 @@ from sizing.parallel.stepdata import has_constants
 from sizing.parallel.steptime import PredictedStep, StepOptions, predict_step
 from sizing.parallel.traffic import step_collectives
 from sizing.training import SECONDS_PER_HOUR
-from sizing.validate import SizingError, require_choice, require_int, require_link_gbs, require_mfu, show
+from sizing.validate import SizingError, require_bool, require_choice, require_int, require_link_gbs, require_mfu, show
 from sizing.vocabulary import (
     ATTENTION_CONVENTIONS,
     ATTENTION_IMPL_ALIASES,
@@ -165,6 +165,7 @@ def parallel_plan(
     impl = require_choice("attention_impl", attention_impl, ATTENTION_IMPLS, ATTENTION_IMPL_ALIASES)
     require_choice("attention", attention, ATTENTION_CONVENTIONS)
     _check_rates(mfu, compute_efficiency, nvlink_gbs, network_gbs, tokens)
+    _check_options(name, fused, step_options)
     layout.check_model(cfg, seq_len, impl)
     gpu_entry = get_gpu(gpu)
     if precision == "fp8" and "fp8" not in gpu_entry.peak_tflops:
@@ -208,6 +209,15 @@ def _check_rates(
             require_link_gbs(what, gbs)
     if tokens is not None:
         require_int("tokens", tokens, 1, 10**30)
+
+
+def _check_options(name, fused, step_options) -> None:
+    """parallel_plan's other arguments, of the right type before any formula reads them."""
+    if name is not None and not isinstance(name, str):
+        raise SizingError(f"name ({show(name)}) must be a string or None")
+    require_bool("fused", fused)
+    if step_options is not None and not isinstance(step_options, StepOptions):
+        raise SizingError(f"step_options ({show(step_options)}) must be a StepOptions or None")
 
 
 def whole_run_step(st: StepTime, mfu: float) -> StepTime:
