@@ -74,9 +74,21 @@ def chunk_layers(cfg: ModelConfig, layout: ParallelLayout, stage: int, chunk: in
     rank, then chunk 1, ... (Megatron-LM's interleaved assignment; v = 1: rank s holds layers
     s L/p .. (s + 1) L/p - 1 when pp divides L)."""
     sizes = _chunk_sizes(cfg.n_layers, layout.pp, layout.v, layout.stage_layers)
-    start = sum(sizes[s][c] for c in range(chunk) for s in range(layout.pp))
-    start += sum(sizes[s][chunk] for s in range(stage))
+    start = _chunk_starts(cfg.n_layers, layout.pp, layout.v, layout.stage_layers)[stage][chunk]
     return range(start, start + sizes[stage][chunk])
+
+
+@lru_cache(maxsize=1024)
+def _chunk_starts(n_layers: int, pp: int, v: int, given: tuple[int, ...] | None) -> tuple[tuple[int, ...], ...]:
+    """[stage][chunk] first layer: chunk 0 of every rank in rank order, then chunk 1, ... (computed
+    once per split: the search asks it of every stage of hundreds of layouts)."""
+    sizes = _chunk_sizes(n_layers, pp, v, given)
+    starts, layer = [[0] * v for _ in range(pp)], 0
+    for chunk in range(v):
+        for stage in range(pp):
+            starts[stage][chunk] = layer
+            layer += sizes[stage][chunk]
+    return tuple(map(tuple, starts))
 
 
 def stage_kinds(cfg: ModelConfig, layout: ParallelLayout, stage: int) -> list[tuple[bool, int]]:

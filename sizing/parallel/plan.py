@@ -174,12 +174,8 @@ def parallel_plan(
         )
     work = Workload(seq_len, precision, optimizer, recompute, impl)
     stage, terms = most_loaded(cfg, layout, work)
-    collectives = step_collectives(cfg, layout, work, gpu_entry, nvlink_gbs, network_gbs, fused)
-    dtype = "fp32" if precision == "fp32" and "fp32" in gpu_entry.peak_tflops else None
-    constant = compute_efficiency or DEFAULT_MFU
-    st = step_time(cfg, layout, seq_len, collectives, gpu_entry, constant, recompute, attention, dtype, overlap)
-    if mfu is not None:
-        st = whole_run_step(st, mfu)
+    rates = dict(mfu=mfu, compute_efficiency=compute_efficiency, nvlink_gbs=nvlink_gbs, network_gbs=network_gbs)
+    collectives, st = constant_step(cfg, layout, work, gpu_entry, attention, overlap, fused, **rates)
     predicted = None
     if mfu is None and compute_efficiency is None and has_constants(gpu_entry.key) and precision != "fp32":
         options = step_options or StepOptions(nvlink_gbs=nvlink_gbs, network_gbs=network_gbs)
@@ -189,6 +185,30 @@ def parallel_plan(
     return ParallelPlan(
         name, cfg, layout, work, gpu_entry, stage, terms, tuple(collectives), st, tokens, predicted, mfu
     )
+
+
+def constant_step(
+    cfg: ModelConfig,
+    layout: ParallelLayout,
+    work: Workload,
+    gpu: GPU,
+    attention: str = DEFAULT_ATTENTION,
+    overlap: dict[str, float] | None = None,
+    fused: bool = True,
+    *,
+    mfu: float | None = None,
+    compute_efficiency: float | None = None,
+    nvlink_gbs: float | None = None,
+    network_gbs: float | None = None,
+) -> tuple[list[Collective], StepTime]:
+    """The step's collectives and its constant-efficiency time (sizing.parallel.step): at
+    `compute_efficiency` (DEFAULT_MFU when None), or at a whole-run `mfu`. The search times its
+    candidates with this before building a plan (no memory needed for that)."""
+    collectives = step_collectives(cfg, layout, work, gpu, nvlink_gbs, network_gbs, fused)
+    dtype = "fp32" if work.precision == "fp32" and "fp32" in gpu.peak_tflops else None
+    constant = compute_efficiency or DEFAULT_MFU
+    st = step_time(cfg, layout, work.seq_len, collectives, gpu, constant, work.recompute, attention, dtype, overlap)
+    return collectives, st if mfu is None else whole_run_step(st, mfu)
 
 
 def _check_rates(

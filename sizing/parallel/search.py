@@ -24,16 +24,16 @@ from dataclasses import dataclass, replace
 from itertools import product
 
 from sizing.inputs import ModelConfig, as_config, get_gpu
-from sizing.memory import layout_runtime_reserve
 from sizing.parallel.batches import FINETUNE_GLOBAL_BATCH
 from sizing.parallel.layout import GPUS_PER_NODE, ParallelLayout
-from sizing.parallel.memory import Workload, most_loaded
-from sizing.parallel.plan import ParallelPlan, parallel_plan
+from sizing.parallel.memory import Workload
+from sizing.parallel.plan import ParallelPlan, constant_step, parallel_plan
 from sizing.parallel.schedule import stage_split
+from sizing.parallel.search_bounds import ConstantStep, MemoryCheck, fewest_gpus
 from sizing.parallel.stepdata import has_constants
 from sizing.parallel.steptime import StepOptions, predict_step
-from sizing.validate import SizingError, require_int, show
-from sizing.vocabulary import RECOMPUTE_MODES
+from sizing.validate import SizingError, require_choice, require_int, show
+from sizing.vocabulary import ATTENTION_IMPL_ALIASES, ATTENTION_IMPLS, DEFAULT_ATTENTION, RECOMPUTE_MODES
 
 MAX_SEARCH_GPUS = 2**15
 
@@ -109,7 +109,7 @@ def _divisors(n: int, limit: int) -> list[int]:
 class SearchResult:
     best: ParallelPlan | None
     tried: int
-    gpus: tuple[int, ...]  # GPU counts searched
+    gpus: tuple[int, ...]  # GPU counts searched (those below fewest_gpus are ruled out without a try)
 
 
 def search_layout(
@@ -133,42 +133,47 @@ def search_layout(
         require_int("gpus", gpus)
     require_int("max_gpus", max_gpus, 1, MAX_SEARCH_GPUS)
     base = base or ParallelLayout()
+    gpu = get_gpu(plan_options.get("gpu", "h100"))
     impl = plan_options.get("attention_impl", "flash")
     modes = RECOMPUTE_MODES if recompute is None else (recompute,)
     counts = (gpus,) if gpus is not None else tuple(_powers_of_two(max_gpus))
-    tried = 0
+    precision, optimizer = plan_options.get("precision", "bf16-mixed"), plan_options.get("optimizer", "adamw")
+    work = dict(precision=precision, optimizer=optimizer, attention_impl=impl)
+    memory = MemoryCheck(cfg, seq_len, gpu.memory_bytes, work, modes)
+    at_least = fewest_gpus(cfg, base, gpu, precision, optimizer) if gpus is None else 1
     constant = plan_options.get("mfu") is not None or plan_options.get("compute_efficiency") is not None
-    fast = not constant and has_constants(get_gpu(plan_options.get("gpu", "h100")).key)
+    fastest = _fastest_fitting if not constant and has_constants(gpu.key) else _best_constant
+    tried = 0
     for world in counts:
-        if fast:
-            layouts = candidate_layouts(cfg, seq_len, world, global_batch, impl, base)
-            tried += len(layouts)
-            best = _fastest_fitting(cfg, layouts, seq_len, modes, plan_options)
-            if best is not None:
-                return SearchResult(best, tried, counts[: counts.index(world) + 1])
-            continue
-        fitting = []
-        for layout in candidate_layouts(cfg, seq_len, world, global_batch, impl, base):
-            tried += 1
-            fitting += _fitting_plans(cfg, layout, seq_len, modes, plan_options)
-        if fitting:
-            best = min(fitting, key=lambda p: (p.step_seconds, p.per_gpu_bytes))
+        if world < at_least:
+            continue  # the model states alone need more GPUs
+        layouts = [
+            layout
+            for layout in candidate_layouts(cfg, seq_len, world, global_batch, impl, base)
+            if _fits_model(layout, cfg, seq_len, impl)
+        ]
+        tried += len(layouts)
+        best = fastest(cfg, layouts, seq_len, modes, memory, plan_options)
+        if best is not None:
             return SearchResult(best, tried, counts[: counts.index(world) + 1])
     return SearchResult(None, tried, counts)
 
 
-def _fastest_fitting(cfg: ModelConfig, layouts: list, seq_len: int, modes, plan_options: dict):
-    """The plan of the fastest (layout, recompute) by predicted step time that fits in memory."""
+def _fits_model(layout: ParallelLayout, cfg: ModelConfig, seq_len: int, impl: str) -> bool:
+    try:
+        layout.check_model(cfg, seq_len, impl)
+    except SizingError:
+        return False
+    return True
+
+
+def _fastest_fitting(cfg: ModelConfig, layouts: list, seq_len: int, modes, memory: MemoryCheck, plan_options: dict):
+    """The plan of the fastest (layout, recompute) by predicted step time that fits in memory:
+    every step predicted first (memoised per block shape), memory checked in that order."""
     gpu = get_gpu(plan_options.get("gpu", "h100"))
-    impl = plan_options.get("attention_impl", "flash")
-    work = dict(precision=plan_options.get("precision", "bf16-mixed"), optimizer=plan_options.get("optimizer", "adamw"))
     options = plan_options.get("step_options") or StepOptions()
     timed = []
     for i, layout in enumerate(layouts):
-        try:
-            layout.check_model(cfg, seq_len, impl)
-        except SizingError:
-            continue
         for mode in modes:
             # under flash attention selective recomputation costs nothing (its backward recomputes
             # the scores anyway): time it as none, ordered just after it
@@ -176,36 +181,49 @@ def _fastest_fitting(cfg: ModelConfig, layouts: list, seq_len: int, modes, plan_
             seconds = predict_step(cfg, layout, seq_len, gpu.key, "none" if same else mode, options).step_seconds
             timed.append((seconds, same, i, mode))
     for _, _, i, mode in sorted(timed):
-        lay = layouts[i]
-        _, terms = most_loaded(cfg, lay, Workload(seq_len, recompute=mode, attention_impl=impl, **work))
-        reserve = layout_runtime_reserve(lay.dp, lay.tp, lay.pp, lay.cp, lay.ep).total_bytes  # as plan.fits
-        if terms["total_bytes"] + reserve <= gpu.memory_bytes:
+        if memory.fits(layouts[i], mode):
             return parallel_plan(cfg, layouts[i], seq_len, recompute=mode, **plan_options)
     return None
 
 
-def _fitting_plans(cfg: ModelConfig, layout: ParallelLayout, seq_len: int, modes, plan_options: dict) -> list:
-    """The plans of `layout` that fit, one per recompute mode. Memory first (cheap), the plan
-    (collectives, step) only for what fits; full recomputation saves the most, so when it does
-    not fit no mode does."""
+def _best_constant(cfg: ModelConfig, layouts: list, seq_len: int, modes, memory: MemoryCheck, plan_options: dict):
+    """The fitting plan of the shortest step, then the fewest bytes, under a constant efficiency
+    (or a whole-run MFU). Candidates go in order of a lower bound of their step (search_bounds);
+    each is timed (constant_step: no memory needed), its memory checked only when it can beat
+    the best so far, and the search stops when the bound passes the best step."""
     gpu = get_gpu(plan_options.get("gpu", "h100"))
-    work = dict(precision=plan_options.get("precision", "bf16-mixed"), optimizer=plan_options.get("optimizer", "adamw"))
-    impl = plan_options.get("attention_impl", "flash")
-    try:
-        layout.check_model(cfg, seq_len, impl)
-    except SizingError:
-        return []
-    ordered = sorted(modes, key=lambda m: m != "full")
-    out = []
-    for mode in ordered:
-        _, terms = most_loaded(cfg, layout, Workload(seq_len, recompute=mode, attention_impl=impl, **work))
-        reserve = layout_runtime_reserve(layout.dp, layout.tp, layout.pp, layout.cp, layout.ep).total_bytes
-        if terms["total_bytes"] + reserve > gpu.memory_bytes:
-            if mode == "full":
-                return []
+    step = ConstantStep.of(cfg, seq_len, gpu, plan_options)
+    if step.exact and "full" in modes:  # every mode's step is the same: full recomputation holds the fewest bytes
+        modes = ("full",)
+    bounded = sorted((step.lower_bound(layout, mode), i, mode) for i, layout in enumerate(layouts) for mode in modes)
+    best, best_key = None, None
+    for bound, i, mode in bounded:
+        if best_key is not None and bound > best_key[0]:
+            break  # no later candidate can be faster
+        seconds = bound if step.exact else _constant_seconds(cfg, layouts[i], seq_len, mode, gpu, plan_options)
+        if best_key is not None and seconds > best_key[0]:
             continue
-        out.append(parallel_plan(cfg, layout, seq_len, recompute=mode, **plan_options))
-    return out
+        if memory.fits(layouts[i], mode):
+            key = (seconds, memory.bytes(layouts[i], mode))
+            if best_key is None or key < best_key:
+                best, best_key = (i, mode), key
+    if best is None:
+        return None
+    return parallel_plan(cfg, layouts[best[0]], seq_len, recompute=best[1], **plan_options)
+
+
+def _constant_seconds(cfg: ModelConfig, layout: ParallelLayout, seq_len: int, mode: str, gpu, options: dict) -> float:
+    """The step parallel_plan would give (layout, mode) in constant-efficiency mode, without its memory."""
+    impl = require_choice(
+        "attention_impl", options.get("attention_impl", "flash"), ATTENTION_IMPLS, ATTENTION_IMPL_ALIASES
+    )
+    work = Workload(seq_len, options.get("precision", "bf16-mixed"), options.get("optimizer", "adamw"), mode, impl)
+    rates = {key: options.get(key) for key in ("mfu", "compute_efficiency", "nvlink_gbs", "network_gbs")}
+    attention = options.get("attention", DEFAULT_ATTENTION)
+    _, st = constant_step(
+        cfg, layout, work, gpu, attention, options.get("overlap"), options.get("fused", True), **rates
+    )
+    return st.step_seconds
 
 
 # What else could fit on the same GPUs, each a (label, layout changes, plan option changes).
