@@ -194,3 +194,5 @@ def _capacity(
     except SizingError as exc:
         raise UserError(str(exc)) from None
     click.echo(render_capacity(plan, fmt).rstrip("\n"))
+    if plan.best is None:  # no layout serves the rate within the bounds: exit 3, as not fitting does everywhere
+        raise SystemExit(3)

@@ -17,7 +17,14 @@ from sizing.cli.options import Count
     help="TCP port to listen on (0: any free port).",
 )
 @click.option("--open", "open_browser", is_flag=True, help="Open the page in the default browser.")
-def ui(host, port, open_browser):
+@click.option(
+    "--allow-remote",
+    is_flag=True,
+    help="Allow a --host other than this machine's (127.0.0.1, ::1, localhost; '' and 0.0.0.0 are every "
+    "interface). It exposes the page and its JSON API, without authentication, to every machine that can "
+    "reach that address: anyone there can run any calculation (and keep this machine's CPU busy).",
+)
+def ui(host, port, open_browser, allow_remote):
     """The calculator in a browser: every question of the CLI on one page, with charts.
 
     Serves a static page and a JSON API (the same functions and JSON as --format json) until
@@ -28,11 +35,17 @@ def ui(host, port, open_browser):
       sizing ui --open
       sizing ui --port 9000
     """
-    from sizing.ui import serve_forever
+    from sizing.cli.common import UserError
+    from sizing.ui import is_loopback, serve_forever
+
+    if not is_loopback(host) and not allow_remote:
+        shown = "every interface" if host.strip() in ("", "0.0.0.0", "::") else "another machine's network"
+        raise UserError(
+            f"--host ({host!r}) would serve {shown}, not this machine only; add --allow-remote to expose the "
+            "calculator there (no authentication), or leave --host out"
+        )
 
     try:
         serve_forever(host, port, open_browser)
     except OSError as exc:
-        from sizing.cli.common import UserError
-
         raise UserError(f"--host {host} --port {port}: cannot listen ({exc.strerror or exc})") from None

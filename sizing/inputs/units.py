@@ -45,7 +45,7 @@ def parse_quantity(text: str, name: str = "quantity", maximum: int = MAX_TOKENS)
 LENGTH_EXPONENTS = {"": 0, "K": 1, "M": 2}  # suffix -> power of 1024
 LENGTH_NOTE = "K = 1024: 128K = 131,072"  # what --help says beside every length option
 QUANTITY_NOTE = "SI: 15T = 15 x 10^12, 300B = 3 x 10^11"  # and beside every token budget
-_LENGTH = re.compile(r"^\s*([0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][+-]?[0-9]+)?)\s*([KM]?)\s*$", re.IGNORECASE)
+_LENGTH = re.compile(r"^\s*([+-]?[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][+-]?[0-9]+)?)\s*([KM]?)\s*$", re.IGNORECASE)
 
 
 def parse_length(text: str, name: str = "length", maximum: int = MAX_SEQ_LEN) -> int:
@@ -60,7 +60,7 @@ def parse_length(text: str, name: str = "length", maximum: int = MAX_SEQ_LEN) ->
             f"{name} ({show(text)}) is not a length; use a number of tokens with an optional K (1024) or M (1024^2) "
             "suffix, e.g. 4096, 128K"
         )
-    _, digits, exponent = parts
+    sign, digits, exponent = parts  # a negative length is parsed, for the caller to refuse as such
     power = LENGTH_EXPONENTS[match.group(2).upper()]
     if len(digits) + exponent > len(str(maximum)):  # before any big integer is built
         raise QuantityError(f"{name} ({show(text)}) must be at most {maximum:,}")
@@ -69,7 +69,7 @@ def parse_length(text: str, name: str = "length", maximum: int = MAX_SEQ_LEN) ->
     scaled = int(digits or "0") * 1024**power if whole else 0
     if not whole or (exponent < 0 and scaled % 10**-exponent):  # e.g. 1.5, 0.1K
         raise QuantityError(f"{name} ({show(text)}) must be a whole number of tokens")
-    value = scaled * 10**exponent if exponent >= 0 else scaled // 10**-exponent
+    value = sign * (scaled * 10**exponent if exponent >= 0 else scaled // 10**-exponent)
     if value > maximum:
         raise QuantityError(f"{name} ({show(text)}) must be at most {maximum:,}")
     return value

@@ -8,7 +8,7 @@ VERDICT_LABELS = {
     "estimate": "training memory on one GPU (bf16-mixed AdamW, micro-batch 1, no ZeRO)",
     "memory": "memory per GPU for the settings given",
     "parallel": "the most-loaded rank of the layout",
-    "serve": "weights + KV cache + prefill peak per GPU",
+    "serve": "weights + KV cache + prefill peak per GPU; with a rate, a layout that serves it",
     "plan": "at least one of the shapes, for training",
     "compare": "every model, training memory on one GPU",
 }
@@ -21,8 +21,8 @@ def verdict(endpoint: str, result: dict) -> bool | None:
         return None if memory is None else memory["training"]["fits"]
     if endpoint in ("memory", "parallel"):
         return result["fits"]
-    if endpoint == "serve":
-        return result["memory"]["fits"]
+    if endpoint == "serve":  # one layout's memory, or (with --rate) the capacity plan's best layout
+        return result["memory"]["fits"] if "memory" in result else result.get("best") is not None
     if endpoint == "plan":
         return any(shape["fits"] for shape in result["shapes"])
     if endpoint == "compare":

@@ -226,7 +226,7 @@ async function run() {
   const first = CHARTS[state.tab] ? CHARTS[state.tab](r) : await serveChart(pairs);
   if (seq !== state.seq) return;
   draw(first, second);
-  const fits = await (await fetch(`/api/fits/${state.tab}`, { method: "POST", body: JSON.stringify({ pairs }) })).json();
+  const fits = await (await fetch(`/api/fits/${state.tab}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ pairs }) })).json();
   if (seq !== state.seq) return;
   const names = Array.isArray(fits) ? fits.filter((g) => g.fits).map((g) => g.gpu) : [];
   $("fit-gpus").textContent = names.length ? names.join(", ") : "none of the listed GPUs";
