@@ -142,6 +142,7 @@ def _layout_options(func):
 @_one("--tokens", type=Quantity("--tokens"), help="Training tokens: adds the GPU-hours of the run (e.g. 2T).")
 @_one("--max-gpus", type=Count("--max-gpus", maximum=2**15), help="Search: at most this many GPUs.  [default: 32768]")
 @_one("--format", "fmt", type=Choice("--format", FORMATS), help="table, markdown, json or csv.  [default: table]")
+@click.option("--first-fit", is_flag=True, hidden=True, help="Search: the first layout that fits, not the fastest.")
 def parallel(preset, config_path, overrides, seq_len, **opts):
     """Per-GPU memory, communication and step time of a parallel layout, or the smallest that fits.
 
@@ -308,11 +309,14 @@ def _search(model, T, base, opts, plan_options, fmt):
     gpus, max_gpus = opts.get("gpus"), opts.get("max_gpus") or 2**15
     recompute = opts.get("recompute")
     plan_options = {**plan_options, "name": model.name}
-    result = search_layout(model.config, T, global_batch, gpus, max_gpus, recompute, base, **plan_options)
+    first_fit = opts.get("first_fit", False)  # the UI's fits-on list asks only whether a layout fits
+    result = search_layout(
+        model.config, T, global_batch, gpus, max_gpus, recompute, base, first_fit=first_fit, **plan_options
+    )
     if result.best is not None:
         click.echo(render_parallel_plan(result.best, fmt))
         return
-    if gpus is None:
+    if gpus is None or first_fit:
         click.echo(render_no_fit(model.name, result.gpus, plan_options["gpu"], [], fmt))
     else:
         alternatives = would_fit(model.config, T, global_batch, gpus, recompute, base, more_gpus=False, **plan_options)

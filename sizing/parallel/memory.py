@@ -384,13 +384,21 @@ def candidate_stages(layout: ParallelLayout, cfg: ModelConfig | None = None) -> 
     holding (in flight falls with the stage, so it is the most loaded of its kind)."""
     stages = {0, min(1, layout.pp - 1), layout.pp - 1}
     if cfg is not None and cfg.is_moe and cfg.n_dense_layers:
-        seen: set[tuple] = set()
-        for stage in range(layout.pp):
-            signature = stage_signature(cfg, layout, stage)
-            if signature not in seen:
-                seen.add(signature)
-                stages.add(stage)
+        stages |= _first_of_each_holding(cfg, layout.pp, layout.v, layout.stage_layers)
     return tuple(sorted(stages))
+
+
+@lru_cache(maxsize=1024)
+def _first_of_each_holding(cfg: ModelConfig, pp: int, v: int, given: tuple[int, ...] | None) -> frozenset[int]:
+    """The first stage of each distinct holding of dense and MoE layers (depends on the split
+    alone: computed once for the hundreds of layouts of a search that share it)."""
+    layout = ParallelLayout(
+        pp=pp, v=v, micro_batches=pp, stage_layers=given, pp_schedule="interleaved" if v > 1 else "1f1b"
+    )
+    seen: dict[tuple, int] = {}
+    for stage in range(pp):
+        seen.setdefault(stage_signature(cfg, layout, stage), stage)
+    return frozenset(seen.values())
 
 
 def most_loaded(cfg: ModelConfig, layout: ParallelLayout, work: Workload) -> tuple[int, dict[str, int]]:

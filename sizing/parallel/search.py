@@ -120,10 +120,12 @@ def search_layout(
     max_gpus: int = MAX_SEARCH_GPUS,
     recompute: str | None = None,
     base: ParallelLayout | None = None,
+    first_fit: bool = False,
     **plan_options,
 ) -> SearchResult:
     """The best fitting plan on exactly `gpus` GPUs, or on the fewest GPUs up to `max_gpus`.
-    `cfg` may also be a Preset or a preset name."""
+    `cfg` may also be a Preset or a preset name. `first_fit`: any plan that fits, not the
+    fastest (whether one fits is all the UI's fits-on list asks of every GPU)."""
     cfg = as_config(cfg)
     cfg.check_context(require_int("seq_len", seq_len), "seq_len")
     require_int("global_batch", global_batch)
@@ -143,6 +145,7 @@ def search_layout(
     at_least = fewest_gpus(cfg, base, gpu, precision, optimizer) if gpus is None else 1
     constant = plan_options.get("mfu") is not None or plan_options.get("compute_efficiency") is not None
     fastest = _fastest_fitting if not constant and has_constants(gpu.key) else _best_constant
+    fastest = _first_fitting if first_fit else fastest
     tried = 0
     for world in counts:
         if world < at_least:
@@ -184,6 +187,21 @@ def _fastest_fitting(cfg: ModelConfig, layouts: list, seq_len: int, modes, memor
         if memory.fits(layouts[i], mode):
             return parallel_plan(cfg, layouts[i], seq_len, recompute=mode, **plan_options)
     return None
+
+
+def _first_fitting(cfg: ModelConfig, layouts: list, seq_len: int, modes, memory: MemoryCheck, plan_options: dict):
+    """A plan that fits, found quickly: the most sharded layouts and the most recomputation first
+    (the fewest bytes per GPU), so one check usually answers; memory is shared between GPUs."""
+    order = sorted(range(len(layouts)), key=lambda i: (-_model_parallel(layouts[i]), layouts[i].fsdp is None, i))
+    for i in order:
+        for mode in sorted(modes, key=lambda m: (m != "full", m != "selective")):
+            if memory.fits(layouts[i], mode):
+                return parallel_plan(cfg, layouts[i], seq_len, recompute=mode, **plan_options)
+    return None
+
+
+def _model_parallel(layout: ParallelLayout) -> int:
+    return layout.tp * layout.pp * layout.cp * layout.ep
 
 
 def _best_constant(cfg: ModelConfig, layouts: list, seq_len: int, modes, memory: MemoryCheck, plan_options: dict):

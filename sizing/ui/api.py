@@ -51,7 +51,7 @@ def _options(command: click.Command) -> dict[str, click.Option]:
     """Request key (long option without dashes) -> option, for the options a request may set."""
     found = {}
     for param in command.params:
-        if not isinstance(param, click.Option):
+        if not isinstance(param, click.Option) or param.hidden:  # a hidden option is the server's own
             continue
         for opt in param.opts:
             key = opt.lstrip("-")
@@ -183,9 +183,10 @@ def js_safe(value):
     return value
 
 
-def answer(endpoint: str, pairs: list[tuple[str, str]]) -> dict:
-    """The payload for one request: the command line, its exit code and its JSON result."""
-    args = command_args(endpoint, pairs)
+def answer(endpoint: str, pairs: list[tuple[str, str]], extra: tuple[str, ...] = ()) -> dict:
+    """The payload for one request: the command line, its exit code and its JSON result.
+    `extra`: arguments of the server's own (never a request's), e.g. fits_by_gpu's."""
+    args = command_args(endpoint, pairs) + list(extra)
     config_text = next((v for k, v in pairs if k == "config_text"), None)
     shown = ["sizing"] + args + (["--config", PASTED_CONFIG_NAME] if config_text is not None else [])
     with tempfile.TemporaryDirectory(prefix="sizing-ui-") as folder:
@@ -232,9 +233,11 @@ def fits_by_gpu(endpoint: str, pairs: list[tuple[str, str]]) -> list[dict]:
 
     rows = []
     kept = [(k, v) for k, v in pairs if k != "gpu"]
+    # a layout search stops at the first layout that fits: the verdict is the same, the work a fraction
+    extra = ("--first-fit",) if endpoint == "parallel" else ()
     for key in GPUS:
         try:
-            fits = verdict(endpoint, answer(endpoint, kept + [("gpu", key)])["result"])
+            fits = verdict(endpoint, answer(endpoint, kept + [("gpu", key)], extra)["result"])
         except ApiError:
             fits = None
         rows.append({"gpu": key, "fits": fits})
