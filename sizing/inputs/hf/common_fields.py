@@ -58,18 +58,18 @@ COMMON_FIELDS: dict[str, str] = {
 }
 
 
-def check_common_fields(d: dict, where: str = "", depth: int = 0) -> None:
+def check_common_fields(d: dict, where: str = "", depth: int = 0, who: str | None = None) -> None:
     """ConfigError naming the first common field of `d` (and of its nested `*_config` objects,
     MAX_JSON_DEPTH deep at most: a dict built in Python may even contain itself) whose value is
     not of its kind."""
-    who = f"Hugging Face config (model_type {show(d.get('model_type'))})"
+    who = who or f"Hugging Face config (model_type {show(d.get('model_type'))})"  # the outermost's
     for name, value in d.items():
         kind = COMMON_FIELDS.get(name)
         if kind is not None and not _fits(value, kind, name):
             what = _KINDS[kind.rstrip("?")][1] + (" or null" if kind.endswith("?") else "")
             raise ConfigError(f"{who}: field '{where}{name}' ({show(value)}) must be {what}")
         if name.endswith("_config") and isinstance(value, dict) and depth < MAX_JSON_DEPTH:
-            check_common_fields(value, f"{where}{name}.", depth + 1)
+            check_common_fields(value, f"{where}{name}.", depth + 1, who)
 
 
 def _fits(value: Any, kind: str, name: str) -> bool:
