@@ -30,7 +30,7 @@ from typing import ClassVar
 from urllib.parse import parse_qsl, urlsplit
 
 from sizing.ui.api import ENDPOINTS, ApiError, answer, fits_by_gpu, option_specs, run_cli
-from sizing.ui.workers import DEFAULT_BUDGET_S, Busy, ComputePool, TooSlow, connection_pool
+from sizing.ui.workers import COMPUTE_WORKERS, DEFAULT_BUDGET_S, Busy, ComputePool, TooSlow, connection_pool
 
 MAX_BODY_BYTES = 1 << 20  # a pasted config.json is a few KiB
 IDLE_TIMEOUT_S = 10  # a connection that sends nothing for this long is closed (its thread freed)
@@ -240,7 +240,11 @@ class UiServer(HTTPServer):
 
 
 def make_server(
-    host: str = "127.0.0.1", port: int = 0, budget_s: float = DEFAULT_BUDGET_S, idle_timeout_s: float = IDLE_TIMEOUT_S
+    host: str = "127.0.0.1",
+    port: int = 0,
+    budget_s: float = DEFAULT_BUDGET_S,
+    idle_timeout_s: float = IDLE_TIMEOUT_S,
+    compute_workers: int = COMPUTE_WORKERS,
 ) -> UiServer:
     """A server bound to host:port (0: any free port), not yet serving; each request answered
     within `budget_s` seconds or refused with 503/504, and a connection idle for `idle_timeout_s`
@@ -249,7 +253,7 @@ def make_server(
     answers any Host name."""
     handler = type("UiHandler", (Handler,), {})
     handler.files = static_files()
-    handler.compute, handler.timeout = ComputePool(budget_s=budget_s), idle_timeout_s
+    handler.compute, handler.timeout = ComputePool(compute_workers, budget_s), idle_timeout_s
     bare = host.strip("[]")
     family = socket.AF_INET6 if ":" in bare else socket.AF_INET
     server_class = type("UiServerOf", (UiServer,), {"address_family": family})
