@@ -26,7 +26,7 @@ from sizing.memory import (
 )
 from sizing.parallel.finetune import adapted, lora_adapter_params, nf4_bytes, quantized_by_qlora
 from sizing.parallel.layout import ParallelLayout
-from sizing.parallel.schedule import stage_split
+from sizing.parallel.schedule import chunk_sizes, chunk_starts, stage_split
 from sizing.parallel.shapes import (
     Tensor,
     block_kinds,
@@ -63,32 +63,13 @@ def stage_layers(cfg: ModelConfig, layout: ParallelLayout) -> int:
     return max(stage_split(cfg.n_layers, layout.pp, layout.stage_layers))
 
 
-@lru_cache(maxsize=1024)
-def _chunk_sizes(n_layers: int, pp: int, v: int, given: tuple[int, ...] | None) -> tuple[tuple[int, ...], ...]:
-    """[stage][chunk] layer counts: each stage's layers over its v chunks, the first chunks one more."""
-    return tuple(tuple(n // v + (1 if c < n % v else 0) for c in range(v)) for n in stage_split(n_layers, pp, given))
-
-
 def chunk_layers(cfg: ModelConfig, layout: ParallelLayout, stage: int, chunk: int) -> range:
     """The layers of model chunk `chunk` on pipeline rank `stage`, in model order chunk 0 of every
     rank, then chunk 1, ... (Megatron-LM's interleaved assignment; v = 1: rank s holds layers
     s L/p .. (s + 1) L/p - 1 when pp divides L)."""
-    sizes = _chunk_sizes(cfg.n_layers, layout.pp, layout.v, layout.stage_layers)
-    start = _chunk_starts(cfg.n_layers, layout.pp, layout.v, layout.stage_layers)[stage][chunk]
+    sizes = chunk_sizes(cfg.n_layers, layout.pp, layout.v, layout.stage_layers)
+    start = chunk_starts(cfg.n_layers, layout.pp, layout.v, layout.stage_layers)[stage][chunk]
     return range(start, start + sizes[stage][chunk])
-
-
-@lru_cache(maxsize=1024)
-def _chunk_starts(n_layers: int, pp: int, v: int, given: tuple[int, ...] | None) -> tuple[tuple[int, ...], ...]:
-    """[stage][chunk] first layer: chunk 0 of every rank in rank order, then chunk 1, ... (computed
-    once per split: the search asks it of every stage of hundreds of layouts)."""
-    sizes = _chunk_sizes(n_layers, pp, v, given)
-    starts, layer = [[0] * v for _ in range(pp)], 0
-    for chunk in range(v):
-        for stage in range(pp):
-            starts[stage][chunk] = layer
-            layer += sizes[stage][chunk]
-    return tuple(map(tuple, starts))
 
 
 def stage_kinds(cfg: ModelConfig, layout: ParallelLayout, stage: int) -> list[tuple[bool, int]]:
