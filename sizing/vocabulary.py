@@ -31,7 +31,7 @@ FLOP_COUNTERS: tuple[str, ...] = ("torch", "fvcore", "both")
 DTYPE_BITS: dict[str, int] = {"fp32": 32, "bf16": 16, "fp16": 16, "fp8": 8, "int8": 8, "int4": 4}
 STORAGE_DTYPES: tuple[str, ...] = tuple(DTYPE_BITS)
 # ---- dtypes a GPU has a peak matmul rate for (sizing.inputs.hardware)
-COMPUTE_DTYPES: tuple[str, ...] = ("bf16", "fp16", "fp8", "tf32", "fp32")
+COMPUTE_DTYPES: tuple[str, ...] = ("bf16", "fp16", "fp8", "fp4", "tf32", "fp32")
 # ---- dtypes the reference model trains in (sizing profile)
 TRAINING_DTYPES: tuple[str, ...] = ("bf16", "fp16", "fp32")
 
@@ -63,7 +63,7 @@ DEFAULT_SERVE_BANDWIDTH_EFFICIENCY = 0.8
 DEFAULT_SERVE_PRICE_PER_GPU_HOUR = 2.0
 # dtypes a serving forward may compute in: those a GPU has a peak matmul rate for and that
 # store activations (integer activations would need integer peaks, which sizing.inputs.hardware lacks)
-SERVE_ACTIVATION_DTYPES: tuple[str, ...] = ("bf16", "fp16", "fp8", "fp32")
+SERVE_ACTIVATION_DTYPES: tuple[str, ...] = ("bf16", "fp16", "fp8", "fp4", "fp32")
 # How MLA (latent attention) decodes: "absorbed" (attention over the cached latent with W_UK and
 # W_UV folded into the query and output, as DeepSeek, vLLM and SGLang serve it) or "naive"
 # (per-head K and V decompressed and cached). One per run: its FLOPs and its bytes together.

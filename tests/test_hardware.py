@@ -61,12 +61,12 @@ def test_device_names(device_name, key):
 def test_aliases_and_errors():
     assert get_gpu("A100").key == "a100-80gb" and get_gpu("H100").key == "h100-sxm"
     with pytest.raises(KeyError, match="did you mean"):
-        get_gpu("h20")
+        get_gpu("h30")
     with pytest.raises(KeyError, match="no bf16 peak"):
         get_gpu("v100").peak_flops_per_second("bf16")
     # one documented type: SizingError (a ValueError); still a KeyError for older callers
-    with pytest.raises(SizingError, match="unknown gpu 'h20'"):
-        get_gpu("h20")
+    with pytest.raises(SizingError, match="unknown gpu 'h30'"):
+        get_gpu("h30")
     with pytest.raises(SizingError, match="a100-80gb has no fp8 peak"):
         get_gpu("a100").peak_flops_per_second("fp8")
     assert get_gpu("v100").default_dtype == "fp16"

@@ -6,7 +6,6 @@ import pytest
 from click.testing import CliRunner
 
 from sizing.cli import main
-from sizing.formulas import params as P
 from sizing.inputs.hardware import get_gpu
 from sizing.inputs.presets import get_preset
 from sizing.memory.kv import kv_cache_bytes
@@ -24,7 +23,8 @@ def _setup(cfg, gpu="h200", weights="fp8"):
 
 def test_weight_split_sums_to_the_model():
     rest, one = weight_split_bytes(DSV3, "fp8")
-    assert rest + one * 58 * 256 == P.total_params(DSV3)  # fp8: 1 byte each; 58 MoE layers x 256 experts
+    # fp8 is the W8A8 format: 1 byte per block matmul weight, the token table, lm_head and norms 16-bit
+    assert rest + one * 58 * 256 == quantized_weights(DSV3, "fp8").bytes  # 58 MoE layers x 256 experts
     assert one == 3 * 7168 * 2048  # gated expert of width 2048
     oss = get_preset("gpt-oss-120b").config
     rest, one = weight_split_bytes(oss, "mxfp4-experts")

@@ -27,6 +27,7 @@ BITS = {
     "mxfp4-experts": Fraction(17, 4),
     "nvfp4": Fraction(4) + Fraction(8, 16),  # E4M3 scale per 16 -> 4.5
     "fp8": Fraction(8),
+    "int8-w8a8": Fraction(8),  # int8 weights; the per-channel scales (< 0.1%) not counted
     "fp8-block128": Fraction(8) + Fraction(32, 128 * 128),  # fp32 scale per 128x128 block
     "q8_0": Fraction((32 * 1 + 2) * 8, 32),  # block_q8_0: 32 int8 + fp16 d = 34 bytes -> 8.5
     "q4_0": Fraction((16 + 2) * 8, 32),  # block_q4_0: 16 bytes nibbles + fp16 d = 18 bytes -> 4.5

@@ -16,7 +16,7 @@ from sizing.formulas.flops import decode_flops_per_token
 from sizing.inputs.hardware import get_gpu
 from sizing.serve import expected_experts_hit, serve, step_bytes, tp_ring_allreduce_seconds
 from sizing.serve.calibration import default_efficiencies
-from sizing.serve.roofline import sum_of_steps, tp_allreduce_latency_seconds
+from sizing.serve.roofline import NO_OVERHEAD, StepOverhead, sum_of_steps, tp_allreduce_latency_seconds
 from sizing.serve.work import decode_step_flops, prefill_flops
 from sizing.validate import SizingError
 
@@ -95,7 +95,7 @@ def test_sum_of_steps_equals_the_loop(coefficients, first, span):
 
 
 def test_llama2_7b_on_h100_is_the_roofline():
-    est = serve("llama2-7b", 4096, 256, gpu="h100")
+    est = serve("llama2-7b", 4096, 256, gpu="h100", overhead=NO_OVERHEAD)  # the roofline alone
     h100 = get_gpu("h100")
     bw = h100.hbm_bytes_per_second * H100_BANDWIDTH_EFFICIENCY
     assert est.prefill.bound == "compute" and est.decode_bound == "memory"
@@ -109,7 +109,7 @@ def test_llama2_7b_on_h100_is_the_roofline():
     assert est.usd_per_million_input_tokens == pytest.approx(2.0 / 3600 * est.ttft_seconds / 4096 * 1e6)
     # the issue's hand figure, ~4.7 ms for 12.55 GiB + 2 GiB at 3.35 TB/s, read the whole token
     # table; a decode step reads one row of it (0.26 GB less): 4.59 ms at efficiency 1
-    ideal = serve("llama2-7b", 4096, 2, gpu="h100", bandwidth_efficiency=1.0)
+    ideal = serve("llama2-7b", 4096, 2, gpu="h100", bandwidth_efficiency=1.0, overhead=NO_OVERHEAD)
     assert ideal.tpot_seconds == pytest.approx((weights + 2 * L * D * 2 * 4097) / 3.35e12, rel=1e-12)
     assert ideal.tpot_seconds == pytest.approx(4.7e-3, rel=0.03)
     assert est.kv_bytes_per_request == 2 * L * D * 2 * 4352 and est.fits and est.max_batch == 27
@@ -123,23 +123,23 @@ def test_ridge_batch_is_where_decode_turns_compute_bound():
     at = serve("llama2-7b", 64, 2, batch=b, gpu="h100").first_step.roofline
     below = serve("llama2-7b", 64, 2, batch=b - 1, gpu="h100").first_step.roofline
     assert at.bound == "compute" and below.bound == "memory"
-    assert est.ridge_intensity == pytest.approx(989.4e12 * 0.40 / (3.35e12 * 0.45))  # H100 calibrated
+    assert est.ridge_intensity == pytest.approx(989.4e12 * 0.40 / (3.35e12 * 0.90))  # H100 calibrated
     # MHA at 4K: the KV read grows with the batch as fast as the FLOPs: never compute-bound
     assert serve("llama2-7b", 4096, 256, gpu="h100").ridge_batch is None
 
 
 def test_tensor_parallel_splits_work_and_adds_all_reduces():
-    one = serve("llama2-70b", 2048, 128, batch=8, gpu="h100", tp=8)
+    one = serve("llama2-70b", 2048, 128, batch=8, gpu="h100", tp=8, overhead=NO_OVERHEAD)
     assert one.weights_bytes_per_gpu == math.ceil(2 * 68_976_648_192 / 8)
     step = one.last_step.roofline
-    allreduce = tp_ring_allreduce_seconds(8 * 8192 * 2, 8, 450e9, 0.45)  # H100's calibrated bandwidth share
-    assert allreduce == pytest.approx(2 * 7 / 8 * 8 * 8192 * 2 / (450e9 * 0.45))
+    allreduce = tp_ring_allreduce_seconds(8 * 8192 * 2, 8, 450e9, 0.90)  # H100's calibrated bandwidth share
+    assert allreduce == pytest.approx(2 * 7 / 8 * 8 * 8192 * 2 / (450e9 * 0.90))
     latency = 3.6e-6 + 2 * 7 * 0.47e-6  # NCCL ring LL: base + 2(n - 1) NVLink steps = 10.18 µs
     assert tp_allreduce_latency_seconds(8) == pytest.approx(10.18e-6) == pytest.approx(latency)
     assert step.comm_seconds == pytest.approx(80 * 2 * (allreduce + latency))  # 160 all-reduces per token
     assert step.bytes == pytest.approx(one.last_step.bytes.total / 8)  # 8 KV heads over 8 ranks: 1 each
     assert tp_ring_allreduce_seconds(1e9, 1, 450e9, 0.8) == 0
-    two = serve("llama2-70b", 2048, 128, batch=8, gpu="h100", tp=8, gpus=16)
+    two = serve("llama2-70b", 2048, 128, batch=8, gpu="h100", tp=8, gpus=16, overhead=NO_OVERHEAD)
     assert two.decode_tokens_per_second == pytest.approx(2 * one.decode_tokens_per_second)
 
 
@@ -164,7 +164,7 @@ def test_json_is_strict_with_exact_integers():
         (dict(tp=3), r"tp \(3\) must divide n_heads \(32\).*valid: 1, 2, 4, 8, 16, 32"),
         (dict(weight_dtype="int3"), r"weight_dtype \('int3'\) must be one of"),
         (dict(kv_dtype="fp4"), r"kv_dtype \('fp4'\) must be one of"),
-        (dict(activation_dtype="int8"), r"activation_dtype \('int8'\) must be one of: bf16, fp16, fp8, fp32"),
+        (dict(activation_dtype="int8"), r"activation_dtype \('int8'\) must be one of: bf16, fp16, fp8, fp4, fp32"),
         (dict(prompt=5000), r"prompt \(5000\) exceeds the model.s served context \(4096\)"),
         (dict(output=1), r"output \(1\) must be an integer >= 2"),
         (dict(gpus=12, tp=8), r"gpus \(12\) must be a multiple of tp \(8\)"),
@@ -193,11 +193,21 @@ def test_learned_position_table_bounds_prompt_and_output():
     ],
 )
 def test_decode_time_is_the_sum_of_every_step(model, prompt, output, batch):
-    from sizing.serve.estimate import _Machine
+    from sizing.serve.estimate import StepModel
 
     est = serve(model, prompt, output, batch, gpu="h100", compute_efficiency=0.6, bandwidth_efficiency=0.8)
-    machine = _Machine(est.config, est.gpu, est.settings)
+    machine = StepModel(est.config, est.gpu, est.settings)
     loop = sum(machine.decode_step(C).roofline.seconds for C in range(prompt + 1, prompt + output))
     assert est.decode_seconds == pytest.approx(loop, rel=1e-9)
     if model == "llama2-7b":
         assert est.decode_bound == "compute then memory"
+
+
+def test_the_engine_overhead_is_added_per_forward():
+    """The calibrated overheads (sizing/data/serve_efficiency.json): 5 ms per prefill forward, 3 ms
+    per decode step, 40 us per sequence in a forward, on top of the roofline."""
+    bare = serve("llama2-7b", 1024, 64, batch=4, gpu="h100", overhead=NO_OVERHEAD)
+    est = serve("llama2-7b", 1024, 64, batch=4, gpu="h100")
+    assert est.settings.overhead == StepOverhead(5e-3, 3e-3, 40e-6)
+    assert est.ttft_seconds == pytest.approx(bare.ttft_seconds + 5e-3 + 4 * 40e-6)
+    assert est.decode_seconds == pytest.approx(bare.decode_seconds + 63 * (3e-3 + 4 * 40e-6))

@@ -8,11 +8,11 @@ import pytest
 
 from sizing.inputs.hardware import get_gpu
 from sizing.inputs.presets import get_preset
-from sizing.serve.estimate import _Machine, serve
+from sizing.serve.estimate import StepModel, serve
 
 
 def _step_by_step(est, gpu: str, first: int, last: int) -> float:
-    machine = _Machine(est.config, get_gpu(gpu), est.settings)
+    machine = StepModel(est.config, get_gpu(gpu), est.settings)
     return sum(machine.decode_step(c).roofline.seconds for c in range(first, last + 1))
 
 

@@ -13,7 +13,10 @@ from sizing.serve.work import step_bytes, unread_table_params
 
 def test_a_dtype_reads_what_step_bytes_reads():
     cfg = get_preset("mixtral-8x7b").config
-    assert weights_step_bytes(cfg, 2048, 4, "int8", "bf16") == step_bytes(cfg, 2048, 4, "int8", "bf16")
+    assert weights_step_bytes(cfg, 2048, 4, "bf16", "bf16") == step_bytes(cfg, 2048, 4, "bf16", "bf16")
+    # int8 and fp8 weights are served as their W8A8 formats (token table and lm_head 16-bit)
+    assert weights_step_bytes(cfg, 2048, 4, "int8", "bf16") == weights_step_bytes(cfg, 2048, 4, "int8-w8a8", "bf16")
+    assert model_weights_bytes(cfg, "fp8") == quantized_weights(cfg, "fp8").bytes
 
 
 def test_a_format_reads_its_packed_bytes():

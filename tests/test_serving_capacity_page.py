@@ -15,8 +15,8 @@ from sizing.serve.published import PUBLISHED_SERVING
 
 def test_capacity_section_states_the_answer_and_its_derivation():
     text = capacity_section()
-    assert "**answer: 3 replica(s) x (tp 2, pp 1), int4 weights, bf16 KV = 6 GPUs, $1.667/M output tokens" in text
-    assert "⌈10 / 3.67⌉ = 3 replicas x tp 2 = 6 GPUs" in text
+    assert "**answer: 5 replica(s) x (tp 1, pp 1), int4 weights, bf16 KV = 5 GPUs, $1.389/M output tokens" in text
+    assert "⌈10 / 2.08⌉ = 5 replicas x tp 1 = 5 GPUs" in text
     assert "| tp x pp" in text
 
 
@@ -30,5 +30,5 @@ def test_throughput_vs_latency_has_one_rising_curve_per_tp():
 
 def test_calibration_section_has_every_calibrated_row():
     fitted, unseen = calibration_section().split("Published rows the fit did not see")
-    assert fitted.count("| h100-sxm") + fitted.count("| a100-80gb") == len(PUBLISHED_SERVING)
-    assert unseen.count("| yes") == 8 and unseen.count("| no") == 3
+    assert fitted.count("| h100-sxm") + fitted.count("| a100-80gb") + fitted.count("| h200") == len(PUBLISHED_SERVING)
+    assert unseen.count("| yes") == 2 and unseen.count("| no") == 2

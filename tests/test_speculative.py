@@ -65,9 +65,9 @@ def test_mtp_on_deepseek_v3():
     assert head.n_layers == 1 and head.is_moe and head.vocab_size == cfg.vocab_size
     small = speculate(cfg, 1, 0.85, None, batch=1, gpu="h200", weight_dtype="fp8")
     large = speculate(cfg, 1, 0.85, None, batch=256, gpu="h200", weight_dtype="fp8")
-    assert small.verify_step_seconds > 1.4 * small.target_step_seconds
+    assert small.verify_step_seconds > 1.35 * small.target_step_seconds  # the step overhead is paid by both
     assert small.break_even_acceptance > large.break_even_acceptance
-    assert 1.75 < large.speedup < 1.85  # 1.85 tokens per step less the MTP head's cost
+    assert 1.65 < large.speedup < 1.85  # 1.85 tokens per step less the MTP head and the larger verify
 
 
 def test_bad_input():

@@ -52,7 +52,42 @@ def serve(preset, config_path, overrides, fmt, **options):
         _capacity(model, fmt, **options)
         return
     _refuse_without_rate(options["slo_ttft"], options["slo_tpot"])
+    if _layout_answered(model, fmt, **options):
+        return
     _estimate(model, fmt, **options)
+
+
+def _layout_answered(model, fmt: str, *, gpus, tp: int, **options) -> bool:
+    """--gpus N without --tp: the best layout on N GPUs as `serve-layout` ranks them (TP groups of
+    1..N GPUs as replicas, EP with DP attention, TP x PP), by tokens/s per GPU at the largest batch
+    that fits. Pure TP of t GPUs runs the estimate at --tp t with N/t replicas (False: it goes on);
+    EP + DP attention or a pipeline prints the layout table (True)."""
+    ctx = click.get_current_context()
+    if gpus is None or gpus == 1 or ctx.get_parameter_source("tp") not in (ParameterSource.DEFAULT, None):
+        return False
+    from sizing.render import render_layouts
+    from sizing.serve import compare_layouts, why_best
+
+    counts = tuple(g for g in (1, 2, 4, 8, 16, 32, 64, 128) if g <= gpus and gpus % g == 0)
+    context = options["prompt"] + options["output"]
+    try:
+        steps = compare_layouts(
+            model.config, options["gpu"], context, options["weight_dtype"], options["kv_dtype"], counts
+        )
+    except SizingError as exc:
+        raise UserError(str(exc)) from None
+    if steps and steps[0].layout == "tp":
+        ctx.params["tp"] = steps[0].gpus
+        _estimate(model, fmt, gpus=gpus, tp=steps[0].gpus, **options)
+        return True
+    title = (
+        f"Serving {model.name} on {gpus} x {options['gpu']}: the best layout at context {context}, weights "
+        f"{options['weight_dtype']}, KV {options['kv_dtype']} (decode; --tp picks pure tensor parallelism)"
+    )
+    click.echo(render_layouts(steps, why_best(steps, model.config), fmt, title).rstrip("\n"))
+    if not steps:
+        raise SystemExit(3)
+    return True
 
 
 def _weight_format(quant: str | None, weight_dtype: str) -> str:
@@ -188,9 +223,11 @@ def _capacity(
     try:
         ttft = None if slo_ttft is None else parse_seconds(slo_ttft, "--slo-ttft")
         tpot = None if slo_tpot is None else parse_seconds(slo_tpot, "--slo-tpot")
+        contexts = (model.preset.context, model.preset.serving_context) if model.preset else (None, None)
         plan = plan_capacity(
-            model.config, rate, prompt, output, gpu, ttft, tpot, price, model.name, token_budget, block_size, *effs, mla
-        )
+            model.config, rate, prompt, output, gpu, ttft, tpot, price, model.name,
+            token_budget, block_size, *effs, mla, *contexts,
+        )  # fmt: skip
     except SizingError as exc:
         raise UserError(str(exc)) from None
     click.echo(render_capacity(plan, fmt).rstrip("\n"))

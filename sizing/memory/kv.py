@@ -6,8 +6,8 @@ the latent width and d_r the rope key width.
 
 from __future__ import annotations
 
-from sizing.formulas import params as P
 from sizing.inputs import ModelConfig
+from sizing.memory.quant import deployed_weights_bytes
 from sizing.validate import SizingError, require_choice, require_int
 from sizing.vocabulary import DTYPE_BITS, ceil_div
 
@@ -135,5 +135,8 @@ def kv_cache_formula(cfg: ModelConfig, context: int, batch: int, dtype: str) -> 
 
 
 def inference_weights_bytes(cfg: ModelConfig, dtype: str = "bf16") -> int:
-    """All N parameters (every expert of an MoE) in `dtype`; int4 packs two per byte."""
-    return dtype_bytes(P.total_params(cfg), dtype)
+    """All N parameters (every expert of an MoE) as inference stores them in `dtype`: the one
+    weight-bytes function (sizing.memory.quant.deployed_weights_bytes): fp8 and int8 as their
+    W8A8 formats (token table and lm_head 16-bit), the other dtypes N x their width (int4 packs two
+    per byte)."""
+    return deployed_weights_bytes(cfg, dtype)

@@ -19,12 +19,11 @@ their own widths. Bits per weight, from the storage each format defines:
   per 32 = 8.5; Q4_0 = 16 bytes of nibbles + fp16 d = 18 bytes per 32 = 4.5; Q4_K = 2 fp16 +
   12 bytes of 6-bit scales + 128 bytes of nibbles = 144 bytes per 256 = 4.5; Q5_K = 176 bytes
   per 256 = 5.5; Q6_K = 128 + 64 + 16 + 2 = 210 bytes per 256 = 6.5625.
-  The *_M mixes follow llama.cpp's llama_tensor_get_type (src/llama-quant.cpp): Q4_K_M and
-  Q5_K_M store attn_v and ffn_down in Q6_K in the layers use_more_bits picks (the first and last
-  eighth and every third between) and output.weight (lm_head) in Q6_K; every K-quant and Q4_0
-  store output.weight in Q6_K; 1-D tensors (norms, biases) stay f32; the token table takes the
-  base type. Models with MoE-specific overrides in llama.cpp (attn_v to Q8_0 for 8 experts) are
-  not modelled.
+  The mixes follow llama.cpp's llama_tensor_get_type tensor by tensor (kquant.py): Q4_K_M and
+  Q5_K_M store attn_v and ffn_down in Q6_K in the layers use_more_bits picks, Q4_K_M attn_v in
+  Q5_K on an 80-layer model, and an 8-expert model's attn_v and attn_k in Q8_0 (attn_output in
+  Q5_K under Q4_K_M); every K-quant and Q4_0 store output.weight (lm_head) in Q6_K; 1-D tensors
+  (norms, biases) stay f32; the token table takes the base type.
 
 Weight-only formats (GPTQ, AWQ, GGUF, MXFP4 and NVFP4 on Hopper) dequantize in the kernel: the
 decode step reads the packed bytes, the matmuls run in bf16 at bf16 peak, and the dequantization
@@ -40,6 +39,7 @@ from fractions import Fraction
 
 from sizing.formulas import params as P
 from sizing.inputs import ModelConfig
+from sizing.memory.kquant import kquant_overrides, use_more_bits  # noqa: F401  (use_more_bits: re-exported)
 from sizing.validate import require_choice, require_int
 from sizing.vocabulary import DTYPE_BITS, ceil_div
 
@@ -96,7 +96,24 @@ FORMATS: dict[str, QuantFormat] = {
             "OCP MX spec v1.0; GPT-OSS model card arXiv:2508.10925 sec. 2 (MoE weights in MXFP4)",
         ),
         QuantFormat("nvfp4", Fraction(9, 2), "4 + 8/16 (E4M3 scale per 16)", "linear", "bf16", "NVIDIA NVFP4 (2025)"),
-        QuantFormat("fp8", Fraction(8), "8 (+ one fp32 per tensor)", "linear", "fp8", "W8A8 fp8 per-tensor"),
+        QuantFormat(
+            "fp8",
+            Fraction(8),
+            "8 (+ one fp32 per tensor)",
+            "linear",
+            "fp8",
+            "W8A8 fp8 per-tensor (vLLM --quantization fp8, TensorRT-LLM/ModelOpt FP8: the embedding and lm_head "
+            "stay 16-bit)",
+        ),
+        QuantFormat(
+            "int8-w8a8",
+            Fraction(8),
+            "8 (+ one scale per output channel, < 0.1%, not counted)",
+            "linear",
+            "int8",
+            "W8A8 int8 (SmoothQuant, arXiv:2211.10438; compressed-tensors w8a8 checkpoints: int8 weight, "
+            "per-channel scale; the embedding and lm_head stay 16-bit)",
+        ),
         QuantFormat(
             "fp8-block128",
             Fraction(8) + Fraction(32, 128 * 128),
@@ -116,12 +133,6 @@ FORMATS: dict[str, QuantFormat] = {
 
 def get_format(key: str) -> QuantFormat:
     return FORMATS[require_choice("quant", key, FORMATS)]
-
-
-def use_more_bits(layer: int, n_layers: int) -> bool:
-    """llama.cpp's use_more_bits: the first and last eighth of the layers and every third between."""
-    eighth = n_layers // 8
-    return layer < eighth or layer >= 7 * n_layers // 8 or (layer - eighth) % 3 == 2
 
 
 def attention_matrix_params(cfg: ModelConfig) -> int:
@@ -169,7 +180,7 @@ class QuantizedWeights:
 
     format: QuantFormat
     quantized_params: int
-    upgraded_params: int  # GGUF *_M: stored at more_bits
+    upgraded_params: int  # GGUF mixes: stored at another type than the base (kquant.py)
     embedding_params: int
     lm_head_params: int
     other_params: int
@@ -182,14 +193,18 @@ class QuantizedWeights:
         return self.bytes * 8 / (total + self.lm_head_params + self.other_params)
 
 
-def _upgraded_params(cfg: ModelConfig) -> int:
-    """attn_v + ffn_down of the layers use_more_bits picks (llama.cpp counts both over the layers)."""
-    total = 0
-    for layer in range(cfg.n_layers):
-        if use_more_bits(layer, cfg.n_layers):
-            moe = cfg.is_moe and layer >= cfg.n_layers - cfg.n_moe_layers
-            total += value_matrix_params(cfg) + _down_matrix_params(cfg, moe)
-    return total
+def _mix_overrides(cfg: ModelConfig, fmt: QuantFormat) -> list[tuple[int, Fraction]]:
+    """The GGUF mix's tensors at another type than the base (kquant.py); none for other formats."""
+    if fmt.source != _GGUF:
+        return []
+    d = cfg.d_model
+    key_matrix = 0 if cfg.is_mla else d * cfg.kv_width  # attn_k: d x (h_kv·d_h)
+    output = cfg.n_heads * cfg.v_head_width * d
+
+    def down(layer: int) -> int:
+        return _down_matrix_params(cfg, cfg.is_moe and layer >= cfg.n_layers - cfg.n_moe_layers)
+
+    return kquant_overrides(cfg, fmt.key, value_matrix_params(cfg), key_matrix, output, down)
 
 
 def quantized_weights(cfg: ModelConfig, fmt: QuantFormat | str) -> QuantizedWeights:
@@ -197,14 +212,15 @@ def quantized_weights(cfg: ModelConfig, fmt: QuantFormat | str) -> QuantizedWeig
     mix's upgraded tensors at more_bits, the token table, lm_head and the rest at their widths."""
     fmt = get_format(fmt) if isinstance(fmt, str) else fmt
     quantized = routed_expert_matrix_params(cfg) if fmt.scope == "experts" else block_matrix_params(cfg)
-    upgraded = _upgraded_params(cfg) if fmt.more_bits is not None else 0
+    overrides = _mix_overrides(cfg, fmt)
+    upgraded = sum(n for n, _ in overrides)
     quantized -= upgraded
     embedding = P.embedding_params(cfg)
     lm_head = P.lm_head_params(cfg)
     other = P.total_params(cfg) - quantized - upgraded - embedding - lm_head
     bits = (
         quantized * fmt.bits
-        + upgraded * (fmt.more_bits or 0)
+        + sum(n * b for n, b in overrides)
         + embedding * fmt.embedding_bits
         + lm_head * fmt.lm_head_bits
         + other * fmt.other_bits
@@ -214,11 +230,39 @@ def quantized_weights(cfg: ModelConfig, fmt: QuantFormat | str) -> QuantizedWeig
     )
 
 
+# A plain 8-bit weight dtype is served as the format every engine stores it in: W8A8 with the
+# token table and lm_head kept 16-bit (no engine quantizes them). int4 stays the plain count.
+DEPLOYED_AS = {"fp8": "fp8", "int8": "int8-w8a8"}
+
+
+def weight_format(weights: str) -> QuantFormat | None:
+    """The deployed format `weights` names (a format key, or fp8/int8 as DEPLOYED_AS); None for a
+    plain dtype counted at its width (bf16, fp16, fp32, int4)."""
+    key = DEPLOYED_AS.get(weights, weights)
+    return FORMATS.get(key)
+
+
+def deployed_weights_bytes(cfg: ModelConfig, weights: str) -> int:
+    """The one weight-bytes function of inference and serving: all N parameters as `weights`
+    stores them, a format's bytes (scales and 16-bit tensors included; fp8 and int8 as their W8A8
+    formats), else N x the dtype's width."""
+    fmt = weight_format(weights)
+    if fmt is not None:
+        return quantized_weights(cfg, fmt).bytes
+    bits = DTYPE_BITS[require_choice("weights", weights, (*DTYPE_BITS, *FORMATS))]
+    return ceil_div(P.total_params(cfg) * bits, 8)
+
+
 def plain_dtype_note(dtype: str) -> str | None:
-    """What a bare --weight-dtype int4/int8 assumes, said in the output: no scales, nothing in 16 bits."""
-    if dtype in ("int4", "int8"):
+    """What a bare --weight-dtype int4 assumes, said in the output: no scales, nothing in 16 bits."""
+    if dtype in DEPLOYED_AS:
         return (
-            f"--weight-dtype {dtype} counts every parameter at exactly {DTYPE_BITS[dtype]} bits, no scales or "
+            f"--weight-dtype {dtype} is served as the {DEPLOYED_AS[dtype]} format: block matmuls at 8 bits, the "
+            "token table and lm_head 16-bit (as vLLM, SGLang and TensorRT-LLM keep them)"
+        )
+    if dtype == "int4":
+        return (
+            "--weight-dtype int4 counts every parameter at exactly 4 bits, no scales or "
             "zero points and no 16-bit tensors; --quant names a deployed format (e.g. gptq-int4-g128, q4_k_m)"
         )
     return None

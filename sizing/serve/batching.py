@@ -43,7 +43,8 @@ from dataclasses import dataclass, field
 
 from sizing.inputs import GPU, ModelConfig
 from sizing.memory import prefill_activation_peak_bytes
-from sizing.serve.estimate import serving_machine
+from sizing.serve.estimate import StepModel, serving_machine
+from sizing.serve.quant_bytes import weights_step_bytes
 from sizing.serve.result import ServeSettings
 from sizing.serve.roofline import Roofline
 from sizing.serve.work import (
@@ -51,7 +52,6 @@ from sizing.serve.work import (
     decode_step_flops,
     kv_read_bytes_per_rank,
     prefill_flops,
-    step_bytes,
 )
 from sizing.validate import SizingError, require_int
 from sizing.vocabulary import ceil_div
@@ -69,6 +69,39 @@ def ceil_sum(first: int, last: int, block: int) -> int:
         return block * q * (q + 1) // 2 + r * (q + 1)
 
     return s(last) - s(first - 1)
+
+
+def engine_iteration(
+    machine: StepModel, decodes: int, context: int, prefill_tokens: int = 0, chunk: int | None = None
+) -> Roofline:
+    """The time of one engine iteration (the serving step model's, stable for callers such as the
+    load simulator): `decodes` sequences decoding one token each at `context` cached positions,
+    plus `prefill_tokens` tokens of prompts of the settings' prompt length, prefilled in chunks of
+    `chunk` (their mean causal FLOPs per token, the KV they write and the earlier chunks' KV they
+    re-read), the weights read once, the TP all-reduces of every token, and the engine's overhead
+    for a step over the decoding sequences plus the prompts in it. With no prefill it is exactly
+    `sizing serve`'s decode step of `decodes` sequences at `context`. Build `machine` with
+    sizing.serve.estimate.serving_machine(cfg, gpu, settings)."""
+    s, cfg = machine.s, machine.cfg
+    require_int("decodes", decodes, minimum=0)
+    require_int("prefill_tokens", prefill_tokens, minimum=0)
+    if decodes + prefill_tokens < 1:
+        raise SizingError("an iteration needs at least one decode or one prefill token")
+    flops = decode_step_flops(cfg, context, decodes, s.mla) if decodes else 0
+    kv = kv_read_bytes_per_rank(cfg, context, decodes, s.kv_dtype, s.tp, s.mla) if decodes else 0
+    prompts = 0
+    if prefill_tokens:
+        share = prefill_tokens / s.prompt  # prompts' worth of prefill in this iteration
+        flops += share * prefill_flops(cfg, s.prompt, 1, s.attention)
+        kv += share * kv_read_bytes_per_rank(cfg, s.prompt, 1, s.kv_dtype, s.tp, s.mla)
+        kv += share * chunked_prefill_kv_reread_bytes(cfg, s.prompt, chunk, 1, s.kv_dtype, s.tp, s.mla)
+        prompts = math.ceil(share)
+    tokens = decodes + prefill_tokens
+    if prefill_tokens == 0:  # a decode step: the bytes exactly as serve's (the token table's unread rows too)
+        moved = weights_step_bytes(cfg, context, decodes, s.weight_dtype, s.kv_dtype, tp=s.tp, mla=s.mla)
+        return machine.roofline(flops, moved.per_rank(s.tp), decodes)
+    weights = weights_step_bytes(cfg, context, 1, s.weight_dtype, s.kv_dtype, new_tokens=tokens, tp=s.tp, mla=s.mla)
+    return machine.roofline(flops, weights.weight_bytes / s.tp + kv, tokens, decodes + prompts)
 
 
 @dataclass(frozen=True)
@@ -119,21 +152,8 @@ class ContinuousBatching:
 
     def iteration(self, decodes: int, prefill_tokens: int, chunk: int | None = None) -> Roofline:
         """One forward: `decodes` sequences at the mean context plus `prefill_tokens` of prompts
-        prefilled in chunks of `chunk` (their mean causal FLOPs per token, the KV written and the
-        earlier chunks' KV re-read), the weights read once."""
-        s, cfg = self.settings, self.cfg
-        ctx = self.decode_context
-        flops = decode_step_flops(cfg, ctx, decodes, s.mla) if decodes else 0
-        kv = kv_read_bytes_per_rank(cfg, ctx, decodes, s.kv_dtype, s.tp, s.mla) if decodes else 0
-        if prefill_tokens:
-            share = prefill_tokens / s.prompt  # prompts' worth of prefill in this iteration
-            flops += share * prefill_flops(cfg, s.prompt, 1, s.attention)
-            kv += share * kv_read_bytes_per_rank(cfg, s.prompt, 1, s.kv_dtype, s.tp, s.mla)
-            reread = chunked_prefill_kv_reread_bytes(cfg, s.prompt, chunk, 1, s.kv_dtype, s.tp, s.mla)
-            kv += share * reread
-        tokens = decodes + prefill_tokens
-        weights = step_bytes(cfg, ctx, 1, s.weight_dtype, s.kv_dtype, new_tokens=tokens, tp=s.tp, mla=s.mla)
-        return self._machine.roofline(flops, weights.weight_bytes / s.tp + kv, tokens)
+        prefilled in chunks of `chunk` (engine_iteration)."""
+        return engine_iteration(self._machine, decodes, self.decode_context, prefill_tokens, chunk)
 
     def point(self, n: int) -> BatchingPoint:
         """The steady state at n sequences decoding (n < token_budget)."""
@@ -180,6 +200,23 @@ class ContinuousBatching:
         a = 2 if s.activation_dtype in ("bf16", "fp16") else 4 if s.activation_dtype == "fp32" else 1
         peak = prefill_activation_peak_bytes(self.cfg, self.token_budget, 1, a)
         return self.gpu.memory_bytes - weights - peak
+
+    def why_nothing_fits(self) -> str:
+        """The binding constraint, with its numbers, when not one sequence fits: the weights alone,
+        or the KV cache of one sequence at P + O in what the weights and activation peak leave."""
+        from sizing.inputs import format_gib
+
+        s, gpu = self.settings, self.gpu
+        weights, _, _ = self._machine.memory(1)
+        where = f"{gpu.key} ({format_gib(gpu.memory_bytes)}) at tp {s.tp}"
+        if weights > gpu.memory_bytes:
+            return f"the weights ({s.weight_dtype}) need {format_gib(weights)} per GPU, more than {where}"
+        one = self.blocks_at_longest * self.block_bytes
+        left = max(0, self.kv_capacity_bytes)
+        return (
+            f"KV cache for one sequence of {s.prompt + s.output} tokens ({format_gib(one)}, {s.kv_dtype}) exceeds the "
+            f"{format_gib(left)} left after weights {format_gib(weights)} and the activation peak on {where}"
+        )
 
     @property
     def blocks(self) -> int:

@@ -1,37 +1,99 @@
-"""The default serving efficiencies, one pair per GPU type, calibrated against the project's own
-table of published measurements (sizing/serve/published.py: TensorRT-LLM v0.6.1, static batch).
+"""The serving step model's efficiencies: one (compute, bandwidth) pair per GPU type and one set
+of engine overheads, read from sizing/data/serve_efficiency.json, where each carries its source.
 
-For each GPU type with rows, (compute efficiency, bandwidth efficiency) is the point of a 0.05
-grid over [0.1, 1] x [0.1, 1] that minimises Σ log(measured / predicted)² over that GPU's rows
-(throughput rows as output tokens/s per GPU, latency rows as first-token ms): one model per GPU
-type, no per-row fitting. calibration_fit.py scores a pair against the rows;
-tests/test_serve_calibration.py checks the stated pairs are that grid minimum (no neighbour
-does better) and the spread below. A GPU without rows keeps the stated
-assumptions DEFAULT_SERVE_COMPUTE_EFFICIENCY / DEFAULT_SERVE_BANDWIDTH_EFFICIENCY.
+    step seconds = max(FLOPs / (peak x compute), bytes / (HBM x bandwidth)) + TP all-reduces
+                   + prefill_forward (a prefill forward) or decode_step (a decode step)
+                   + per_sequence x sequences in the forward
 
-    GPU        rows  compute  bandwidth  measured / predicted (min .. max)  RMS log error
-    h100-sxm   10    0.40     0.45       0.43 .. 1.76                       0.43
-    a100-80gb  5     0.70     0.60       0.68 .. 1.31                       0.23
+The pairs and the overheads are fitted together (log-space least squares; the pair on a 0.05
+grid over [0.1, 1]^2, the overheads on the grid the file states) to the published static-batch
+rows whose `use` is "calibration" (sizing/data/published_serving.json): one pair per GPU type
+with rows, one overhead set for all (the engine's own cost, outside the GPU's roofline). No
+per-row fitting: the same numbers serve every model, batch and length on that GPU.
 
-The H100 rows run FP8 (weights, KV cache and matmuls), the A100 rows FP16; the pair is applied
-to every dtype on that GPU. The spread is what one pair per GPU cannot absorb: engines reach a
-different share of the roofline at different batch and sequence shapes.
+    GPU        rows  compute  bandwidth   (overheads: prefill 5 ms, decode step 3 ms, 40 us/sequence)
+    h100-sxm   10    0.40     0.90
+    a100-80gb  5     0.65     1.00
+    h200       7     0.40     0.90
+
+A GPU without rows takes the pair of the GPU the file names for it (the same die, or the same
+kernel generation), with the reason; a GPU absent from the file keeps the stated assumptions
+DEFAULT_SERVE_COMPUTE_EFFICIENCY / DEFAULT_SERVE_BANDWIDTH_EFFICIENCY. Every command that
+times a forward (`serve`, `serve --rate`, `speculate`, `serve-layout`, the UI) takes its
+numbers from serve_efficiency(), so they agree.
 """
 
 from __future__ import annotations
 
-from sizing.inputs import get_gpu
+from dataclasses import dataclass
+from functools import cache
+
+from sizing.inputs import data_files, get_gpu
+from sizing.serve.roofline import StepOverhead
 from sizing.vocabulary import DEFAULT_SERVE_BANDWIDTH_EFFICIENCY, DEFAULT_SERVE_COMPUTE_EFFICIENCY
 
-CALIBRATION_SOURCE = "fit to sizing/serve/published.py (TensorRT-LLM v0.6.1 performance page)"
-SERVE_EFFICIENCY_BY_GPU: dict[str, tuple[float, float]] = {
-    "h100-sxm": (0.40, 0.45),
-    "a100-80gb": (0.70, 0.60),
-}
+CALIBRATION_SOURCE = "fit to sizing/data/published_serving.json (rows used for calibration)"
 GRID_STEP = 0.05
+_MS, _US = 1e3, 1e6  # per second
+
+
+@dataclass(frozen=True)
+class ServeEfficiency:
+    """What one GPU type reaches when serving: its pair, the engine's overheads, and why."""
+
+    gpu: str
+    compute: float
+    bandwidth: float
+    overhead: StepOverhead
+    basis: str  # "fitted on N rows", "as <gpu>: why", or "assumed"
+
+    @property
+    def pair(self) -> tuple[float, float]:
+        return self.compute, self.bandwidth
+
+
+@cache
+def _table() -> tuple[dict[str, tuple[float, float, str]], StepOverhead]:
+    content = data_files.builtin("serve_efficiency.json")
+    o = content["overhead"]
+    overhead = StepOverhead(o["prefill_forward_ms"] / _MS, o["decode_step_ms"] / _MS, o["per_sequence_us"] / _US)
+    pairs = {
+        r["gpu"]: (r["compute"], r["bandwidth"], f"fitted on {r['rows']} rows: {r['source']}")
+        for r in content["fitted"]
+    }
+    for r in content["borrowed"]:
+        c, b, _ = pairs[r["from"]]
+        pairs[r["gpu"]] = (c, b, f"as {r['from']}: {r['why']}")
+    return pairs, overhead
+
+
+def engine_overhead() -> StepOverhead:
+    """The engine's fixed costs per forward (the file's `overhead`)."""
+    return _table()[1]
+
+
+def serve_efficiency(gpu: str) -> ServeEfficiency:
+    """The efficiencies `gpu` serves at when none are given."""
+    key = get_gpu(gpu).key
+    pairs, overhead = _table()
+    c, b, basis = pairs.get(
+        key, (DEFAULT_SERVE_COMPUTE_EFFICIENCY, DEFAULT_SERVE_BANDWIDTH_EFFICIENCY, "assumed: no row, no kin")
+    )
+    return ServeEfficiency(key, c, b, overhead, basis)
+
+
+def fitted_efficiencies() -> dict[str, tuple[float, float]]:
+    """The pairs fitted on each GPU's own rows (not the borrowed ones)."""
+    content = data_files.builtin("serve_efficiency.json")
+    return {r["gpu"]: (r["compute"], r["bandwidth"]) for r in content["fitted"]}
 
 
 def default_efficiencies(gpu: str) -> tuple[float, float]:
-    """(compute, bandwidth) efficiency `sizing serve` uses on `gpu` when none is given."""
-    key = get_gpu(gpu).key
-    return SERVE_EFFICIENCY_BY_GPU.get(key, (DEFAULT_SERVE_COMPUTE_EFFICIENCY, DEFAULT_SERVE_BANDWIDTH_EFFICIENCY))
+    """(compute, bandwidth) efficiency a serving command uses on `gpu` when none is given."""
+    return serve_efficiency(gpu).pair
+
+
+def __getattr__(name: str):
+    if name == "SERVE_EFFICIENCY_BY_GPU":  # the fitted pairs, by GPU (read from the data file)
+        return fitted_efficiencies()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from sizing.inputs import ModelConfig, get_gpu
 from sizing.serve.batching import DEFAULT_BLOCK_SIZE, DEFAULT_TOKEN_BUDGET, BatchingPoint, ContinuousBatching
 from sizing.serve.calibration import default_efficiencies
+from sizing.serve.estimate import context_notes
 from sizing.serve.fit import valid_tp
 from sizing.serve.result import ServeSettings
 from sizing.validate import MAX_PRICE, SizingError, require_int, require_number, require_rate, show
@@ -131,11 +132,15 @@ def plan_capacity(
     compute_efficiency: float | None = None,
     bandwidth_efficiency: float | None = None,
     mla: str = DEFAULT_MLA_IMPL,
+    trained_context: int | None = None,
+    served_context: int | None = None,
 ) -> CapacityPlan:
-    """Every layout of the search, with its replicas, GPUs and $/M output tokens at `rate`."""
+    """Every layout of the search, with its replicas, GPUs and $/M output tokens at `rate`. The
+    prompt and output pass `sizing serve`'s context check (estimate.context_notes)."""
     require_rate("rate", rate)
     require_int("prompt", prompt)
     require_int("output", output, minimum=2)
+    context_notes(model, prompt, output, trained_context, served_context)
     require_number("price", price, 0, MAX_PRICE)
     gpu_entry = get_gpu(gpu)
     calibrated = default_efficiencies(gpu_entry.key)
@@ -160,7 +165,7 @@ def _row(cb: ContinuousBatching, rate: float, output: int, price: float, slo_ttf
     s = cb.settings
     head = (s.tp, 1, s.weight_dtype, s.kv_dtype)
     if cb.max_concurrency_without_preemption < 1:
-        return CapacityRow(*head, None, None, None, None, "one sequence does not fit in the KV cache")
+        return CapacityRow(*head, None, None, None, None, cb.why_nothing_fits())
     point = cb.goodput(slo_ttft, slo_tpot)
     if point is None:
         return CapacityRow(*head, None, None, None, None, "no concurrency meets the SLOs")

@@ -17,12 +17,14 @@ from dataclasses import dataclass, field
 
 from sizing.inputs import GPU, ModelConfig, default_gpu_for, get_gpu, get_preset
 from sizing.memory import dtype_bytes, kv_heads_per_rank, prefill_activation_peak_bytes, prefill_tokens
-from sizing.serve.calibration import default_efficiencies
+from sizing.serve.calibration import serve_efficiency
 from sizing.serve.chunked import chunked_decode_seconds
 from sizing.serve.quant_bytes import WEIGHT_CHOICES, format_note, model_weights_bytes, weights_step_bytes
 from sizing.serve.result import ServeEstimate, ServeSettings, StepEstimate
 from sizing.serve.roofline import (
+    GPUS_PER_NODE,
     Roofline,
+    StepOverhead,
     compute_seconds,
     memory_seconds,
     ridge_intensity,
@@ -57,8 +59,11 @@ __all__ = ["ServeEstimate", "serve"]
 
 
 @dataclass(frozen=True)
-class _Machine:
-    """The settings every roofline evaluation reads."""
+class StepModel:
+    """The serving step model: the time of one forward (prefill, decode step, verify step, or a
+    continuous-batching iteration) on one GPU of a replica, from its FLOPs and bytes on the
+    roofline at the settings' efficiencies, plus the TP all-reduces and the engine's overhead.
+    Every serving command times its forwards here (serve, serve --rate, speculate, serve-layout)."""
 
     cfg: ModelConfig
     gpu: GPU
@@ -68,16 +73,20 @@ class _Machine:
     def __post_init__(self) -> None:
         object.__setattr__(self, "peak", self.gpu.peak_flops_per_second(self.s.activation_dtype))
 
-    def roofline(self, flops: float, rank_bytes: float, tokens: int) -> Roofline:
+    def roofline(
+        self, flops: float, rank_bytes: float, tokens: int, sequences: int | None = None, prefill: bool = False
+    ) -> Roofline:
         """Per GPU: FLOPs split over tp, the bytes one rank moves, plus the all-reduces of
-        `tokens` activations, each its bandwidth term and its fixed latency."""
+        `tokens` activations, each its bandwidth term and its fixed latency (NVLink inside a node
+        of GPUS_PER_NODE, the network past it), plus the engine's overhead for a forward over
+        `sequences` sequences (a prefill forward's when `prefill`)."""
         s, cfg = self.s, self.cfg
         comm = 0.0
         if s.tp > 1:
-            buffer = tokens * cfg.d_model * dtype_bytes(1, s.activation_dtype)
-            link = self.gpu.nvlink_gbs * 1e9
+            buffer = tokens * cfg.d_model * activation_bytes(s.activation_dtype)
+            gbs = self.gpu.nvlink_gbs if s.tp <= GPUS_PER_NODE else self.gpu.network_gbs
             comm = cfg.n_layers * tp_allreduces_per_layer(cfg.parallel_block)
-            comm *= tp_ring_allreduce_seconds(buffer, s.tp, link, s.bandwidth_efficiency) + (
+            comm *= tp_ring_allreduce_seconds(buffer, s.tp, gbs * 1e9, s.bandwidth_efficiency) + (
                 tp_allreduce_latency_seconds(s.tp)
             )
         return Roofline(
@@ -86,6 +95,7 @@ class _Machine:
             compute_seconds(flops / s.tp, self.peak, s.compute_efficiency),
             memory_seconds(rank_bytes, self.gpu.hbm_bytes_per_second, s.bandwidth_efficiency),
             comm,
+            s.overhead.seconds(tokens if sequences is None else sequences, prefill),
         )
 
     def decode_step(self, context: int, batch: int | None = None) -> StepEstimate:
@@ -93,6 +103,16 @@ class _Machine:
         flops = decode_step_flops(self.cfg, context, b, s.mla)
         moved = weights_step_bytes(self.cfg, context, b, s.weight_dtype, s.kv_dtype, tp=s.tp, mla=s.mla)
         return StepEstimate(context, flops, moved, self.roofline(flops, moved.per_rank(s.tp), b))
+
+    def verify_step(self, context: int, batch: int, new_tokens: int) -> Roofline:
+        """One forward of `new_tokens` tokens for each of b sequences at C = context .. context +
+        new_tokens - 1 (speculative decoding's verify): their decode FLOPs, the weights read once
+        (an MoE's experts for b·new_tokens tokens) and the KV cache read once; one step's overhead."""
+        s = self.s
+        flops = sum(decode_step_flops(self.cfg, context + i, batch, s.mla) for i in range(new_tokens))
+        end = context + new_tokens - 1
+        moved = weights_step_bytes(self.cfg, end, batch, s.weight_dtype, s.kv_dtype, new_tokens, s.tp, s.mla)
+        return self.roofline(flops, moved.per_rank(s.tp), batch * new_tokens, batch)
 
     def prefill(self) -> tuple[int, int, float, Roofline]:
         """(FLOPs, forwards, bytes per GPU, roofline) of the batch's prefill: the weights read once
@@ -108,7 +128,14 @@ class _Machine:
         written = kv_read_bytes_per_rank(cfg, s.prompt, s.batch, s.kv_dtype, s.tp, s.mla)
         reread = chunked_prefill_kv_reread_bytes(cfg, s.prompt, s.prefill_chunk, s.batch, s.kv_dtype, s.tp, s.mla)
         n_bytes = forwards * weights / s.tp + written + reread
-        return flops, forwards, n_bytes, self.roofline(flops, n_bytes, s.prompt * s.batch)
+        per_forward_overhead = s.overhead.seconds(s.batch, prefill=True) * (forwards - 1)  # the first: roofline's
+        r = self.roofline(flops, n_bytes, s.prompt * s.batch, s.batch, prefill=True)
+        return (
+            flops,
+            forwards,
+            n_bytes,
+            dataclasses.replace(r, overhead_seconds=r.overhead_seconds + per_forward_overhead),
+        )
 
     def decode_seconds(self, first: int, last: int) -> float:
         """Σ of the decode steps at C = first..last: exact (roofline.sum_of_steps) up to the window,
@@ -119,7 +146,7 @@ class _Machine:
 
         def seconds_at(context: int) -> tuple[float, float, float]:
             r = self.decode_step(context).roofline
-            return r.compute_seconds, r.memory_seconds, r.comm_seconds
+            return r.compute_seconds, r.memory_seconds, r.comm_seconds + r.overhead_seconds
 
         if self.cfg.attention_chunk is not None:  # a chunked layer's keys restart at each chunk
             return chunked_decode_seconds(seconds_at, first, last, self.cfg.attention_chunk)
@@ -133,18 +160,45 @@ class _Machine:
         weights = ceil_div(model_weights_bytes(cfg, s.weight_dtype), s.tp)
         kv = kv_read_bytes_per_rank(cfg, s.prompt + s.output, batch, s.kv_dtype, s.tp, s.mla)
         n = prefill_tokens(s.prompt, batch, s.prefill_chunk)
-        a = dtype_bytes(1, s.activation_dtype)
+        a = activation_bytes(s.activation_dtype)
         return weights, kv, prefill_activation_peak_bytes(cfg, n, min(batch, max(1, n // s.prompt)), a)
 
 
-def serving_machine(cfg: ModelConfig, gpu: GPU, settings: ServeSettings) -> _Machine:
+def activation_bytes(activation_dtype: str) -> int:
+    """Bytes of one activation element the matmuls read and the all-reduces move: the dtype's,
+    and 1 for fp4 (its activations are cast per block from 8-bit and all-reduced no smaller)."""
+    return 1 if activation_dtype == "fp4" else dtype_bytes(1, activation_dtype)
+
+
+def serving_machine(cfg: ModelConfig, gpu: GPU, settings: ServeSettings) -> StepModel:
     """The roofline evaluator of these settings, for the models built on serve's (batching.py)."""
-    return _Machine(cfg, gpu, settings)
+    return StepModel(cfg, gpu, settings)
+
+
+def serve_settings_for(
+    cfg: ModelConfig,
+    gpu: GPU,
+    context: int,
+    batch: int,
+    weight_dtype: str,
+    kv_dtype: str,
+    compute_efficiency: float | None = None,
+    bandwidth_efficiency: float | None = None,
+    tp: int = 1,
+    mla: str = DEFAULT_MLA_IMPL,
+) -> ServeSettings:
+    """The settings `serve` would build for one decode step of b sequences at `context` (the
+    prompt context - 1, output 2), with the GPU's calibrated efficiencies and overheads unless
+    given: what speculate and serve-layout time their steps with."""
+    s = _settings(cfg, max(1, context - 1), 2, batch, tp, None, weight_dtype, kv_dtype, "bf16", "causal")
+    return _with_gpu_rates(
+        s, gpu, compute_efficiency, bandwidth_efficiency, DEFAULT_SERVE_PRICE_PER_GPU_HOUR, None, mla
+    )
 
 
 def memory_bytes_per_gpu(cfg: ModelConfig, gpu: GPU, settings: ServeSettings, batch: int | None = None) -> int:
     """Weights + KV cache + prefill peak on one GPU for these settings (batch: theirs by default)."""
-    return sum(_Machine(cfg, gpu, settings).memory(settings.batch if batch is None else batch))
+    return sum(StepModel(cfg, gpu, settings).memory(settings.batch if batch is None else batch))
 
 
 def serve(
@@ -167,20 +221,22 @@ def serve(
     trained_context: int | None = None,
     mla: str = DEFAULT_MLA_IMPL,
     served_context: int | None = None,
+    overhead: StepOverhead | None = None,
 ) -> ServeEstimate:
     """Serving `model` (a preset name or a ModelConfig) on `gpu`: b sequences of `prompt` tokens
     generating `output` tokens each, prefilled together (in chunks of `prefill_chunk` tokens), then
     decoded in lockstep. `served_context` (a preset's serving_context by default) bounds the
     prompt; past `trained_context` (the pretraining context) a note says so. `mla`: "absorbed"
-    or "naive" (latent attention only). Efficiencies left None are the GPU's calibrated pair
-    (calibration.default_efficiencies). A SizingError names the field for any bad input. gpu:
+    or "naive" (latent attention only). Efficiencies left None are the GPU's calibrated pair,
+    `overhead` None the engine's calibrated overheads (calibration.serve_efficiency; NO_OVERHEAD
+    for the bound). A SizingError names the field for any bad input. gpu:
     H100 unless the preset's published run names another (sizing.inputs.default_gpu)."""
     gpu = gpu if gpu is not None else default_gpu_for(model if isinstance(model, str) else None)
     cfg, name, trained_context, served_context = _resolve(model, name, trained_context, served_context)
     s = _settings(cfg, prompt, output, batch, tp, gpus, weight_dtype, kv_dtype, activation_dtype, attention)
     gpu_entry = get_gpu(gpu)
-    s = _with_gpu_rates(s, gpu_entry, compute_efficiency, bandwidth_efficiency, price, prefill_chunk, mla)
-    machine = _Machine(cfg, gpu_entry, s)
+    s = _with_gpu_rates(s, gpu_entry, compute_efficiency, bandwidth_efficiency, price, prefill_chunk, mla, overhead)
+    machine = StepModel(cfg, gpu_entry, s)
     notes = _notes(cfg, s, trained_context, served_context)
     return _estimate(name, machine, notes)
 
@@ -193,20 +249,22 @@ def _with_gpu_rates(
     price: float,
     prefill_chunk: int | None,
     mla: str,
+    overhead: StepOverhead | None = None,
 ) -> ServeSettings:
-    """The settings with their rates: efficiencies left None are the GPU's calibrated pair; tp > 1
-    needs the GPU's link bandwidth for its all-reduces."""
-    calibrated = default_efficiencies(gpu_entry.key)
-    compute_efficiency = calibrated[0] if compute_efficiency is None else compute_efficiency
-    bandwidth_efficiency = calibrated[1] if bandwidth_efficiency is None else bandwidth_efficiency
+    """The settings with their rates: efficiencies and overheads left None are the GPU's
+    calibrated ones; tp > 1 needs the GPU's link bandwidth for its all-reduces."""
+    calibrated = serve_efficiency(gpu_entry.key)
+    compute_efficiency = calibrated.compute if compute_efficiency is None else compute_efficiency
+    bandwidth_efficiency = calibrated.bandwidth if bandwidth_efficiency is None else bandwidth_efficiency
     s = _with_rates(s, compute_efficiency, bandwidth_efficiency, price, prefill_chunk)
-    s = dataclasses.replace(s, mla=require_choice("mla", mla, MLA_IMPLS))
+    overhead = calibrated.overhead if overhead is None else overhead
+    s = dataclasses.replace(s, mla=require_choice("mla", mla, MLA_IMPLS), overhead=overhead)
     if s.tp > 1 and gpu_entry.nvlink_gbs is None:
         raise SizingError(f"tp ({s.tp}) needs a GPU link bandwidth; gpu {gpu_entry.key} has none in the table")
     return s
 
 
-def _estimate(name: str | None, machine: _Machine, notes: list[str]) -> ServeEstimate:
+def _estimate(name: str | None, machine: StepModel, notes: list[str]) -> ServeEstimate:
     """The prefill, the first and last decode steps, their totals, memory and the largest batch."""
     from sizing.memory import largest_fitting  # the one "largest n that fits" search
 
@@ -307,12 +365,42 @@ def _with_rates(
     )
 
 
+def context_notes(
+    cfg: ModelConfig, prompt: int, output: int, trained_context: int | None, served_context: int | None
+) -> list[str]:
+    """The one context check of serving (`serve`, `serve --rate`, speculate): the prompt within
+    the served context (a SizingError naming the limit otherwise), prompt + output within what
+    the positions allow (a learned table refuses), and notes past the served or pretraining
+    context."""
+    cfg.check_context(prompt + output, "prompt + output")
+    if served_context is not None and prompt > served_context:
+        raise SizingError(
+            f"prompt ({prompt}) exceeds the model's served context ({served_context}); use a prompt of at most "
+            f"{served_context} tokens"
+        )
+    notes = []
+    limit = served_context if served_context is not None else trained_context
+    if limit is not None and prompt + output > limit:
+        notes.append(
+            f"prompt + output ({prompt + output}) runs past the model's context ({limit}): "
+            "the cost is computed, the quality there is not the published one"
+        )
+    if trained_context is not None and limit != trained_context and prompt + output > trained_context:
+        notes.append(
+            f"past the pretraining context ({trained_context}), within the served one ({served_context}: "
+            "long-context extension)"
+        )
+    return notes
+
+
 def _notes(cfg: ModelConfig, s: ServeSettings, trained_context: int | None, served_context: int | None) -> list[str]:
     notes = [
         f"prefill FLOPs counted {s.attention}"
         + (" (serving kernels skip the masked tiles)" if s.attention == "causal" else " (T keys per query)"),
         "static batch: prompts prefilled together, then decoded in lockstep; each TP all-reduce pays NCCL's "
-        "ring latency; not counted: kernel launch, scheduling, sampling",
+        f"ring latency; the engine's overhead (scheduling, launch, sampling): {s.overhead.prefill * 1e3:g} ms per "
+        f"prefill forward, {s.overhead.step * 1e3:g} ms per decode step, {s.overhead.per_sequence * 1e6:g} us per "
+        "sequence in a forward",
     ]
     if (quant := format_note(s.weight_dtype, s.activation_dtype)) is not None:
         notes.append(quant)
@@ -337,20 +425,5 @@ def _notes(cfg: ModelConfig, s: ServeSettings, trained_context: int | None, serv
             f"MoE: uniform independent routing assumed, E·(1 - (1 - k/E)^b) distinct experts of {cfg.n_experts} "
             "read per layer per step"
         )
-    if served_context is not None and s.prompt > served_context:
-        raise SizingError(
-            f"prompt ({s.prompt}) exceeds the model's served context ({served_context}); use a prompt of at most "
-            f"{served_context} tokens"
-        )
-    limit = served_context if served_context is not None else trained_context
-    if limit is not None and s.prompt + s.output > limit:
-        notes.append(
-            f"prompt + output ({s.prompt + s.output}) runs past the model's context ({limit}): "
-            "the cost is computed, the quality there is not the published one"
-        )
-    if trained_context is not None and limit != trained_context and s.prompt + s.output > trained_context:
-        notes.append(
-            f"past the pretraining context ({trained_context}), within the served one ({served_context}: "
-            "long-context extension)"
-        )
+    notes += context_notes(cfg, s.prompt, s.output, trained_context, served_context)
     return notes

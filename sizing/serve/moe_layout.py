@@ -25,20 +25,21 @@ batch; tokens/s per GPU = B / step / G at that batch.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from sizing.inputs import GPU, ModelConfig, get_gpu
 from sizing.memory import FORMATS as QUANT_FORMATS
 from sizing.memory import dtype_bytes, kv_cache_bytes, largest_fitting
+from sizing.serve.calibration import serve_efficiency
 from sizing.serve.pipeline import pipeline_stage
 from sizing.serve.quant_bytes import weight_split_bytes
-from sizing.serve.roofline import compute_seconds, memory_seconds, tp_ring_allreduce_seconds
+from sizing.serve.roofline import GPUS_PER_NODE, NO_OVERHEAD, StepOverhead, compute_seconds, memory_seconds
 from sizing.serve.work import decode_step_flops, expected_experts_hit
-from sizing.validate import SizingError, require_choice, require_int
-from sizing.vocabulary import DEFAULT_SERVE_BANDWIDTH_EFFICIENCY, DEFAULT_SERVE_COMPUTE_EFFICIENCY, DTYPE_BITS, ceil_div
+from sizing.validate import SizingError, require_choice, require_efficiency, require_int
+from sizing.vocabulary import DTYPE_BITS, ceil_div
 
 LAYOUTS = ("tp", "ep-dp", "tp-pp")
-GPUS_PER_NODE = 8
 DEFAULT_RESERVE = 0.9
 
 
@@ -53,10 +54,11 @@ class LayoutStep:
     memory_seconds: float
     comm_seconds: float
     experts_read_per_gpu: float  # per MoE layer
+    overhead_seconds: float = 0.0  # the engine's per-step cost (calibration.py)
 
     @property
     def seconds(self) -> float:
-        return max(self.compute_seconds, self.memory_seconds) + self.comm_seconds
+        return max(self.compute_seconds, self.memory_seconds) + self.comm_seconds + self.overhead_seconds
 
     @property
     def memory_bytes_per_gpu(self) -> int:
@@ -77,6 +79,7 @@ class LayoutStep:
             "compute_seconds": self.compute_seconds,
             "memory_seconds": self.memory_seconds,
             "comm_seconds": self.comm_seconds,
+            "overhead_seconds": self.overhead_seconds,
             "step_seconds": self.seconds,
             "tpot_seconds": self.seconds,
             "experts_read_per_gpu_per_layer": self.experts_read_per_gpu,
@@ -109,32 +112,59 @@ class _Setup:
     kv_dtype: str
     compute_efficiency: float
     bandwidth_efficiency: float
+    overhead: StepOverhead = NO_OVERHEAD
 
     def step(self, layout: str, gpus: int, batch: int) -> LayoutStep:
         """One decode step of `batch` sequences (all GPUs together) in `layout` over `gpus`."""
+        if layout == "tp-pp":
+            return self._pipeline(gpus, batch, weight_split_bytes(self.cfg, self.weights))
+        if layout == "tp":
+            return self._tensor_parallel(gpus, batch)
+        return self._expert_parallel(gpus, batch)
+
+    def _tensor_parallel(self, gpus: int, batch: int) -> LayoutStep:
+        """Pure TP over `gpus`: the time is `sizing serve`'s decode step at tp = gpus (the
+        serving step model, so the two agree); the memory held is the rank's share."""
+        from sizing.serve.estimate import serve_settings_for, serving_machine
+
+        cfg = self.cfg
+        rest, one = weight_split_bytes(cfg, self.weights)
+        effs = (self.compute_efficiency, self.bandwidth_efficiency)
+        settings = serve_settings_for(cfg, self.gpu, self.context, batch, self.weights, self.kv_dtype, *effs, tp=gpus)
+        settings = dataclasses.replace(settings, overhead=self.overhead)
+        r = serving_machine(cfg, self.gpu, settings).decode_step(self.context, batch).roofline
+        hit = expected_experts_hit(cfg.n_experts, cfg.top_k, batch) if cfg.is_moe else 0.0
+        held = ceil_div(rest + one * cfg.n_moe_layers * cfg.n_experts, gpus)
+        kv = _kv_per_gpu(cfg, self.context, batch, self.kv_dtype, gpus)
+        return LayoutStep(
+            "tp",
+            gpus,
+            batch,
+            held,
+            kv,
+            r.compute_seconds,
+            r.memory_seconds,
+            r.comm_seconds,
+            hit / gpus,
+            r.overhead_seconds,
+        )
+
+    def _expert_parallel(self, gpus: int, batch: int) -> LayoutStep:
+        """EP + DP attention: attention and dense parts whole on each rank, E/G experts each."""
         cfg, gpu, a = self.cfg, self.gpu, dtype_bytes(1, "bf16")
         rest, one = weight_split_bytes(cfg, self.weights)
         hit = expected_experts_hit(cfg.n_experts, cfg.top_k, batch) if cfg.is_moe else 0.0
         flops = decode_step_flops(cfg, self.context, batch) / gpus
         link = _link_bytes_per_second(gpu, gpus) * self.bandwidth_efficiency if gpus > 1 else 1.0
-        if layout == "tp-pp":
-            return self._pipeline(gpus, batch, (rest, one))
-        if layout == "tp":
-            held = ceil_div(rest + one * cfg.n_moe_layers * cfg.n_experts, gpus)
-            read = (rest + one * cfg.n_moe_layers * hit) / gpus
-            kv = _kv_per_gpu(cfg, self.context, batch, self.kv_dtype, gpus)
-            comm = 2 * cfg.n_layers * tp_ring_allreduce_seconds(batch * cfg.d_model * a, gpus, link, 1.0)
-            local_hit = hit / gpus
-        else:
-            per_rank = ceil_div(batch, gpus)
-            held = rest + one * cfg.n_moe_layers * ceil_div(cfg.n_experts, gpus)
-            local_hit = hit / gpus
-            read = rest + one * cfg.n_moe_layers * local_hit
-            kv = kv_cache_bytes(cfg, self.context, per_rank, self.kv_dtype)
-            routed = per_rank * cfg.top_k * cfg.d_model * a * (gpus - 1) / gpus
-            comm = 2 * cfg.n_moe_layers * routed / link if gpus > 1 else 0.0
+        per_rank = ceil_div(batch, gpus)
+        held = rest + one * cfg.n_moe_layers * ceil_div(cfg.n_experts, gpus)
+        local_hit = hit / gpus
+        read = rest + one * cfg.n_moe_layers * local_hit
+        kv = kv_cache_bytes(cfg, self.context, per_rank, self.kv_dtype)
+        routed = per_rank * cfg.top_k * cfg.d_model * a * (gpus - 1) / gpus
+        comm = 2 * cfg.n_moe_layers * routed / link if gpus > 1 else 0.0
         return LayoutStep(
-            layout,
+            "ep-dp",
             gpus,
             batch,
             held,
@@ -143,6 +173,7 @@ class _Setup:
             memory_seconds(read + kv, gpu.hbm_bytes_per_second, self.bandwidth_efficiency),
             comm,
             local_hit,
+            self.overhead.seconds(per_rank),
         )
 
     def _pipeline(self, gpus: int, batch: int, split: tuple[int, int]) -> LayoutStep:
@@ -170,7 +201,20 @@ class _Setup:
             pp * st["memory"],
             pp * st["comm"],
             st["experts_read"] / GPUS_PER_NODE,
+            pp * self.overhead.seconds(batch // pp),  # each stage's forward pays the step's cost
         )
+
+
+def layout_step(
+    cfg: ModelConfig, gpu: str, context: int, weights: str, kv_dtype: str, layout: str, gpus: int, batch: int
+) -> LayoutStep:
+    """One decode step of `batch` sequences in `layout` over `gpus` at the GPU's calibrated
+    efficiencies and overheads: what `serve-layout` ranks (pure TP is `sizing serve --tp gpus`'s step)."""
+    require_choice("layout", layout, LAYOUTS)
+    entry = get_gpu(gpu)
+    e = serve_efficiency(entry.key)
+    setup = _Setup(cfg, entry, context, weights, kv_dtype, e.compute, e.bandwidth, e.overhead)
+    return setup.step(layout, require_int("gpus", gpus), require_int("batch", batch))
 
 
 def best_step(setup: _Setup, layout: str, gpus: int, reserve: float = DEFAULT_RESERVE) -> LayoutStep | None:
@@ -189,14 +233,32 @@ def compare_layouts(
     weights: str = "fp8",
     kv_dtype: str = "bf16",
     gpu_counts: tuple[int, ...] = (8, 16, 32),
-    compute_efficiency: float = DEFAULT_SERVE_COMPUTE_EFFICIENCY,
-    bandwidth_efficiency: float = DEFAULT_SERVE_BANDWIDTH_EFFICIENCY,
+    compute_efficiency: float | None = None,
+    bandwidth_efficiency: float | None = None,
+    overhead: StepOverhead | None = None,
 ) -> list[LayoutStep]:
-    """Every layout x GPU count that fits, at its largest batch, best tokens/s per GPU first."""
+    """Every layout x GPU count that fits, at its largest batch, best tokens/s per GPU first;
+    at the GPU's calibrated efficiencies and overheads (calibration.py) unless given, so pure TP
+    on G GPUs times its step as `sizing serve --tp G` does."""
     require_int("context", context)
     require_choice("weights", weights, (*DTYPE_BITS, *QUANT_FORMATS))
     require_choice("kv_dtype", kv_dtype, DTYPE_BITS)
-    setup = _Setup(cfg, get_gpu(gpu), context, weights, kv_dtype, compute_efficiency, bandwidth_efficiency)
+    entry = get_gpu(gpu)
+    calibrated = serve_efficiency(entry.key)
+    setup = _Setup(
+        cfg,
+        entry,
+        context,
+        weights,
+        kv_dtype,
+        calibrated.compute
+        if compute_efficiency is None
+        else require_efficiency("compute_efficiency", compute_efficiency),
+        calibrated.bandwidth
+        if bandwidth_efficiency is None
+        else require_efficiency("bandwidth_efficiency", bandwidth_efficiency),
+        calibrated.overhead if overhead is None else overhead,
+    )
     found = []
     for layout in LAYOUTS:
         for gpus in gpu_counts:

@@ -17,7 +17,13 @@ from __future__ import annotations
 from sizing.formulas import params as P
 from sizing.inputs import GPU, ModelConfig
 from sizing.memory import dtype_bytes, kv_cache_bytes
-from sizing.serve.roofline import compute_seconds, memory_seconds, tp_allreduces_per_layer, tp_ring_allreduce_seconds
+from sizing.serve.roofline import (
+    compute_seconds,
+    memory_seconds,
+    tp_allreduce_latency_seconds,
+    tp_allreduces_per_layer,
+    tp_ring_allreduce_seconds,
+)
 from sizing.serve.work import decode_step_flops, expected_experts_hit
 from sizing.vocabulary import ceil_div
 
@@ -56,7 +62,8 @@ def pipeline_stage(
     a = dtype_bytes(1, "bf16")
     link = gpu.nvlink_gbs * 1e9 * bandwidth_eff
     comm = layers * tp_allreduces_per_layer(cfg.parallel_block)
-    comm *= tp_ring_allreduce_seconds(micro_batch * cfg.d_model * a, tp, link, 1.0) if tp > 1 else 0.0
+    ring = tp_ring_allreduce_seconds(micro_batch * cfg.d_model * a, tp, link, 1.0)
+    comm *= ring + tp_allreduce_latency_seconds(tp) if tp > 1 else 0.0  # as the serving step model's
     send = micro_batch * cfg.d_model * a / (gpu.network_gbs * 1e9 * bandwidth_eff) if pp > 1 else 0.0
     flops = decode_step_flops(cfg, context, micro_batch) * share / tp
     return {

@@ -14,12 +14,12 @@ from sizing.formulas import params as P
 from sizing.inputs import ModelConfig
 from sizing.memory import (
     FORMATS,
+    deployed_weights_bytes,
     dtype_bytes,
-    get_format,
-    inference_weights_bytes,
     plain_dtype_note,
     quantized_weights,
     routed_expert_matrix_params,
+    weight_format,
 )
 from sizing.serve.work import (
     StepBytes,
@@ -37,12 +37,12 @@ WEIGHT_CHOICES = (*DTYPE_BITS, *FORMATS)  # a dtype or a format's key
 
 def weight_split_bytes(cfg: ModelConfig, weights: str) -> tuple[int, int]:
     """(everything but the routed experts, one routed expert of one layer) in bytes, for a plain
-    dtype or a deployed format."""
+    dtype or a deployed format (fp8 and int8 as their W8A8 formats)."""
     expert_count = cfg.n_moe_layers * cfg.n_experts if cfg.is_moe else 0
-    if weights in DTYPE_BITS:
+    fmt = weight_format(weights)
+    if fmt is None:
         one = dtype_bytes(P.expert_params(cfg), weights) if expert_count else 0
         return dtype_bytes(P.total_params(cfg), weights) - one * expert_count, one
-    fmt = get_format(weights)
     if not expert_count:
         return quantized_weights(cfg, fmt).bytes, 0
     matrix = routed_expert_matrix_params(cfg) // expert_count
@@ -51,10 +51,9 @@ def weight_split_bytes(cfg: ModelConfig, weights: str) -> tuple[int, int]:
 
 
 def model_weights_bytes(cfg: ModelConfig, weights: str) -> int:
-    """All N parameters in `weights` (a dtype, or a format with its scales and 16-bit tensors)."""
-    if weights in DTYPE_BITS:
-        return inference_weights_bytes(cfg, weights)
-    return quantized_weights(cfg, weights).bytes
+    """All N parameters in `weights` (a dtype, or a format with its scales and 16-bit tensors):
+    sizing.memory's one weight-bytes function, which `memory --inference` and `--engine` use too."""
+    return deployed_weights_bytes(cfg, weights)
 
 
 def weights_step_bytes(
@@ -70,11 +69,11 @@ def weights_step_bytes(
     """step_bytes for a dtype; for a format, the same parts at the format's widths (the unread
     token-table rows at its embedding width). The KV bytes as step_bytes counts them (the MLA
     implementation `mla`, one rank of tp)."""
-    if weights in DTYPE_BITS:
+    fmt = weight_format(weights)
+    if fmt is None:
         return step_bytes(cfg, context, batch, weights, kv_dtype, new_tokens=new_tokens, tp=tp, mla=mla)
     require_int("batch", batch)
     require_int("new_tokens", new_tokens)
-    fmt = get_format(weights)
     n = batch * new_tokens
     rest, one = weight_split_bytes(cfg, weights)
     unread = ceil_div(int(unread_table_params(cfg, n, new_tokens) * fmt.embedding_bits), 8)
@@ -92,7 +91,7 @@ def format_note(weights: str, activation_dtype: str) -> str | None:
     """What serving in a format assumes, for the notes."""
     if weights not in FORMATS:
         return plain_dtype_note(weights)
-    fmt = get_format(weights)
+    fmt = weight_format(weights)
     if fmt.weight_only:
         return (
             f"weights {weights} ({float(fmt.bits):g} bits per weight): weight-only, dequantized in the kernel; "

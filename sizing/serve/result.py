@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sizing.inputs import GPU, ModelConfig
-from sizing.serve.roofline import Roofline
+from sizing.serve.roofline import NO_OVERHEAD, Roofline, StepOverhead
 from sizing.serve.work import StepBytes
 from sizing.vocabulary import (
     DEFAULT_MLA_IMPL,
@@ -36,6 +36,7 @@ class ServeSettings:
     price_per_gpu_hour: float = DEFAULT_SERVE_PRICE_PER_GPU_HOUR
     prefill_chunk: int | None = None
     mla: str = DEFAULT_MLA_IMPL  # MLA decode implementation (ignored without latent attention)
+    overhead: StepOverhead = NO_OVERHEAD  # the engine's fixed costs per forward (calibration.py)
 
     @property
     def replicas(self) -> int:
@@ -58,6 +59,7 @@ class ServeSettings:
             "price_per_gpu_hour": self.price_per_gpu_hour,
             "prefill_chunk": self.prefill_chunk,
             "mla": self.mla,
+            "overhead": self.overhead.to_dict(),
         }
 
 

@@ -3,13 +3,14 @@ all-reduce time, the ridge point, and the decode time summed over every step of 
 
     compute seconds   = FLOPs / (peak x compute efficiency)
     memory seconds    = bytes / (HBM bandwidth x bandwidth efficiency)
-    step seconds      = max(compute, memory) + TP all-reduce seconds
+    step seconds      = max(compute, memory) + TP all-reduce seconds + the engine's fixed cost
     bound             = "compute" or "memory", whichever term is larger
 
 Williams, Waterman & Patterson 2009 (the roofline model); the ridge point is the arithmetic
-intensity peak / bandwidth (FLOPs per byte) at which the two terms are equal. Not counted:
-kernel launch, scheduling, sampling: the time is a lower bound at
-efficiency 1 and an estimate at the stated efficiencies. Each all-reduce also pays a fixed
+intensity peak / bandwidth (FLOPs per byte) at which the two terms are equal. Kernel launch,
+scheduling and sampling are one fixed cost per forward (the GPU's calibrated step overhead,
+sizing/serve/calibration.py; 0 for the bound): the time is a lower bound at efficiency 1 and
+overhead 0, and an estimate at the stated efficiencies. Each all-reduce also pays a fixed
 latency (tp_allreduce_latency_seconds), on the critical path of every forward.
 """
 
@@ -63,6 +64,32 @@ def tp_allreduces_per_layer(parallel_block: bool) -> int:
 
 
 @dataclass(frozen=True)
+class StepOverhead:
+    """The engine's cost of one forward outside the roofline (scheduling, kernel launches,
+    sampling): a prefill forward pays `prefill`, a decode (or mixed) step `step`, and each
+    sequence in the forward `per_sequence`. Zero for the bound; the calibrated values are in
+    sizing/data/serve_efficiency.json (calibration.py)."""
+
+    prefill: float = 0.0
+    step: float = 0.0
+    per_sequence: float = 0.0
+
+    def seconds(self, sequences: int, prefill: bool = False) -> float:
+        return (self.prefill if prefill else self.step) + self.per_sequence * sequences
+
+    def to_dict(self) -> dict:
+        return {
+            "prefill_forward_seconds": self.prefill,
+            "decode_step_seconds": self.step,
+            "per_sequence_seconds": self.per_sequence,
+        }
+
+
+NO_OVERHEAD = StepOverhead()
+GPUS_PER_NODE = 8  # one NVLink domain (DGX/HGX nodes of 8): tensor parallelism past it crosses the network
+
+
+@dataclass(frozen=True)
 class Roofline:
     """One forward on one GPU: its work, its two times and the bound."""
 
@@ -71,10 +98,11 @@ class Roofline:
     compute_seconds: float
     memory_seconds: float
     comm_seconds: float
+    overhead_seconds: float = 0.0  # the engine's fixed cost of one forward (calibration.py)
 
     @property
     def seconds(self) -> float:
-        return max(self.compute_seconds, self.memory_seconds) + self.comm_seconds
+        return max(self.compute_seconds, self.memory_seconds) + self.comm_seconds + self.overhead_seconds
 
     @property
     def bound(self) -> str:
@@ -91,6 +119,7 @@ class Roofline:
             "compute_seconds": self.compute_seconds,
             "memory_seconds": self.memory_seconds,
             "tp_allreduce_seconds": self.comm_seconds,
+            "step_overhead_seconds": self.overhead_seconds,
             "bound": self.bound,
             "arithmetic_intensity_flops_per_byte": self.arithmetic_intensity if self.bytes else None,
         }

@@ -16,8 +16,10 @@ token from the target are kept.
   It pays when E exceeds (k x draft + verify) / target; the break-even acceptance rate solves
   that equality.
 
-Each step is max(compute, memory) at the efficiencies given (sizing.serve.roofline), on one
-GPU (tp 1); no rejection-sampling or tree-attention overhead is counted.
+Each step is the serving step model's (sizing.serve.estimate.StepModel: the roofline at the
+GPU's calibrated efficiencies, plus the engine's overhead per step), on one GPU (tp 1): the
+target step is exactly `sizing serve`'s decode step at that context and batch. No
+rejection-sampling or tree-attention overhead is counted.
 """
 
 from __future__ import annotations
@@ -27,11 +29,10 @@ from dataclasses import dataclass
 
 from sizing.inputs import ModelConfig, get_gpu
 from sizing.memory import dtype_bytes
-from sizing.serve.quant_bytes import WEIGHT_CHOICES, weights_step_bytes
-from sizing.serve.roofline import compute_seconds, memory_seconds
-from sizing.serve.work import decode_step_flops
+from sizing.serve.quant_bytes import WEIGHT_CHOICES
+from sizing.serve.roofline import NO_OVERHEAD, memory_seconds
 from sizing.validate import SizingError, require_choice, require_int, require_number
-from sizing.vocabulary import DEFAULT_SERVE_BANDWIDTH_EFFICIENCY, DEFAULT_SERVE_COMPUTE_EFFICIENCY, STORAGE_DTYPES
+from sizing.vocabulary import STORAGE_DTYPES
 
 
 def expected_tokens_per_step(alpha: float, k: int) -> float:
@@ -52,20 +53,6 @@ def mtp_head_config(cfg: ModelConfig) -> ModelConfig:
 def mtp_projection_bytes(cfg: ModelConfig, weight_dtype: str) -> int:
     """DeepSeek-V3's MTP projection M: [norm(h); norm(emb)] (2d) -> d."""
     return dtype_bytes(2 * cfg.d_model * cfg.d_model, weight_dtype if weight_dtype in STORAGE_DTYPES else "bf16")
-
-
-@dataclass(frozen=True)
-class _Rates:
-    peak: float
-    bandwidth: float
-    compute_efficiency: float
-    bandwidth_efficiency: float
-
-    def seconds(self, flops: float, n_bytes: float) -> float:
-        return max(
-            compute_seconds(flops, self.peak, self.compute_efficiency),
-            memory_seconds(n_bytes, self.bandwidth, self.bandwidth_efficiency),
-        )
 
 
 @dataclass(frozen=True)
@@ -137,26 +124,19 @@ def speculate(
     gpu: str = "h100",
     weight_dtype: str = "bf16",
     kv_dtype: str = "bf16",
-    compute_efficiency: float = DEFAULT_SERVE_COMPUTE_EFFICIENCY,
-    bandwidth_efficiency: float = DEFAULT_SERVE_BANDWIDTH_EFFICIENCY,
+    compute_efficiency: float | None = None,
+    bandwidth_efficiency: float | None = None,
     draft_name: str | None = None,
 ) -> Speculation:
-    """Speculative decoding of `cfg` with `draft` (a model) or, when draft is None, MTP heads."""
+    """Speculative decoding of `cfg` with `draft` (a model) or, when draft is None, MTP heads.
+    Every step is the serving step model's (sizing.serve.estimate.StepModel, tp 1): the target
+    step is `sizing serve`'s decode step at this context and batch, at the GPU's calibrated
+    efficiencies and overheads unless given."""
     expected_tokens_per_step(acceptance, k)  # checks both
     require_int("context", context)
     require_int("batch", batch)
     require_choice("weight_dtype", weight_dtype, WEIGHT_CHOICES)
     require_choice("kv_dtype", kv_dtype, STORAGE_DTYPES)
-    entry = get_gpu(gpu)
-    rates = _Rates(
-        entry.peak_flops_per_second("bf16"), entry.hbm_bytes_per_second, compute_efficiency, bandwidth_efficiency
-    )
-
-    def step(model: ModelConfig, tokens: int, extra_bytes: int = 0) -> float:
-        flops = sum(decode_step_flops(model, context + i, batch) for i in range(tokens))
-        moved = weights_step_bytes(model, context + tokens - 1, batch, weight_dtype, kv_dtype, tokens).total
-        return rates.seconds(flops, moved + extra_bytes)
-
     if draft is None:
         drafter, extra = mtp_head_config(cfg), mtp_projection_bytes(cfg, weight_dtype)
     else:
@@ -166,11 +146,31 @@ def speculate(
                 "the target verifies the draft's tokens"
             )
         drafter, extra = draft, 0
+    effs = (compute_efficiency, bandwidth_efficiency)
+    target = _step_model(cfg, gpu, context, batch, weight_dtype, kv_dtype, effs)
+    drafting = _step_model(drafter, gpu, context, batch, weight_dtype, kv_dtype, effs, with_overhead=False)
+    draft_step = drafting.decode_step(context).roofline
+    draft_seconds = draft_step.seconds + memory_seconds(
+        extra, drafting.gpu.hbm_bytes_per_second, drafting.s.bandwidth_efficiency
+    )
     return Speculation(
         k,
         acceptance,
         draft_name or ("mtp" if draft is None else "draft"),
-        step(cfg, 1),
-        step(drafter, 1, extra),
-        step(cfg, k + 1),
+        target.decode_step(context).roofline.seconds,
+        draft_seconds,
+        target.verify_step(context, batch, k + 1).seconds,
     )
+
+
+def _step_model(cfg: ModelConfig, gpu: str, context: int, batch: int, weights: str, kv: str, effs, with_overhead=True):
+    """The step model `sizing serve` builds for this model at batch b, tp 1 (its checks included).
+    The drafter's steps run inside the target's engine iteration (no scheduling or sampling of
+    their own: `with_overhead` False); the verify step pays the iteration's overhead once."""
+    from sizing.serve.estimate import serve_settings_for, serving_machine
+
+    entry = get_gpu(gpu)
+    settings = serve_settings_for(cfg, entry, context, batch, weights, kv, *effs)
+    if not with_overhead:
+        settings = dataclasses.replace(settings, overhead=NO_OVERHEAD)
+    return serving_machine(cfg, entry, settings)
