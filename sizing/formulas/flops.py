@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import cached_property, lru_cache
+from functools import cached_property
 
 from sizing.formulas.flops_attention import (  # noqa: F401  (re-exported: sizing.formulas.flops is their public home)
     attended_pairs,
@@ -288,14 +288,6 @@ def flop_breakdown(cfg: ModelConfig, seq_len: int, attention: str = "full", reco
     cfg = as_config(cfg)  # a Preset or a preset name too
     require_choice("recompute", recompute, RECOMPUTE_MODES)
     require_int("seq_len", seq_len, maximum=MAX_SEQ_LEN)
-    require_choice("attention", attention, ATTENTION_CONVENTIONS)
-    return _breakdown(cfg, seq_len, attention, recompute)
-
-
-@lru_cache(maxsize=512)
-def _breakdown(cfg: ModelConfig, seq_len: int, attention: str, recompute: str) -> FlopBreakdown:
-    """One breakdown per (config, T, convention, recompute), shared: the layout search times
-    thousands of candidates of one model, each asking the same (a FlopBreakdown is frozen)."""
     return FlopBreakdown(seq_len, attention, recompute, tuple(flop_components(cfg, seq_len, attention)))
 
 
