@@ -155,7 +155,7 @@ def run_cli(args: list[str], hide: dict[str, str] | None = None) -> tuple[int, s
 
 def _invoke(main, args: list[str], hide: dict[str, str]) -> int:
     """The exit code of `sizing ARGS`; a bad-input exception as ApiError."""
-    from sizing.cli.common import MAX_ERROR_CHARS
+    from sizing.cli import UserError  # its format_message cuts a line as the CLI prints it
 
     try:
         main.main(args=args, prog_name="sizing", standalone_mode=False)
@@ -163,8 +163,7 @@ def _invoke(main, args: list[str], hide: dict[str, str]) -> int:
         message = exc.message if isinstance(exc, click.ClickException) else str(exc)  # whole, not yet cut
         for secret, shown in hide.items():
             message = message.replace(secret, shown)
-        cut = message if len(message) <= MAX_ERROR_CHARS else message[: MAX_ERROR_CHARS - 3] + "..."
-        raise ApiError(cut) from None
+        raise ApiError(UserError(message).format_message()) from None
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 1
     return 0
