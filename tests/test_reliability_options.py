@@ -171,3 +171,24 @@ def test_item_26_with_overrides_takes_the_clis_set_strings():
     cfg = get_preset("gpt2").config
     assert cfg.with_overrides(["n_layers=3"]) == cfg.with_overrides({"n_layers": 3})
     assert parallel_plan("gpt2", ParallelLayout(), 128, step_options=StepOptions()).fits
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (
+            ["vision", "-p", "gemma-3-4b", "--image-size", "٣x٣"],
+            "--image-size ('٣x٣') must be HEIGHTxWIDTH in pixels (digits 0-9)",
+        ),
+        (["vision", "-p", "gemma-3-4b", "--image-size", "9" * 5000 + "x1"], "--image-size height"),
+        (
+            ["parallel", "-p", "llama2-7b", "--pp", "2", "--dp", "4", "--stage-layers", "١٦,١٦"],
+            "--stage-layers ('١٦,١٦')",
+        ),
+        (["parallel", "-p", "llama2-7b", "--pp", "2", "--dp", "4", "--stage-layers", "9" * 5000 + ",1"], "at most"),
+    ],
+)
+def test_item_20_integer_lists_take_ascii_digits_only(args, words):
+    """Item 20's class in the options parsed by hand: str.isdigit() accepted '٣', and int() of
+    5,000 digits raised Python's own ValueError."""
+    assert words in one_error(*args)

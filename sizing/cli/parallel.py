@@ -25,7 +25,7 @@ from sizing.parallel import (
     STACKS,
     ParallelLayout,
 )
-from sizing.validate import SizingError, require_choice
+from sizing.validate import SizingError, parse_int, require_choice, show
 from sizing.vocabulary import (
     ATTENTION_IMPL_ALIASES,
     ATTENTION_IMPLS,
@@ -229,9 +229,11 @@ def _targets(text: str | None) -> tuple[str, ...] | None:
 
 def _stage_layers(text: str, pp: int) -> tuple[int, ...]:
     parts = [p.strip() for p in text.split(",")]
-    if len(parts) != pp or not all(p.isdigit() and int(p) > 0 for p in parts):
-        raise UserError(f"--stage-layers ({text!r}) must be {pp} positive layer counts (one per pp stage), e.g. 7,8,7")
-    return tuple(int(p) for p in parts)
+    if len(parts) != pp or not all(p.isascii() and p.isdigit() for p in parts):
+        raise UserError(
+            f"--stage-layers ({show(text)}) must be {pp} positive layer counts (one per pp stage), e.g. 7,8,7"
+        )
+    return tuple(parse_int("--stage-layers", p) for p in parts)  # exact and bounded, never int() of 5,000 digits
 
 
 def _micro_batches(opts: dict, search: bool, dp: int, mb: int) -> int | None:
