@@ -5,6 +5,7 @@ bound guards against a hang. benchmarks/search.py times the same cases on a quie
 
 from __future__ import annotations
 
+import json
 import math
 import time
 
@@ -108,15 +109,31 @@ def test_the_memory_check_agrees_with_most_loaded():
         ["parallel", "-p", "llama3-70b", "--gpus", "2048"],
         ["parallel", "-p", "llama2-70b", "--gpus", "8"],
         ["parallel", "-p", "mixtral-8x7b"],
+        ["memory", "-p", "llama2-70b"],
+        ["plan", "--flops", "1e24", "--gpus", "64"],
     ],
 )
 def test_the_fits_on_list_answers_as_the_full_search(args):
-    """The UI's fits-on list runs the search with --first-fit (any layout that fits, not the
+    """The UI's fits-on list runs the search with --verdict-only (any layout that fits, not the
     fastest): on every GPU its verdict is the full search's (issue 35: 133 s for llama3-70b on
     2048 GPUs, the whole list now well under a second on a quiet machine)."""
     from sizing.inputs import GPUS
 
     for gpu in list(GPUS)[::9]:
         full = CliRunner().invoke(main, [*args, "--gpu", gpu, "--format", "json"])
-        first = CliRunner().invoke(main, [*args, "--gpu", gpu, "--format", "json", "--first-fit"])
+        first = CliRunner().invoke(main, [*args, "--gpu", gpu, "--format", "json", "--verdict-only"])
         assert full.exit_code == first.exit_code and full.exit_code in (0, 2, 3), (gpu, full.output)
+        if args[0] == "plan" and full.exit_code == 0:
+            fits = [[s["fits"] for s in json.loads(r.output)["shapes"]] for r in (full, first)]
+            assert fits[0] == fits[1], gpu
+
+
+def test_the_fits_on_list_over_every_gpu_is_bounded(stage_memory_calls):
+    """Issue 35: the fits-on list of llama3-70b on 2048 GPUs took 133 s (every GPU a full search,
+    each building ~1,700 plans, behind a global lock). Memory is computed once for all GPUs."""
+    from sizing.inputs import GPUS
+    from sizing.ui.api import fits_by_gpu
+
+    rows = fits_by_gpu("parallel", [("preset", "llama3-70b"), ("gpus", "2048")])
+    assert [r["gpu"] for r in rows] == list(GPUS) and all(r["fits"] for r in rows)
+    assert stage_memory_calls[0] < 2_000, stage_memory_calls[0]

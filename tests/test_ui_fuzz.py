@@ -18,7 +18,7 @@ from sizing.ui.server import make_server
 
 STATUSES = {200, 400, 403, 404, 413, 415, 501, 503, 504}
 KEYS = ["preset", "gpu", "seq-len", "tokens", "set", "gpus", "tp", "prompt", "output", "rate", "flops", "config_text"]
-KEYS += ["format", "config", "x", "inference", "first-fit", ""]
+KEYS += ["format", "config", "x", "inference", "verdict-only", ""]
 VALUES = ["gpt2", "llama2-7b", "jamba-v0.1", "h100", "", "0", "-1", "1e400", "nan", "2T", "128K", "٣", "n_layers=2"]
 VALUES += ['{"model_type": "llama"}', "[" * 50, "a..b/c", "\nError: forged"]
 PATHS = [f"/api/{e}" for e in ENDPOINTS] + [f"/api/fits/{e}" for e in ("estimate", "memory", "serve")]

@@ -17,7 +17,7 @@ from sizing.cli.memory_options import (
     tp_option,
     training_options,
 )
-from sizing.cli.options import Choice
+from sizing.cli.options import VERDICT_ONLY, Choice
 from sizing.inputs import GIB, default_gpu_for, get_gpu
 from sizing.memory import inference_memory, training_memory
 from sizing.render import render_memory
@@ -34,7 +34,8 @@ EXIT_DOES_NOT_FIT = 3
 @engine_options
 @tp_option
 @click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
-def memory(preset, config_path, overrides, inference, fmt, **options):
+@VERDICT_ONLY
+def memory(preset, config_path, overrides, inference, fmt, verdict_only, **options):
     """Training memory per GPU (or inference memory) and the largest batch that fits.
 
     Training: weights + gradients + optimizer states (sharded by ZeRO over --dp) +
@@ -64,7 +65,7 @@ def memory(preset, config_path, overrides, inference, fmt, **options):
         return
     try:  # the API checks what the option types cannot (e.g. a config's own limits): one line, exit 2
         answer = _inference if inference else _training
-        result = answer(model, default_len, gpu_key, reserve, fmt, **options)
+        result = answer(model, default_len, gpu_key, reserve, fmt, advice=not verdict_only, **options)
     except SizingError as exc:
         raise UserError(str(exc)) from None
     if result is None:  # --engine: its split is printed
@@ -186,9 +187,10 @@ def _training(
     dp: int,
     recompute: str,
     attention_impl: str,
+    advice: bool = True,
     **_,
 ):
-    """Training memory per GPU; when it does not fit, the parallel layouts that would."""
+    """Training memory per GPU; when it does not fit (and `advice`), the parallel layouts that would."""
     model.config.check_context(default_len, "--seq-len")
     result = training_memory(
         model.config,
@@ -204,7 +206,7 @@ def _training(
         name=model.name,
         runtime_reserve=reserve,
     )
-    if not result.fits:
+    if not result.fits and advice:
         result = _with_parallel_advice(result, model.config, dp, micro_batch or 1, gpu_key)
     return result
 

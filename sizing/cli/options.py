@@ -193,6 +193,17 @@ def link_gbs_type(option: str) -> Number:
     return Number(option, MIN_LINK_GBS, MAX_LINK_GBS, exclusive_minimum=False, what=LINK_WHAT)
 
 
+# The UI's fits-on list asks each GPU only whether the answer fits (sizing.ui.api.fits_by_gpu):
+# this switch leaves out the work that does not decide it. Hidden: not part of the CLI's surface.
+VERDICT_ONLY = click.option(
+    "--verdict-only",
+    is_flag=True,
+    hidden=True,
+    help="Only what decides whether it fits: a layout search stops at the first layout that fits, and the "
+    "advice on what would fit (other layouts, the fewest GPUs) is left out.",
+)
+
+
 def option_group(*options):
     """One decorator applying several click options, listed in the order --help shows them (the
     order they would be stacked above a command), so a command's options can be grouped by what

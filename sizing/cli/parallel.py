@@ -12,7 +12,18 @@ from __future__ import annotations
 import click
 
 from sizing.cli.common import FORMATS, UserError, model_options, resolve_model
-from sizing.cli.options import GPU_NAME, MFU_TYPE, MIN_MFU, Choice, Count, Length, Number, Quantity, link_gbs_type
+from sizing.cli.options import (
+    GPU_NAME,
+    MFU_TYPE,
+    MIN_MFU,
+    VERDICT_ONLY,
+    Choice,
+    Count,
+    Length,
+    Number,
+    Quantity,
+    link_gbs_type,
+)
 from sizing.inputs import default_gpu_for, get_gpu
 from sizing.memory import OPTIMIZER_ALIASES, OPTIMIZERS
 from sizing.parallel import (
@@ -142,7 +153,7 @@ def _layout_options(func):
 @_one("--tokens", type=Quantity("--tokens"), help="Training tokens: adds the GPU-hours of the run (e.g. 2T).")
 @_one("--max-gpus", type=Count("--max-gpus", maximum=2**15), help="Search: at most this many GPUs.  [default: 32768]")
 @_one("--format", "fmt", type=Choice("--format", FORMATS), help="table, markdown, json or csv.  [default: table]")
-@click.option("--first-fit", is_flag=True, hidden=True, help="Search: the first layout that fits, not the fastest.")
+@VERDICT_ONLY
 def parallel(preset, config_path, overrides, seq_len, **opts):
     """Per-GPU memory, communication and step time of a parallel layout, or the smallest that fits.
 
@@ -311,7 +322,7 @@ def _search(model, T, base, opts, plan_options, fmt):
     gpus, max_gpus = opts.get("gpus"), opts.get("max_gpus") or 2**15
     recompute = opts.get("recompute")
     plan_options = {**plan_options, "name": model.name}
-    first_fit = opts.get("first_fit", False)  # the UI's fits-on list asks only whether a layout fits
+    first_fit = opts.get("verdict_only", False)  # the UI's fits-on list asks only whether a layout fits
     result = search_layout(
         model.config, T, global_batch, gpus, max_gpus, recompute, base, first_fit=first_fit, **plan_options
     )

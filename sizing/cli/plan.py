@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from sizing.cli.common import UserError
-from sizing.cli.options import GPU_NAME, MFU_TYPE, Choice, Count, Length, Number, Quantity
+from sizing.cli.options import GPU_NAME, MFU_TYPE, VERDICT_ONLY, Choice, Count, Length, Number, Quantity
 from sizing.cli.single import one_value_option
 from sizing.cli.workload import format_option
 from sizing.validate import SizingError
@@ -45,7 +45,8 @@ from sizing.vocabulary import DEFAULT_GPU, DEFAULT_MFU
     help="Tokens to be served (e.g. 10T): adds Sardana et al.'s inference-aware optimum.",
 )
 @format_option
-def plan(flops, gpus, days, gpu, mfu, law, like, seq_len, inference_tokens, fmt):
+@VERDICT_ONLY
+def plan(flops, gpus, days, gpu, mfu, law, like, seq_len, inference_tokens, fmt, verdict_only):
     """Compute-optimal sizing: N_opt, D_opt and predicted loss for a budget, then shapes.
 
     The budget is --flops, or --gpus x --days at --mfu on --gpu. N_opt and D_opt come from
@@ -79,6 +80,7 @@ def plan(flops, gpus, days, gpu, mfu, law, like, seq_len, inference_tokens, fmt)
             like=like,
             seq_len=seq_len,
             inference_tokens=inference_tokens,
+            fewest_gpus_hint=not verdict_only,
         )
     except SizingError as exc:
         raise UserError(str(exc)) from None

@@ -157,10 +157,12 @@ def plan(
     like: str = DEFAULT_LIKE,
     seq_len: int = DEFAULT_SEQ_LEN,
     inference_tokens: float | None = None,
+    fewest_gpus_hint: bool = True,
 ) -> Plan:
     """The optimum of each law for `flops` (or gpus x days at mfu on gpu), then one shape per
     ASPECT_RATIOS near the optimum of `law`. `gpus` (default 1 with a FLOP budget) sets the
-    days and the ZeRO-3 data-parallel degree of the fit check."""
+    days and the ZeRO-3 data-parallel degree of the fit check; a shape that does not fit names
+    the fewest GPUs that do, unless `fewest_gpus_hint` is False (a layout search per shape)."""
     require_choice("law", law, tuple(LAWS))
     require_mfu("mfu", mfu)
     gpu_key = get_gpu(gpu).key
@@ -195,7 +197,7 @@ def plan(
         if cfg.d_model in used:  # the narrowest width again: one row per distinct shape
             continue
         used.add(cfg.d_model)
-        shapes.append(_shape(cfg, label, flops, seq_len, gpu_key, mfu, num_gpus))
+        shapes.append(_shape(cfg, label, flops, seq_len, gpu_key, mfu, num_gpus, fewest_gpus_hint))
     ia = None
     if inference_tokens is not None:
         require_number("inference_tokens", inference_tokens, 0, MAX_FLOAT, exclusive_minimum=True)
@@ -288,7 +290,9 @@ def _nearest(base: ModelConfig, ratio: float, target: float, used: set[int]) -> 
     return best if best is not None else shape_config(base, step, 1)
 
 
-def _shape(cfg: ModelConfig, label: str, flops: float, seq_len: int, gpu: str, mfu: float, num_gpus: int) -> Shape:
+def _shape(
+    cfg: ModelConfig, label: str, flops: float, seq_len: int, gpu: str, mfu: float, num_gpus: int, hint: bool = True
+) -> Shape:
     cfg.check_context(seq_len, "seq_len")
     n, active = P.total_params(cfg), P.active_params(cfg)
     tokens = round(tokens_for_budget(flops, active))
@@ -296,7 +300,7 @@ def _shape(cfg: ModelConfig, label: str, flops: float, seq_len: int, gpu: str, m
     entry = get_gpu(gpu)
     total = training_flops(per_token, tokens)
     hours = gpu_hours(total, entry.peak_flops_per_second(entry.default_dtype), mfu)
-    fits, setting, max_b = _fit(cfg, seq_len, gpu, num_gpus)
+    fits, setting, max_b = _fit(cfg, seq_len, gpu, num_gpus, hint)
     return Shape(
         label,
         cfg,
@@ -316,7 +320,7 @@ def _shape(cfg: ModelConfig, label: str, flops: float, seq_len: int, gpu: str, m
     )
 
 
-def _fit(cfg: ModelConfig, seq_len: int, gpu: str, num_gpus: int) -> tuple[bool, str, int | None]:
+def _fit(cfg: ModelConfig, seq_len: int, gpu: str, num_gpus: int, hint: bool = True) -> tuple[bool, str, int | None]:
     """The first of: ZeRO-3 over num_gpus GPUs with recompute none, selective, full (bf16-mixed
     AdamW, micro-batch 1) that fits one GPU. Tensor/pipeline layouts are not searched here."""
     from sizing.memory import training_memory
@@ -328,6 +332,6 @@ def _fit(cfg: ModelConfig, seq_len: int, gpu: str, num_gpus: int) -> tuple[bool,
             return True, f"ZeRO-{zero} over {num_gpus} GPU(s), recompute {recompute}", m.max_micro_batch
     from sizing.parallel import min_gpus_hint, min_gpus_that_fit  # the one "how many GPUs" answer
 
-    fewest = min_gpus_that_fit(cfg, seq_len, gpu=gpu)
+    fewest = min_gpus_that_fit(cfg, seq_len, gpu=gpu) if hint else None
     why = min_gpus_hint(fewest) if fewest is not None else m.reason
     return False, f"not with ZeRO-{zero} over {num_gpus} GPU(s) at any recompute; {why}", None

@@ -232,8 +232,8 @@ def fits_by_gpu(endpoint: str, pairs: list[tuple[str, str]]) -> list[dict]:
 
     rows = []
     kept = [(k, v) for k, v in pairs if k != "gpu"]
-    # a layout search stops at the first layout that fits: the verdict is the same, the work a fraction
-    extra = ("--first-fit",) if endpoint == "parallel" else ()
+    # only what decides the verdict (the first layout that fits, no advice): the same verdict, a fraction of the work
+    extra = ("--verdict-only",) if endpoint in ("parallel", "memory", "plan") else ()
     for key in GPUS:
         try:
             fits = verdict(endpoint, answer(endpoint, kept + [("gpu", key)], extra)["result"])
