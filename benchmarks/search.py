@@ -36,6 +36,8 @@ CASES: dict[str, tuple[float, str]] = {
     "deepseek-v3 fewest v100": (1.0, "S(L('deepseek-v3'), 4096, 4096, None, gpu='v100')"),
     "ui fits: llama3-70b 2048": (1.0, "fits('parallel', [('preset', 'llama3-70b'), ('gpus', '2048')])"),
     "ui fits: deepseek-v3 fewest": (1.0, "fits('parallel', [('preset', 'deepseek-v3')])"),
+    "ui fits: memory llama2-70b": (1.0, "fits('memory', [('preset', 'llama2-70b')])"),
+    "ui fits: plan 1e24": (1.0, "fits('plan', [('flops', '1e24')])"),
     "plan --flops 1e27": (2.0, "plan(1e27)"),
     "plan --flops 1e29": (2.0, "plan(1e29)"),
 }
