@@ -3,13 +3,12 @@
 Pure Python (no torch): `from sizing import estimate, ModelConfig, get_preset`.
 """
 
+import sys
+import types
+
 # The release, stated once here and read by pyproject.toml (setuptools' dynamic version) and
 # `sizing --version`: no importlib.metadata lookup at run time.
 __version__ = "0.1.0"
-
-from sizing.estimate import Estimate, estimate
-from sizing.formulas import active_params, flop_breakdown, param_components, total_params
-from sizing.inputs import PRESETS, ConfigError, ModelConfig, get_preset, llama_ffn_dim
 
 __all__ = [
     "PRESETS",
@@ -27,11 +26,22 @@ __all__ = [
     "total_params",
 ]
 
-
-# Loaded on first use (PEP 562): `sizing.sweep` (so that `sizing estimate` never loads the sweep
-# code), and the shared words and checks that reference_model takes from the package.
+# Every name is loaded from its module on first use (PEP 562), so that importing the package
+# (which every `sizing.*` import does first) loads nothing: `sizing --help` never loads the
+# formulas, and `sizing estimate` only what it uses.
 _LAZY = {
+    "Estimate": "sizing.estimate",
+    "PRESETS": "sizing.inputs",
+    "ConfigError": "sizing.inputs",
+    "ModelConfig": "sizing.inputs",
+    "get_preset": "sizing.inputs",
+    "llama_ffn_dim": "sizing.inputs",
+    "active_params": "sizing.formulas",
+    "flop_breakdown": "sizing.formulas",
+    "param_components": "sizing.formulas",
+    "total_params": "sizing.formulas",
     "sweep": "sizing.plan.sweeps",
+    # the shared words and checks that reference_model takes from the package
     "ATTENTION_CONVENTIONS": "sizing.vocabulary",
     "ATTENTION_IMPLS": "sizing.vocabulary",
     "ATTENTION_IMPL_ALIASES": "sizing.vocabulary",
@@ -54,3 +64,25 @@ def __getattr__(name: str):
     import importlib
 
     return getattr(importlib.import_module(module), name)  # not cached: a test's stand-in module is seen
+
+
+class _Package(types.ModuleType):
+    """`sizing.estimate` is the function (the one-call answer), not the module of the same name:
+    importing the module sizing.estimate binds it on the package, and this keeps the function."""
+
+    @property
+    def estimate(self):
+        from sizing.estimate import estimate
+
+        return estimate
+
+    @estimate.setter
+    def estimate(self, module) -> None:  # the import system binding the submodule sizing.estimate
+        pass
+
+
+sys.modules[__name__].__class__ = _Package
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

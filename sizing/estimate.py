@@ -8,15 +8,27 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 from sizing.formulas import ATTENTION_NOTES, CONVENTIONS, model_flops_per_token
 from sizing.formulas import flops as F
 from sizing.formulas import params as P
-from sizing.inputs import GPU, ModelConfig, Preset, default_gpu_for, get_gpu, get_preset, parse_length, parse_quantity
+from sizing.inputs import (
+    GPU,
+    ModelConfig,
+    ModelTarget,
+    Preset,
+    Workload,
+    as_workload,
+    default_gpu_for,
+    get_gpu,
+    parse_length,
+    parse_quantity,
+    resolve_target,
+)
+from sizing.mfu_choice import mfu_source, step_model_mfu
 from sizing.training import (
     DEFAULT_PUE,
     TrainingRun,
@@ -27,12 +39,11 @@ from sizing.training import (
     training_flops,
     wall_clock_days,
 )
-from sizing.validate import MAX_SEQ_LEN, MAX_TOKENS, SizingError, require_choice, require_int, show
-from sizing.vocabulary import ATTENTION_CONVENTIONS, DEFAULT_MFU, RECOMPUTE_MODES
+from sizing.validate import MAX_COUNT, MAX_SEQ_LEN, MAX_TOKENS, SizingError, require_int
+from sizing.vocabulary import DEFAULT_GPU, DEFAULT_MFU, mfu_meaning
 
 
-@dataclass(frozen=True)
-class ParamSummary:
+class ParamSummary(NamedTuple):  # NamedTuples: no code generated at start-up (a dataclass costs ~1 ms)
     total: int
     non_embedding: int
     active: int
@@ -40,8 +51,7 @@ class ParamSummary:
     components: tuple[P.ParamComponent, ...]
 
 
-@dataclass(frozen=True)
-class TrainingCost:
+class TrainingCost(NamedTuple):
     run: TrainingRun
     gpu: GPU
     dtype: str
@@ -64,17 +74,48 @@ class Estimate:
     name: str
     source: str | None
     config: ModelConfig
-    seq_len: int
-    attention: str
-    recompute: str
-    run: TrainingRun | None  # None: no token count, so no training cost
+    work: Workload  # T, attention convention, recompute, tokens, GPUs, dtype (sizing.inputs.Workload)
+    gpu: str = DEFAULT_GPU  # the GPU the training cost is priced on (its table key)
+    mfu_given: float | None = None  # a constant MFU the caller chose (--mfu); None: the step model's
+    price_per_gpu_hour: float | None = None
     seq_len_source: str = "given"  # where T came from: given, the preset's context, a config file field
-    mfu_layout: Any = None  # sizing.parallel.estimate_mfu's LayoutMfu when the MFU came from a layout search
-    mfu_source: str | None = None  # where the MFU came from when not from a layout ("--mfu", a fallback)
     memory_gpu: str | None = None  # the GPU of the memory summary; None: no summary (memory=False)
     power_watts: float | None = None  # the energy inputs (sizing.training.energy): None is the GPU's TDP
     pue: float = DEFAULT_PUE
     grid_kg_co2_per_kwh: float | None = None
+
+    @property
+    def seq_len(self) -> int:
+        return self.work.seq_len
+
+    @property
+    def attention(self) -> str:
+        return self.work.attention
+
+    @property
+    def recompute(self) -> str:
+        """The FLOP table's recomputation: as asked, else none (a searched layout names its own)."""
+        return self.work.recompute or "none"
+
+    @cached_property
+    def mfu_layout(self):
+        """sizing.parallel's LayoutMfu: the plan `sizing parallel --gpus N` finds for work.gpus GPUs
+        (layout, global batch, recompute, step, MFU), when the MFU is the step model's; else None."""
+        return step_model_mfu(self.config, self.work, self.gpu, self.mfu_given)
+
+    @property
+    def mfu_source(self) -> str:
+        """Where the MFU came from, in words (the output prints it beside the MFU)."""
+        return mfu_source(self.work, self.gpu, self.mfu_given, self.mfu_layout)
+
+    @cached_property
+    def run(self) -> TrainingRun | None:
+        """The training run priced (None: no token count, so no training cost)."""
+        if self.work.tokens is None:
+            return None
+        mfu = self.mfu_given if self.mfu_given is not None else getattr(self.mfu_layout, "mfu", DEFAULT_MFU)
+        w = self.work
+        return TrainingRun(w.tokens, self.gpu, w.dtype, mfu, w.gpus or 1, self.price_per_gpu_hour)
 
     @cached_property
     def params(self) -> ParamSummary:
@@ -159,6 +200,7 @@ class Estimate:
                 "formulas": {c.key: c.formula for c in fl.components},
             },
             "training": None,
+            "workload": self.work.to_dict(),
             "conventions": dict(CONVENTIONS, attention=ATTENTION_NOTES[fl.attention]),
         }
         if self.training:
@@ -174,7 +216,8 @@ class Estimate:
                 "dtype": t.dtype,
                 "peak_flops_per_second": t.peak_flops_per_second,
                 "mfu": t.run.mfu,
-                "mfu_source": self.mfu_source or "constant",
+                "mfu_source": self.mfu_source,
+                "mfu_meaning": mfu_meaning(fl.attention, t.dtype),
                 "mfu_layout": self.mfu_layout.to_dict() if self.mfu_layout is not None else None,
                 "gpu_hours": t.gpu_hours,
                 "gpu_hours_6n": t.gpu_hours_6n,
@@ -225,14 +268,15 @@ def training_cost(cfg: ModelConfig, breakdown: F.FlopBreakdown, active: int, run
 def estimate(
     model: str | ModelConfig | Preset,
     *,
+    work: Workload | None = None,
     seq_len: int | str | None = None,
     attention: str = "full",
-    recompute: str = "none",
+    recompute: str | None = None,
     tokens: int | str | None = None,
     gpu: str | None = None,
     dtype: str | None = None,
-    mfu: float = DEFAULT_MFU,
-    num_gpus: int = 1,
+    mfu: float | None = None,
+    num_gpus: int | None = None,
     price_per_gpu_hour: float | None = None,
     name: str | None = None,
     memory: bool = True,
@@ -242,46 +286,63 @@ def estimate(
 ) -> Estimate:
     """Parameters, FLOPs, training cost and memory for a preset name, a path to a config file
     (a Hugging Face config.json or this tool's JSON, read by sizing.inputs.hf.config_file), a Preset or
-    a ModelConfig. seq_len defaults to the preset's training context or the file's
-    pretraining context (sizing.inputs.hf.context: RoPE scaling's original_max_position_embeddings,
-    else max_position_embeddings; `seq_len_source` says which); tokens to the preset's published
-    count. seq_len and tokens may be typed as the CLI takes them ("4096", "2T", "300B").
+    a ModelConfig. The workload is `work` (sizing.inputs.Workload), or the loose keywords that make
+    one (seq_len, attention, recompute, tokens, num_gpus, dtype), not both. seq_len defaults to the
+    preset's training context or the file's pretraining context (`seq_len_source` says which);
+    tokens to the preset's published count; both may be typed as the CLI takes them ("4096", "2T").
+
+    The MFU of the training cost: `mfu` when given (a constant, the explicit override); else, with
+    num_gpus, the step model's for the fastest layout that fits on those GPUs at the default global
+    batch (sizing.parallel.predict_run: the plan `sizing parallel --gpus N` prints; `mfu_layout`
+    names it); else the constant DEFAULT_MFU, and `mfu_source` says it was assumed.
     memory=True (the default) gives `memory`, the summary `sizing estimate` prints, so to_dict()
     is the CLI's JSON; memory=False leaves it None. gpu defaults to H100 unless the preset's
     published run names another (sizing.inputs.default_gpu). power_watts (default: the GPU's TDP), pue
     and grid_kg_co2_per_kwh give the run's energy and CO2 (sizing.training.energy). Inputs are checked
     here; every result is computed when first read (Estimate)."""
-    target = _resolve_model(model)
-    cfg, preset = target.config, target.preset
-    gpu = gpu if gpu is not None else default_gpu_for(preset.name if preset else None)
-    seq_len, seq_len_source = _seq_len(target, seq_len)
-    tokens = _count("tokens", tokens, MAX_TOKENS) if tokens is not None else preset.training_tokens if preset else None
-    check_hardware_options(gpu, dtype, mfu, num_gpus, price_per_gpu_hour)
+    target = resolve_target(model)
+    loose = dict(seq_len=seq_len, attention=attention, recompute=recompute, tokens=tokens, gpus=num_gpus, dtype=dtype)
+    work, seq_len_source = _workload(target, work, loose)
+    gpu = get_gpu(gpu if gpu is not None else default_gpu_for(target.preset.name if target.preset else None)).key
+    check_hardware_options(gpu, work.dtype, DEFAULT_MFU if mfu is None else mfu, work.gpus or 1, price_per_gpu_hour)
     run_energy(0.0, gpu, power_watts, pue, grid_kg_co2_per_kwh)  # the energy inputs, checked with or without tokens
-    require_choice("recompute", recompute, RECOMPUTE_MODES)  # checked here: the FLOPs are computed on access
-    require_choice("attention", attention, ATTENTION_CONVENTIONS)
-    run = None
-    if tokens is not None:
-        run = TrainingRun(
-            tokens=tokens, gpu=gpu, dtype=dtype, mfu=mfu, num_gpus=num_gpus, price_per_gpu_hour=price_per_gpu_hour
-        )
     return Estimate(
         name=name or target.name,
-        source=preset.source if preset else None,
-        config=cfg,
-        seq_len=seq_len,
-        attention=attention,
-        recompute=recompute,
-        run=run,
+        source=target.preset.source if target.preset else None,
+        config=target.config,
+        work=work,
+        gpu=gpu,
+        mfu_given=mfu,
+        price_per_gpu_hour=price_per_gpu_hour,
         seq_len_source=seq_len_source,
-        memory_gpu=get_gpu(gpu).key if memory else None,
+        memory_gpu=gpu if memory else None,
         power_watts=power_watts,
         pue=pue,
         grid_kg_co2_per_kwh=grid_kg_co2_per_kwh,
     )
 
 
-def _seq_len(target: _Target, seq_len: int | str | None) -> tuple[int, str]:
+def _workload(target: ModelTarget, work: Workload | None, loose: dict) -> tuple[Workload, str]:
+    """The estimate's Workload: `work` as given (its T checked against the model), or one built
+    from the loose keywords, with the model's context and published tokens as defaults."""
+    if work is not None:
+        given = [k for k, v in loose.items() if v is not None and not (k == "attention" and v == "full")]
+        if given:
+            raise SizingError(f"give the workload as work=Workload(...) or as {', '.join(given)}, not both")
+        target.config.check_context(as_workload(work).seq_len, "seq_len")
+        return work, "given"
+    seq_len, source = _seq_len(target, loose.pop("seq_len"))
+    tokens = loose.pop("tokens")
+    if tokens is None and target.preset is not None:
+        tokens = target.preset.training_tokens
+    elif tokens is not None:
+        tokens = _count("tokens", tokens, MAX_TOKENS)
+    if loose["gpus"] is not None:
+        require_int("num_gpus", loose["gpus"], maximum=MAX_COUNT)
+    return Workload(seq_len, tokens=tokens, **loose), source
+
+
+def _seq_len(target: ModelTarget, seq_len: int | str | None) -> tuple[int, str]:
     """(T, where it came from): as given, else the preset's or the file's context; checked
     against the model's own limits."""
     if seq_len is None:
@@ -294,35 +355,7 @@ def _seq_len(target: _Target, seq_len: int | str | None) -> tuple[int, str]:
     return seq_len, source
 
 
-@dataclass(frozen=True)
-class _Target:
-    name: str
-    config: ModelConfig
-    preset: Preset | None
-    context: int | None
-    context_source: str | None
-
-
-def _resolve_model(model: str | ModelConfig | Preset) -> _Target:
-    """A preset name, a config file path, a Preset or a ModelConfig -> config and default context.
-    A string that names a preset is the preset; else, a path to a file or directory."""
-    if isinstance(model, Preset):
-        return _Target(model.name, model.config, model, model.context, f"{model.name}'s training context")
-    if isinstance(model, ModelConfig):
-        return _Target("custom", model, None, None, None)
-    if isinstance(model, (str, os.PathLike)):
-        text = os.fspath(model)
-        looks_like_path = text.endswith(".json") or os.sep in text or "/" in text or os.path.exists(text)
-        try:
-            return _resolve_model(get_preset(text))
-        except SizingError:
-            if not looks_like_path:
-                raise
-        from sizing.inputs.hf import read_config_file  # only a path pays for the HF mapping
-
-        read = read_config_file(text)
-        return _Target(text, read.config, None, read.context, read.context_source(text))
-    raise SizingError(f"model ({show(model)}) must be a preset name, a config file path, a Preset or a ModelConfig")
+_resolve_model = resolve_target  # the name sizing.plan.sweeps imports
 
 
 def _count(name: str, value: int | str, maximum: int) -> int:

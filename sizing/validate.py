@@ -7,7 +7,6 @@ site reads `n = require_int("batch", batch)`. Bounds are generous but finite and
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from collections.abc import Iterable
@@ -181,6 +180,8 @@ def require_choice(name: str, value: Any, choices: Iterable[Any], aliases: dict 
     valid = ", ".join(map(str, choices))
     hint = ""
     if isinstance(value, str):
+        import difflib  # only for a bad value: the close match it names
+
         close = difflib.get_close_matches(value, [str(c) for c in choices], n=1)
         hint = f"; did you mean {close[0]}?" if close else ""
     raise SizingError(f"{name} ({show(value)}) must be one of: {valid}{hint}")

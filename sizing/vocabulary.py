@@ -39,6 +39,11 @@ TRAINING_DTYPES: tuple[str, ...] = ("bf16", "fp16", "fp32")
 PRECISION_POLICIES: tuple[str, ...] = ("fp32", "bf16-mixed", "fp16-mixed", "bf16", "fp8")
 PRECISION_ALIASES: dict[str, str] = {"mixed": "bf16-mixed"}
 
+# ---- optimizers (sizing.memory.states.OPTIMIZERS has the bytes of each) and fine-tuning modes
+OPTIMIZER_NAMES: tuple[str, ...] = ("adamw", "sgd", "adam8bit")
+OPTIMIZER_ALIASES: dict[str, str] = {"adam": "adamw"}
+FINETUNE_MODES: tuple[str, ...] = ("full", "lora", "qlora")  # every weight trains; adapters; adapters on NF4
+
 # ---- named defaults
 # H100 unless the preset's published run says otherwise (sizing.inputs.default_gpu.default_gpu_for)
 DEFAULT_GPU = "h100-sxm"
@@ -71,6 +76,15 @@ MLA_IMPLS: tuple[str, ...] = ("absorbed", "naive")
 DEFAULT_MLA_IMPL: str = "absorbed"
 
 
+def mfu_meaning(attention: str, dtype: str) -> str:
+    """What "MFU" means, in one sentence printed beside every MFU (docs/conventions.md): PaLM's
+    model FLOPs utilisation, one meaning everywhere."""
+    return (
+        f"MFU = model FLOPs (6N-style matmuls + attention counted {attention}, no recomputation) / "
+        f"(GPU-seconds x the GPU's dense {dtype} peak)"
+    )
+
+
 def ceil_div(numerator: int, denominator: int) -> int:
     """⌈a / b⌉ for integers, exactly (no float): shards, padded buffers, blocks."""
     return -(-numerator // denominator)
@@ -79,3 +93,9 @@ def ceil_div(numerator: int, denominator: int) -> int:
 def attention_impl(name: str) -> str:
     """The canonical implementation name: 'sdpa' -> 'flash'."""
     return ATTENTION_IMPL_ALIASES.get(name, name)
+
+
+# fp8 training scaling recipes (sizing.memory.fp8 holds what each stores) and the gradient
+# reduction dtypes a stack may use (sizing.parallel.memory_stack)
+FP8_RECIPE_NAMES = ("tensorwise", "blockwise", "mxfp8")
+GRAD_REDUCE_DTYPES = ("fp32", "bf16")

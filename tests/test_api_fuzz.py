@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sizing
+from sizing.inputs import Workload
 from sizing.parallel.layout import ParallelLayout
 from sizing.parallel.plan import parallel_plan
 from sizing.parallel.search import search_layout
@@ -90,13 +91,19 @@ def test_estimate(model, tokens, mfu, num_gpus, price):
 @FUZZ
 @given(MODEL, st.one_of(st.just(ParallelLayout()), HOSTILE), HOSTILE, HOSTILE)
 def test_parallel_plan(model, layout, seq_len, mfu):
-    _call(parallel_plan, model, layout, seq_len, mfu=mfu)
+    _call(lambda: parallel_plan(model, layout, Workload(seq_len), mfu=mfu))
 
 
 @settings(FUZZ, max_examples=15)
 @given(MODEL, HOSTILE, HOSTILE)
 def test_search_layout(model, seq_len, global_batch):
-    _call(search_layout, model, seq_len, global_batch, max_gpus=8)
+    _call(lambda: search_layout(model, Workload(seq_len, recompute=None, global_batch=global_batch), max_gpus=8))
+
+
+@FUZZ
+@given(HOSTILE, HOSTILE, HOSTILE, HOSTILE, HOSTILE, HOSTILE)
+def test_workload(seq_len, precision, recompute, global_batch, tokens, gpus):
+    _call(Workload, seq_len, precision, recompute=recompute, global_batch=global_batch, tokens=tokens, gpus=gpus)
 
 
 @FUZZ
@@ -124,8 +131,8 @@ def test_serve(model, prompt, output, batch, price):
         lambda: sizing.active_params("mixtral-8x7b"),
         lambda: sizing.param_components("gpt2"),
         lambda: sizing.flop_breakdown("gpt2", 1024),
-        lambda: parallel_plan("gpt2", ParallelLayout(), 1024),
-        lambda: search_layout("gpt2", 1024, 8, max_gpus=8),
+        lambda: parallel_plan("gpt2", ParallelLayout(), Workload(1024)),
+        lambda: search_layout("gpt2", Workload(1024, recompute=None, global_batch=8), max_gpus=8),
     ],
 )
 def test_a_preset_name_is_accepted_where_a_config_is_expected(call):
@@ -138,7 +145,8 @@ def test_the_issues_calls_answer_or_refuse_in_one_line():
         (lambda: sizing.llama_ffn_dim(4096, 0), "multiple_of (0) must be a positive integer"),
         (lambda: sizing.total_params(3), "cfg (3) must be a ModelConfig, a Preset or a preset name"),
         (lambda: sweep_rows("gpt2", [1]), "grid ([1]) must be a dict"),
-        (lambda: parallel_plan("gpt2", "tp=8", 1024), "layout ('tp=8') must be a ParallelLayout"),
+        (lambda: parallel_plan("gpt2", "tp=8", Workload(1024)), "layout ('tp=8') must be a ParallelLayout"),
+        (lambda: parallel_plan("gpt2", ParallelLayout(), 1024), "work (1024) must be a sizing.inputs.Workload"),
     ]:
         with pytest.raises(SizingError) as info:
             call()
@@ -219,22 +227,33 @@ def test_with_overrides(overrides):
     st.sampled_from(
         [
             "gpu",
+            "mfu",
             "overlap",
             "nvlink_gbs",
             "network_gbs",
             "compute_efficiency",
-            "tokens",
             "fused",
             "name",
             "step_options",
-            "attention",
         ]
     ),
     HOSTILE,
 )
 def test_parallel_plan_keywords(keyword, value):
     """Each keyword of parallel_plan given any value: a finite plan or one line (item 26)."""
-    _call(parallel_plan, "gpt2", ParallelLayout(dp=2), 1024, **{keyword: value})
+    _call(parallel_plan, "gpt2", ParallelLayout(dp=2), Workload(1024), **{keyword: value})
+
+
+@FUZZ
+@given(
+    st.sampled_from(
+        ["tokens", "attention", "global_batch", "gpus", "dtype", "stack", "fp8_recipe", "fp8_params", "grad_reduce"]
+    ),
+    HOSTILE,
+)
+def test_workload_fields(field, value):
+    """Each field of the Workload parallel_plan takes, given any value: a finite plan or one line (item 26)."""
+    _call(lambda: parallel_plan("gpt2", ParallelLayout(dp=2), Workload(1024, **{field: value})))
 
 
 @FUZZ

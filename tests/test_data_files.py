@@ -55,6 +55,25 @@ def test_builtin_tables_are_data_with_sources():
     )  # llama_ffn_dim(4096, 256) = 256 * ceil(2/3 * 4 * 4096 / 256)
 
 
+def test_every_builtin_entry_builds():
+    """The built-in tables build each entry on first use (a command that sizes one preset checks
+    one config); here every one is built and checked, and each keeps the order of its file."""
+    built = {name: presets.PRESETS[name] for name in presets.PRESETS}
+    assert list(built) == [row["name"] for row in data_files.builtin("presets.json")["presets"]]
+    assert all(p.name == name and p.config.n_layers > 0 for name, p in built.items())
+    gpus = {key: hardware.GPUS[key] for key in hardware.GPUS}
+    assert list(gpus) == [row["key"] for row in data_files.builtin("gpus.json")["gpus"]]
+    assert all(g.key == key and g.memory_bytes > 0 for key, g in gpus.items())
+
+
+def test_a_bad_builtin_entry_is_one_line_when_it_is_used():
+    table = data_files.LazyRecords(hardware.GPU, None)
+    table.add_row("bad", {"key": "bad", "nope": 1}, "gpus.json: gpu 'bad'")
+    assert "bad" in table and list(table) == ["bad"]
+    with pytest.raises(data_files.DataFileError, match=r"gpus\.json: gpu 'bad': unknown field"):
+        table["bad"]
+
+
 def test_user_gpu_file_end_to_end(tmp_path):
     path = write(tmp_path / "gpus.json", {"gpus": [MY_GPU]})
     result = run(

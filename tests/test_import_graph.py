@@ -161,7 +161,7 @@ def test_the_graph_sees_every_module_and_their_imports():
         "examples.train_demo",
     } <= set(MODULES)
     targets = {(i.target, i.in_function) for i in IMPORTS["sizing.cli.verify"]}
-    assert ("reference_model.verify.registry", True) in targets and ("sizing.cli.options", False) in targets
+    assert ("reference_model.verify.registry", True) in targets and ("sizing.cli.option_layer", False) in targets
     relative = {i.target for i in IMPORTS["reference_model.verify.registry"]}
     assert {"reference_model.verify.check", "reference_model.counting.params", "sizing.inputs.config"} <= relative
 

@@ -8,8 +8,9 @@ import pytest
 from click.testing import CliRunner
 
 from sizing.cli import main
+from sizing.inputs import Workload
 from sizing.inputs.presets import get_preset
-from sizing.parallel.batches import DEFAULT_GLOBAL_BATCH, FINETUNE_GLOBAL_BATCH
+from sizing.parallel.batches import FINETUNE_GLOBAL_BATCH, default_global_batch
 from sizing.parallel.min_gpus import min_gpus_that_fit
 from sizing.parallel.search import would_fit
 
@@ -40,13 +41,14 @@ def test_llama2_70b_on_a100_is_16_not_15():
     # leaves 68.5 GiB per rank of states, which sizing.memory counted as fitting, but the
     # layout search runs over powers of two dividing the batch of 1,024, so 16 is the answer.
     cfg = get_preset("llama2-70b").config
-    plan = min_gpus_that_fit(cfg, 4096, gpu="a100-80gb")
-    assert plan.layout.world == 16 and DEFAULT_GLOBAL_BATCH == 1024
+    plan = min_gpus_that_fit(cfg, Workload(4096, recompute=None), gpu="a100-80gb")
+    assert plan.layout.world == 16 and default_global_batch(4096) == 1024
 
 
 def test_finetune_hints_use_the_finetune_batch():
     cfg = get_preset("llama2-70b").config
-    hints = dict(would_fit(cfg, 4096, DEFAULT_GLOBAL_BATCH, 8, more_gpus=False, gpu="h100"))
+    asked = Workload(4096, recompute=None, global_batch=default_global_batch(4096), gpus=8)
+    hints = dict(would_fit(cfg, asked, more_gpus=False, gpu="h100"))
     for what in ("LoRA (r 16, all linears)", "QLoRA (NF4 base, r 16, all linears)"):
         layout = hints[what].layout
         # the QLoRA paper's batch of 16 sequences, not the pretraining 1,024

@@ -84,10 +84,10 @@ def test_pipeline_cp_and_ep_traffic():
 
 def test_bandwidth_overrides_and_overlap():
     lay = ParallelLayout(tp=8)
-    slow = parallel_plan(LLAMA7, lay, 4096, gpu="h100", nvlink_gbs=45)
-    fast = parallel_plan(LLAMA7, lay, 4096, gpu="h100")
+    slow = parallel_plan(LLAMA7, lay, Workload(4096), gpu="h100", nvlink_gbs=45)
+    fast = parallel_plan(LLAMA7, lay, Workload(4096), gpu="h100")
     assert slow.step.comm_seconds["tp"] == pytest.approx(10 * fast.step.comm_seconds["tp"])
-    hidden = parallel_plan(LLAMA7, lay, 4096, gpu="h100", overlap={"tp": 1.0})
+    hidden = parallel_plan(LLAMA7, lay, Workload(4096), gpu="h100", overlap={"tp": 1.0})
     assert hidden.step.exposed_seconds["tp"] == 0 and fast.step.exposed_seconds["tp"] > 0
     assert exposed_seconds(3.0, 1.0, 2.0) == 1.0  # never more hidden than there is compute
     with pytest.raises(SizingError, match="overlap dimension"):
@@ -96,7 +96,7 @@ def test_bandwidth_overrides_and_overlap():
 
 def test_step_time_is_compute_plus_exposed_plus_bubble():
     lay = ParallelLayout(dp=2, tp=8, pp=4, sequence_parallel=True, micro_batches=16)
-    plan = parallel_plan(LLAMA7, lay, 4096, gpu="h100", compute_efficiency=0.5, tokens=10**12)
+    plan = parallel_plan(LLAMA7, lay, Workload(4096, tokens=10**12), gpu="h100", compute_efficiency=0.5)
     st = plan.step
     assert bubble_fraction(lay) == pytest.approx(3 / 19)
     assert st.bubble_seconds == pytest.approx(st.compute_seconds * 3 / 16)

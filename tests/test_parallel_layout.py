@@ -14,7 +14,11 @@ MIXTRAL = get_preset("mixtral-8x7b").config  # 8 experts, 32 layers
 
 def test_world_and_derived_degrees():
     lay = ParallelLayout(dp=4, tp=8, pp=2, cp=2, ep=4, zero=1, micro_batches=4)
-    assert lay.world == 128 and lay.shard_degree == 8 and lay.expert_shard_degree() == 2
+    # Megatron-Core's expert grid: a stage's tp x cp x dp = 64 ranks as etp x ep x edp = 1 x 4 x 16
+    assert lay.world == 128 and lay.shard_degree == 8 and lay.expert_shard_degree() == 16
+    assert ParallelLayout(dp=4, tp=8, pp=2, cp=2, ep=4, etp=8, zero=1, micro_batches=4).expert_shard_degree() == 2
+    # ep across tp x dp (the refused layout): 32 = 2 x 16, one expert group of 32, edp 1
+    assert ParallelLayout(dp=16, tp=2, ep=32, zero=1).expert_data_parallel == 1
     assert lay.global_batch() == 16
     hsdp = ParallelLayout(dp=16, fsdp="hybrid", shard_group=8)
     assert hsdp.shard_degree == 8 and hsdp.zero_stage == 3
@@ -56,7 +60,8 @@ BAD_FIELDS = [
     (dict(v=2), "v (2) must be 1 for pp_schedule 1f1b"),
     (dict(pp_schedule="interleaved", pp=4, v=1, micro_batches=4), "pp_schedule interleaved needs pp >= 2 and v >= 2"),
     (dict(pp=4, micro_batches=2), "micro_batches (2) must be at least pp (4)"),
-    (dict(ep=4, dp=2), "ep (4) must divide dp x cp (2)"),
+    (dict(ep=4, dp=2), "ep x etp (4 x 1) must divide tp x cp x dp (1 x 1 x 2 = 2)"),
+    (dict(ep=4, etp=2, dp=2, tp=2), "ep x etp (4 x 2) must divide tp x cp x dp (2 x 1 x 2 = 4)"),
     (dict(dp=8, shard_group=4), "shard_group applies to fsdp hybrid only"),
     (dict(dp=12, fsdp="hybrid", shard_group=8), "shard_group (8) must divide dp x cp (12)"),
     (dict(lora_targets=("q", "x")), "lora_targets ('x') must be one of"),
@@ -86,7 +91,7 @@ CLI_BAD = [
     (["--tp", "0"], "--tp (0) must be a positive integer"),
     (["--dp", "-1"], "--dp (-1) must be a positive integer"),
     (["--pp", "2.5"], "--pp ('2.5') must be an integer"),
-    (["--tp", "2", "--tp", "4"], "--tp given 2 times"),
+    (["--tp", "2", "--tp", "4"], "--tp given twice (2, 4)"),
     (["--ep", "2", "--dp", "2"], "ep (2) needs a mixture-of-experts model"),
     (["--dp", "2", "--sp"], "sequence_parallel (True) needs tp >= 2"),
     (["--sp"], "--sp sets a layout"),

@@ -369,12 +369,14 @@ def test_planned_run_settings_and_arguments():
 
 
 def test_flash_is_accepted_as_sdpa():
-    """sizing's vocabulary calls the fused kernel `flash`; the profile accepts it as the
-    reference model's `sdpa` (and reports `sdpa`)."""
-    from sizing.cli.profile import profile
+    """sizing's vocabulary calls the fused kernel `flash`; the profile takes the shared
+    --attention-impl option (sdpa is its alias) and hands the reference model its own name, `sdpa`."""
+    from sizing.cli.profile import FLASH_IS_SDPA, profile
 
     option = next(p for p in profile.params if p.name == "attention_impl")
-    assert [option.type.convert(v, option, None) for v in ("flash", "SDPA", "math")] == ["sdpa", "sdpa", "math"]
+    parsed = [option.type.convert(v, option, None) for v in ("flash", "SDPA", "math")]
+    assert parsed == ["flash", "flash", "math"]
+    assert [FLASH_IS_SDPA.get(v, v) for v in parsed] == ["sdpa", "sdpa", "math"]
 
 
 def test_profile_settings_are_checked_once():

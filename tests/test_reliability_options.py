@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from sizing import estimate, get_preset
 from sizing.cli import main
-from sizing.inputs import parse_length, parse_quantity
+from sizing.inputs import Workload, parse_length, parse_quantity
 from sizing.parallel import ParallelLayout, StepOptions, parallel_plan
 from sizing.serve import serve
 from sizing.validate import SizingError
@@ -74,7 +74,7 @@ def test_items_3_4_5_the_smallest_values_allowed_answer_finitely():
     with pytest.raises(SizingError, match="compute_efficiency"):  # the API checks the same minimum
         serve("llama2-7b", 512, 64, compute_efficiency=1e-320)
     with pytest.raises(SizingError, match="nvlink_gbs"):
-        parallel_plan("llama2-7b", ParallelLayout(dp=8), 4096, nvlink_gbs=1e-320)
+        parallel_plan("llama2-7b", ParallelLayout(dp=8), Workload(4096), nvlink_gbs=1e-320)
 
 
 # ---- item 19: one rule for ZeRO over one rank
@@ -107,7 +107,8 @@ def test_item_20_float_options_take_ascii_digits_only(value):
         (["parallel", "-p", "gpt2", "--gpus", "8", "--gpu", ""], "--gpu ('') names nothing"),
         (["estimate", "--config", ""], "--config ('') names nothing"),
         (["memory", "--preset", ""], "--preset ('') names nothing"),
-        (["hybrid", "--config", ""], "config file '' names no file"),
+        (["hybrid", "--config", ""], "--config ('') names nothing"),
+        (["vision", "--preset", " "], "--preset (' ') names nothing"),
     ],
 )
 def test_item_20_an_empty_name_is_refused(args, words):
@@ -149,15 +150,18 @@ def test_item_21_help_says_which_k(command):
         (lambda: get_preset("gpt2").config.with_overrides(["n_layers"]), "must look like FIELD=VALUE"),
         (lambda: get_preset("gpt2").config.with_overrides(5), "overrides (5) must be a dict"),
         (
-            lambda: parallel_plan(get_preset("gpt2").config, ParallelLayout(), 128, {"overlap": 5}),
+            lambda: parallel_plan(get_preset("gpt2").config, ParallelLayout(), Workload(128), {"overlap": 5}),
             "gpu ({'overlap': 5})",
         ),
-        (lambda: parallel_plan("gpt2", ParallelLayout(), 128, overlap=5), "overlap (5) must be a dict"),
+        (lambda: parallel_plan("gpt2", ParallelLayout(), Workload(128), overlap=5), "overlap (5) must be a dict"),
         (
-            lambda: parallel_plan("gpt2", ParallelLayout(), 128, step_options=5),
+            lambda: parallel_plan("gpt2", ParallelLayout(), Workload(128), step_options=5),
             "step_options (5) must be a StepOptions",
         ),
-        (lambda: parallel_plan("gpt2", ParallelLayout(), 128, fused="x"), "fused ('x') must be true or false"),
+        (
+            lambda: parallel_plan("gpt2", ParallelLayout(), Workload(128), fused="x"),
+            "fused ('x') must be true or false",
+        ),
     ],
 )
 def test_item_26_bad_api_input_is_a_value_error_with_the_message(call, words):
@@ -170,7 +174,7 @@ def test_item_26_bad_api_input_is_a_value_error_with_the_message(call, words):
 def test_item_26_with_overrides_takes_the_clis_set_strings():
     cfg = get_preset("gpt2").config
     assert cfg.with_overrides(["n_layers=3"]) == cfg.with_overrides({"n_layers": 3})
-    assert parallel_plan("gpt2", ParallelLayout(), 128, step_options=StepOptions()).fits
+    assert parallel_plan("gpt2", ParallelLayout(), Workload(128), step_options=StepOptions()).fits
 
 
 @pytest.mark.parametrize(

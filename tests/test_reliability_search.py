@@ -15,12 +15,13 @@ from click.testing import CliRunner
 import sizing.parallel.memory as parallel_memory
 from sizing.cli import main
 from sizing.formulas import params as P
-from sizing.inputs import get_gpu, get_preset
+from sizing.inputs import Workload, get_gpu, get_preset
 from sizing.memory import layout_runtime_reserve
 from sizing.parallel import ParallelLayout, search_layout
-from sizing.parallel.memory import Workload, most_loaded, unsharded_states_bytes
+from sizing.parallel.memory import most_loaded, unsharded_states_bytes
+from sizing.parallel.plan import plan_workload
 from sizing.parallel.search import candidate_layouts
-from sizing.parallel.search_bounds import MemoryCheck, fewest_gpus
+from sizing.parallel.search_bounds import MemoryCheck, fewest_gpus, least_states_bytes
 from sizing.plan import plan
 
 
@@ -82,10 +83,27 @@ def test_fewest_gpus_never_exceeds_the_answer(name, gpu):
     """The bound is sound: the states spread over every GPU need at least that many, and the
     fewest GPUs the search finds (a power of two) is never below it."""
     cfg, entry = get_preset(name).config, get_gpu(gpu)
-    bound = fewest_gpus(cfg, ParallelLayout(), entry, "bf16-mixed", "adamw")
+    work = Workload(1024, recompute=None, global_batch=512)
+    bound = fewest_gpus(cfg, ParallelLayout(), entry, plan_workload(work, None))  # stored as the default stack
+    # the reference model's 16 B/param (bf16-mixed AdamW): the default stack's fp32 gradient buffer is
+    # not counted, as ZeRO-3 and FSDP keep the precision's bf16 gradients
     states = unsharded_states_bytes(cfg, P.total_params(cfg), Workload(1))
     assert bound == max(1, math.ceil(states / entry.memory_bytes))
-    best = search_layout(cfg, 1024, 512, gpu=gpu).best
+    best = search_layout(cfg, work, gpu=gpu).best
+    assert best is not None and bound <= best.layout.world
+
+
+def test_fewest_gpus_counts_the_least_a_stack_stores():
+    """Under a stack the bound takes the least any layout stores per parameter: with primary fp8
+    weights (megatron-core under precision fp8) no bf16 weights, the bf16 gradients that ZeRO-3
+    and FSDP keep (not the stack's buffer), fp32 master + AdamW moments: 0 + 2 + 12 = 14 B."""
+    cfg, entry = get_preset("llama2-70b").config, get_gpu("h100")
+    work = Workload(4096, precision="fp8", recompute=None, global_batch=512)
+    stored = plan_workload(work, None)
+    assert least_states_bytes(cfg, stored) == 14 * P.total_params(cfg)
+    bound = fewest_gpus(cfg, ParallelLayout(), entry, stored)
+    assert bound == math.ceil(14 * P.total_params(cfg) / entry.memory_bytes)
+    best = search_layout(cfg, work, gpu="h100").best
     assert best is not None and bound <= best.layout.world
 
 
@@ -93,12 +111,13 @@ def test_the_memory_check_agrees_with_most_loaded():
     """MemoryCheck (per stage, cached, stopping at the first stage over) says what most_loaded
     plus the runtime reserve says, for every candidate of a pipeline-parallel search."""
     cfg, gpu = get_preset("llama2-70b").config, get_gpu("h100")
-    work = dict(precision="bf16-mixed", optimizer="adamw", attention_impl="flash")
-    check = MemoryCheck(cfg, 4096, gpu.memory_bytes, work, ("none", "selective", "full"))
+    work = plan_workload(Workload(4096, recompute=None, gpus=64, global_batch=512), None)  # as the plan stores it
+    check = MemoryCheck(cfg, work, gpu.memory_bytes, ("none", "selective", "full"))
     for layout in candidate_layouts(cfg, 4096, 64, 512, "flash", ParallelLayout())[:60]:
         for mode in ("none", "full"):
-            _, terms = most_loaded(cfg, layout, Workload(4096, recompute=mode, **work))
-            reserve = layout_runtime_reserve(layout.dp, layout.tp, layout.pp, layout.cp, layout.ep).total_bytes
+            _, terms = most_loaded(cfg, layout, work.with_(recompute=mode))
+            reserve = layout_runtime_reserve(layout.dp, layout.tp, layout.pp, layout.cp, layout.ep, layout.etp)
+            reserve = reserve.total_bytes
             assert check.bytes(layout, mode) == terms["total_bytes"]
             assert check.fits(layout, mode) == (terms["total_bytes"] + reserve <= gpu.memory_bytes)
 

@@ -50,12 +50,14 @@ def test_a_given_reserve_can_turn_a_fit_into_a_no():
     fits = _json("--preset", "llama2-7b", "--gpu", "h100", "--zero", "3", "--dp", "8", "-b", "2")
     assert fits["fits"] and fits["per_gpu"]["total_bytes"] == 70_432_546_820
     room = 81_559 * 2**20 - 70_432_546_820  # 15,088,262,140 bytes = 14.05 GiB
-    out = CliRunner().invoke(
-        main,
-        ["memory", "--preset", "llama2-7b", "--gpu", "h100", "--zero", "3", "--dp", "8", "-b", "2"]
-        + ["--runtime-reserve", "14.1"],
-    )
-    assert room < round(14.1 * GIB) and out.exit_code == 3
+    args = ["memory", "--preset", "llama2-7b", "--gpu", "h100", "--zero", "3", "--dp", "8", "-b", "2"]
+    tight = _json(*args[1:], "--runtime-reserve", "14.1")  # over by 0.05 GiB: within the allocator's band
+    assert room < round(14.1 * GIB) and not tight["fits"] and tight["verdict"] == "tight"
+    assert CliRunner().invoke(main, args + ["--runtime-reserve", "14.1"]).exit_code == 0
+    # the band is 9.2/80 of 81,559 MiB = 9,834,893,148 bytes (9.16 GiB): 14.05 + 9.16 + 0.1 GiB is a clear no
+    assert tight["verdict_band_bytes"] == round(9.2 / 80 * 81_559 * 2**20) == 9_834_893_148
+    out = CliRunner().invoke(main, args + ["--runtime-reserve", "23.31"])
+    assert room + 9_834_893_148 < round(23.31 * GIB) and out.exit_code == 3
     assert _json("--preset", "llama2-7b", "--gpu", "h100", "--runtime-reserve", "0")["runtime_reserve_bytes"] == 0
     bad = CliRunner().invoke(main, ["memory", "--preset", "llama2-7b", "--runtime-reserve", "-1"])
     assert bad.exit_code == 2 and "--runtime-reserve" in bad.output

@@ -9,6 +9,7 @@ import time
 from click.testing import CliRunner
 
 from sizing.cli import main
+from sizing.inputs import Workload
 from sizing.inputs.presets import get_preset
 from sizing.parallel.search import search_layout
 
@@ -45,7 +46,7 @@ def test_16k_gpu_search_time_in_process():
     here is 3 s and the measured figure is in docs/step-time.md."""
     cfg = get_preset("llama3.1-405b").config
     start = time.perf_counter()
-    result = search_layout(cfg, 8192, 2048, 16384, gpu="h100")
+    result = search_layout(cfg, Workload(8192, recompute=None, global_batch=2048, gpus=16384), gpu="h100")
     assert result.best is not None
     assert time.perf_counter() - start < 3.0
 
@@ -67,8 +68,19 @@ def test_fp8_on_h100_and_refused_without_an_fp8_peak():
     bf16 = _json(LLAMA405 + META + ["--recompute", "full"])
     fp8 = _json(LLAMA405 + META + ["--recompute", "full", "--precision", "fp8"])
     assert fp8["step_seconds"] < bf16["step_seconds"]
-    # fp8 copies: bf16 weight + fp8 copy + fp8 transpose, 4 B per parameter against bf16's 2 B
-    assert fp8["per_gpu"]["weights_bytes"] == 2 * bf16["per_gpu"]["weights_bytes"]
+    # Transformer Engine keeps, for each GEMM weight, an fp8 copy and its fp8 transpose. A 405B layer
+    # holds (16384 x 18432 QKV + 16384^2 o + 3 x 16384 x 53248 MLP) / tp 8 = 398,458,880 of them.
+    # TE's default (--no-fp8-param-gather) keeps the bf16 weights too: stage 1 (8 layers) is the
+    # most loaded, 2 B x 8 x 398,458,880 of copies and as much bf16, plus 8 layers' two norms
+    te = _json(LLAMA405 + META + ["--recompute", "full", "--precision", "fp8", "--no-fp8-param-gather"])
+    assert te["most_loaded_stage"] == 1 and bf16["per_gpu"]["fp8_weight_copies_bytes"] == 0
+    assert te["per_gpu"]["fp8_weight_copies_bytes"] == 2 * 8 * 398_458_880 == 6_375_342_080
+    assert te["per_gpu"]["weights_bytes"] == 2 * (8 * 398_458_880 + 8 * 2 * 16_384) == 6_375_866_368
+    # Megatron's fp8 recipe (primary fp8 weights, the default) drops that bf16 copy; the last stage
+    # (7 layers, the final norm, the lm_head's 128,256 / 8 x 16,384 bf16 weights) is then the heaviest
+    assert fp8["most_loaded_stage"] == 15
+    assert fp8["per_gpu"]["fp8_weight_copies_bytes"] == 2 * 7 * 398_458_880
+    assert fp8["per_gpu"]["weights_bytes"] == 2 * (7 * 2 * 16_384 + 16_384 + 128_256 // 8 * 16_384) == 525_828_096
     args = ["parallel", "--preset", "llama2-7b", "--gpu", "a100-80gb", "--tp", "8", "--precision", "fp8"]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 2 and "fp8" in result.output and "Traceback" not in result.output

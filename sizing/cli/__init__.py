@@ -6,7 +6,6 @@ stored lines against the commands' own)."""
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import sys
 from typing import ClassVar
@@ -104,6 +103,8 @@ class LazyGroup(click.Group):
     def resolve_command(self, ctx, args):
         typed = args[0] if args else ""
         if typed and not typed.startswith("-") and self.get_command(ctx, typed) is None:
+            import difflib  # only for a mistyped command
+
             close = difflib.get_close_matches(typed.lower(), self.list_commands(ctx), n=1, cutoff=0.6)
             hint = f"did you mean {close[0]}?" if close else f"the commands: {', '.join(self.list_commands(ctx))}"
             raise UserError(f"no command {show_arg(typed)}; {hint}")
@@ -161,6 +162,17 @@ def main():
     Exact parameter counts, FLOPs per token and training cost from an architecture config.
     Start with:  sizing estimate --preset llama2-7b
     """
+
+
+# The option layer as data, for the browser form (sizing.ui): loaded on first use (PEP 562).
+_LAZY = {"OPTION_GROUPS": "sizing.cli.specs", "SPECS": "sizing.cli.option_layer", "command_options": "sizing.cli.specs"}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
 
 
 if __name__ == "__main__":  # pragma: no cover

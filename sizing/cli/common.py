@@ -1,15 +1,17 @@
-"""What every command shares: the user-error type (exit 2, one line), the model options
-(--preset / --config / --set) and parsing of quantities. Light imports only."""
+"""What every command shares: the user-error type (exit 2, one line), resolving the model that
+--preset / --config / --set name (the options themselves: sizing/cli/option_layer.py) and parsing
+of quantities. Light imports only."""
 
 from __future__ import annotations
 
-import functools
-from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple
 
 import click
 
-from sizing.inputs import ModelConfig, Preset, get_preset, parse_quantity
 from sizing.validate import MAX_TOKENS, SizingError, show, show_arg
+
+if TYPE_CHECKING:  # the model's types; their modules load when a command resolves a model
+    from sizing.inputs import ModelConfig, Preset
 
 FORMATS = ("table", "markdown", "json", "csv")
 
@@ -28,14 +30,13 @@ class UserError(click.ClickException):
         return message if len(message) <= MAX_ERROR_CHARS else message[: MAX_ERROR_CHARS - 3] + "..."
 
 
-@dataclass(frozen=True)
-class ModelChoice:
+class ModelChoice(NamedTuple):  # a NamedTuple: `sizing --help` loads no dataclasses
     name: str
     config: ModelConfig
     preset: Preset | None
 
 
-def _once(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> str | None:
+def once(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> str | None:
     """The value of an option that names one model. Declared `multiple` so that a second
     `--preset` is seen and refused instead of silently replacing the first."""
     if len(values) > 1:
@@ -43,37 +44,7 @@ def _once(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -
             f"{param.opts[0]} given {len(values)} times ({', '.join(map(show, values))}); give one "
             "model per command (`sizing verify` takes several)"
         )
-    if values and not values[0].strip():
-        raise UserError(f"{param.opts[0]} ({show(values[0])}) names nothing: give a name, or leave the option out")
     return values[0] if values else None
-
-
-def model_options(func):
-    """--preset NAME | --config PATH (each at most once), plus repeatable --set FIELD=VALUE."""
-
-    @click.option(
-        "--preset", "-p", metavar="NAME", multiple=True, callback=_once, help="A preset name (see `sizing presets`)."
-    )
-    @click.option(
-        "--config",
-        "config_path",
-        metavar="PATH",
-        multiple=True,
-        callback=_once,
-        help="A Hugging Face config.json or this tool's JSON config. Never executes code.",
-    )
-    @click.option(
-        "--set",
-        "overrides",
-        metavar="FIELD=VALUE",
-        multiple=True,
-        help="Override a config field, e.g. --set n_layers=48 (repeatable).",
-    )
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        return func(*args, **kwargs)
-
-    return wrapper
 
 
 def resolve_model(
@@ -85,6 +56,8 @@ def resolve_model(
         if not required:
             return None
         raise UserError("no model given: use --preset NAME (see `sizing presets`) or --config PATH")
+    from sizing.inputs import get_preset
+
     chosen: Preset | None = None
     try:
         if preset:
@@ -134,6 +107,8 @@ def quantity(value: str | None, name: str, maximum: int = MAX_TOKENS) -> int | N
     """A positive count typed with an optional SI suffix (2T, 300B, 1.4e12), exactly."""
     if value is None:
         return None
+    from sizing.inputs import parse_quantity
+
     try:
         number = parse_quantity(value, name, maximum)
     except SizingError as exc:

@@ -5,10 +5,9 @@ from __future__ import annotations
 import click
 
 from sizing.cli.common import UserError
-from sizing.cli.options import Quantity
-from sizing.cli.single import one_value_option
-from sizing.cli.workload import conventions_options, format_option, hardware_options
+from sizing.cli.option_layer import option
 from sizing.validate import SizingError
+from sizing.vocabulary import DEFAULT_GPU, DEFAULT_MFU
 
 # What the table and markdown show; CSV and JSON carry every column of sizing.rows.COLUMNS.
 VIEW = [
@@ -30,16 +29,20 @@ VIEW = [
 
 
 @click.command()
-@click.option("--preset", "-p", "presets", metavar="NAME", multiple=True, help="A preset (repeatable).")
-@click.option(
-    "--config", "configs", metavar="PATH", multiple=True, help="A config.json or this tool's JSON (repeatable)."
-)
-@conventions_options
-@one_value_option(
-    "--tokens", metavar="N", type=Quantity("--tokens"), help="Training tokens, e.g. 2T (default: published)."
-)
-@hardware_options
-@format_option
+@option("preset", dest="presets", multiple=True, help="A preset (repeatable).")
+@option("config", dest="configs", multiple=True, help="A config.json or this tool's JSON (repeatable).")
+@option("seq_len")
+@option("attention")
+@option("recompute", default=None, help="Activation recomputation.  [default: none; with --gpus, the search's]")
+@option("tokens", help="Training tokens, e.g. 2T (default: published).")
+@option("gpu", default=DEFAULT_GPU)
+@option("dtype")
+@option("mfu", help=f"A constant whole-run MFU instead of the step model.  [default: as estimate: with --gpus the "
+        f"step model's, else {DEFAULT_MFU}, assumed]")  # fmt: skip
+@option("gpus", dest="num_gpus", help="GPUs: the step model's layout search, and wall-clock days.  [default: 1 GPU "
+        "for the days, MFU assumed]")  # fmt: skip
+@option("price")
+@option("format")
 def compare(presets, configs, seq_len, attention, recompute, tokens, gpu, dtype, mfu, num_gpus, price, fmt):
     """Several models side by side: params, FLOPs, training cost and memory, one row each.
 
@@ -86,5 +89,6 @@ def _workload_note(result) -> str:
     fl = result.estimates[0].flops
     t = next((e.training for e in result.estimates if e.training is not None), None)
     gpu = result.estimates[0].memory.training.gpu
-    where = f"{t.gpu.key} {t.dtype}, MFU {t.run.mfu:g}, {t.run.num_gpus} GPU(s)" if t else gpu
+    first = next((e for e in result.estimates if e.training is not None), None)
+    where = f"{t.gpu.key} {t.dtype}, {t.run.num_gpus} GPU(s), MFU {first.mfu_source}" if t else gpu
     return f"attention {fl.attention}, recompute {fl.recompute}; {where}; memory per GPU (1 GPU, no ZeRO)"

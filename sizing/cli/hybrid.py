@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import click
 
-from sizing.cli.common import FORMATS, UserError
-from sizing.cli.options import GPU_NAME, Choice, Count, Length
+from sizing.cli.common import UserError
+from sizing.cli.option_layer import option
 from sizing.inputs import GIB, format_int
 
 EXIT_DOES_NOT_FIT = 3  # as `sizing memory` and `sizing parallel`: not even one sequence fits
@@ -130,41 +130,15 @@ def _render(s: dict, preset) -> str:
 
 
 @click.command()
-@click.option("--preset", "-p", default=None, help="A hybrid preset (sizing hybrid --preset x lists them).")
-@click.option(
-    "--config",
-    "config_path",
-    default=None,
-    help="A hybrid model's Hugging Face config.json, its directory or a hub id. Never executes code.",
-)
-@click.option("--context", type=Length("--context"), default=4096, show_default=True, help="Context length in tokens.")
-@click.option("--batch", type=Count("--batch"), default=1, show_default=True)
-@click.option(
-    "--weight-dtype",
-    type=Choice("--weight-dtype", ("fp32", "bf16", "fp16", "fp8", "int8", "int4")),
-    default="bf16",
-    show_default=True,
-)
-@click.option(
-    "--kv-dtype",
-    type=Choice("--kv-dtype", ("fp32", "bf16", "fp16", "fp8", "int8", "int4")),
-    default="bf16",
-    show_default=True,
-)
-@click.option(
-    "--ssm-dtype",
-    type=Choice("--ssm-dtype", ("fp32", "bf16", "fp16")),
-    default="fp32",
-    show_default=True,
-    help="Recurrent-state dtype (fp32 as HF's caches and vLLM keep it).",
-)
-@click.option(
-    "--gpu",
-    type=GPU_NAME,
-    default=None,
-    help="Also the largest batch and context that fit on one GPU (see `sizing gpus`).",
-)
-@click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
+@option("preset", help="A hybrid preset (sizing hybrid --preset x lists them).")
+@option("config", help="A hybrid model's Hugging Face config.json, its directory or a hub id. Never executes code.")
+@option("context", default=4096, help="Context length in tokens.")
+@option("batch", default=1)
+@option("weight_dtype", default="bf16")
+@option("kv_dtype", default="bf16")
+@option("ssm_dtype")
+@option("gpu", help="Also the largest batch and context that fit on one GPU (see `sizing gpus`).")
+@option("format")
 def hybrid(preset, config_path, context, batch, weight_dtype, kv_dtype, ssm_dtype, gpu, fmt):
     """A hybrid SSM / linear-attention model: parameters, layer pattern, FLOPs, and memory
     against context beside an all-attention model of the same shape. With --gpu: exit code 0

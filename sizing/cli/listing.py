@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import click
 
-from sizing.cli.common import FORMATS
-from sizing.cli.options import Choice
+from sizing.cli.option_layer import option
 from sizing.inputs import DTYPES, GIB, GPUS, PRESETS, format_int, format_si
 from sizing.render import csv_text, table
 
 
 @click.command()
-@click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
+@option("format")
 def presets(fmt):
     """List the presets with their parameter counts, context and source."""
     from sizing.formulas import active_params, total_params
@@ -69,7 +68,7 @@ def presets(fmt):
 
 
 @click.command()
-@click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
+@option("format")
 def gpus(fmt):
     """List the GPUs: dense peak TFLOP/s per dtype, memory, HBM bandwidth, and the scale-up
     (NVLink) and scale-out (network) bandwidths per GPU per direction."""

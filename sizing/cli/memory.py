@@ -1,7 +1,9 @@
 """`sizing memory`: training memory per GPU, or inference memory, and whether it fits.
 
-Exit codes: 0 it fits; 3 it does not fit (the full report is still printed, JSON has
-"fits": false and a null max batch); 2 bad input (one 'Error: ...' line on stderr).
+Exit codes: 0 it fits, or training is "tight" (within the allocator's band either side of the
+GPU's capacity: sizing.memory.verdict); 3 it clearly does not fit (the full report is still
+printed, JSON has "verdict": "does not fit", "fits": false and a null max batch); 2 bad input
+(one 'Error: ...' line on stderr).
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import click
 from click.core import ParameterSource
 
-from sizing.cli.common import FORMATS, UserError, model_options, resolve_model
+from sizing.cli.common import UserError, resolve_model
 from sizing.cli.memory_options import (
     engine_options,
     gpu_and_finetune_options,
@@ -17,7 +19,7 @@ from sizing.cli.memory_options import (
     tp_option,
     training_options,
 )
-from sizing.cli.options import VERDICT_ONLY, Choice
+from sizing.cli.option_layer import model_options, option
 from sizing.inputs import GIB, default_gpu_for, get_gpu
 from sizing.memory import inference_memory, training_memory
 from sizing.render import render_memory
@@ -33,8 +35,8 @@ EXIT_DOES_NOT_FIT = 3
 @inference_options
 @engine_options
 @tp_option
-@click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
-@VERDICT_ONLY
+@option("format")
+@option("verdict_only")
 def memory(preset, config_path, overrides, inference, fmt, verdict_only, **options):
     """Training memory per GPU (or inference memory) and the largest batch that fits.
 
@@ -42,7 +44,8 @@ def memory(preset, config_path, overrides, inference, fmt, verdict_only, **optio
     activations saved for backward + the logits' working set. Inference: weights + KV cache
     (2 x layers x kv heads x head_dim x bytes x context x batch; a sliding window caps the
     context) + the prefill activation peak (one forward over --prefill-chunk tokens). Exit
-    code 0 when it fits, 3 when it does not (the report says what would), 2 on bad input.
+    code 0 when it fits or training is tight (within the allocator's band), 3 when it clearly
+    does not fit (the report says what would), 2 on bad input.
 
     \b
     Example:
@@ -71,8 +74,14 @@ def memory(preset, config_path, overrides, inference, fmt, verdict_only, **optio
     if result is None:  # --engine: its split is printed
         return
     click.echo(render_memory(result, fmt, details=True).rstrip("\n"))
-    if not result.fits:
+    if not _may_fit(result):
         raise SystemExit(EXIT_DOES_NOT_FIT)
+
+
+def _may_fit(result) -> bool:
+    """Training: anything but a clear "does not fit" (fits or tight); inference: it fits."""
+    verdict = getattr(result, "memory_verdict", None)
+    return verdict.may_fit if verdict is not None else result.fits
 
 
 def _hybrid_preset(preset: str | None) -> bool:
@@ -349,24 +358,29 @@ def _with_parallel_advice(result, cfg, dp: int, micro_batch: int, gpu_key: str):
     same dp GPUs: a tp/pp/cp layout, CPU offload, LoRA, QLoRA (each the fastest that fits)."""
     import dataclasses
 
-    from sizing.parallel import ALTERNATIVES, min_gpus_hint, min_gpus_that_fit, search_layout, would_fit
+    from sizing.inputs import Workload
+    from sizing.parallel import LAYOUT_ALTERNATIVES, min_gpus_hint, min_gpus_that_fit, search_layout, would_fit
 
-    options = dict(
-        gpu=gpu_key, precision=result.precision, optimizer=result.optimizer, attention_impl=result.attention_impl
+    work = Workload(
+        result.seq_len,
+        precision=result.precision,
+        optimizer=result.optimizer,
+        recompute=None,  # the search tries none, selective and full
+        attention_impl=result.attention_impl,
+        global_batch=dp * micro_batch,
+        gpus=dp,
     )
-    batch = dp * micro_batch
     found = []
-    best = search_layout(cfg, result.seq_len, batch, dp, **options).best
+    best = search_layout(cfg, work, gpu=gpu_key).best
     if best is not None:
         found.append(("a parallel layout", best))
-    keep = {label for label, layout_changes, _ in ALTERNATIVES if layout_changes}  # offload, LoRA, QLoRA
-    found += [(w, p) for w, p in would_fit(cfg, result.seq_len, batch, dp, more_gpus=False, **options) if w in keep]
+    found += [(w, p) for w, p in would_fit(cfg, work, more_gpus=False, gpu=gpu_key) if w in LAYOUT_ALTERNATIVES]
     hints = tuple(
         f"{what} on {dp} GPU{'s' if dp > 1 else ''}: {p.layout.label()}, recompute {p.work.recompute}, "
         f"{p.per_gpu_bytes / GIB:.2f} GiB per GPU (sizing parallel)"
         for what, p in found
     )
-    fewest = min_gpus_that_fit(cfg, result.seq_len, **options)
+    fewest = min_gpus_that_fit(cfg, work.with_(global_batch=None), gpu=gpu_key)
     own = tuple(w for w in result.would_fit if not _is_gpu_count(w))
     first = (min_gpus_hint(fewest),) if fewest is not None and fewest.layout.world > dp else ()
     return dataclasses.replace(result, would_fit=first + own + hints)

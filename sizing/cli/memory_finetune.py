@@ -31,8 +31,8 @@ def lora_targets(text: str | None) -> tuple[str, ...] | None:
 
 def finetune_memory(model, seq_len: int, fmt: str, **opts) -> bool:
     """With --finetune lora or qlora: print the plan of that run on dp GPUs (ZeRO stage as
-    given), exit 3 if it does not fit, and return True. With --finetune full (or none): False,
-    the ordinary answer follows; --lora-rank / --lora-targets without lora or qlora are refused.
+    given), exit 3 if it clearly does not fit (not "tight"), and return True. With --finetune
+    full (or none): False, the ordinary answer follows; --lora-rank / --lora-targets without lora or qlora are refused.
     opts: finetune, lora_rank, lora_targets, micro_batch, zero, dp, precision, optimizer,
     recompute, attention_impl, gpu, reserve (sizing.memory.runtime's RuntimeReserve, taken off
     the GPU before the fit)."""
@@ -50,27 +50,28 @@ def finetune_memory(model, seq_len: int, fmt: str, **opts) -> bool:
 
 
 def _print_plan(model, seq_len: int, fmt: str, opts: dict) -> None:
-    from sizing.parallel import ParallelLayout, parallel_plan
+    from sizing.inputs import Workload
+    from sizing.memory import fit_verdict
+    from sizing.parallel import ParallelLayout, StepOptions, parallel_plan
     from sizing.render import render_parallel_plan
 
     fields = dict(dp=opts["dp"], zero=opts["zero"], micro_batch=opts["micro_batch"], micro_batches=1)
-    fields["finetune"] = opts["finetune"]
     if opts.get("lora_rank") is not None:
         fields["lora_rank"] = opts["lora_rank"]
     if opts.get("lora_targets") is not None:
         fields["lora_targets"] = opts["lora_targets"]
 
+    work = dict(precision=opts["precision"], optimizer=opts["optimizer"], attention_impl=opts["attention_impl"])
+
     def plan_for(recompute: str):
+        run = Workload(seq_len, recompute=recompute, finetune=opts["finetune"], **work)
         return parallel_plan(
             model.config,
             ParallelLayout(**fields),
-            seq_len,
-            recompute=recompute,
-            gpu=opts["gpu"],
-            precision=opts["precision"],
-            optimizer=opts["optimizer"],
-            attention_impl=opts["attention_impl"],
+            run,
+            opts["gpu"],
             name=model.name,
+            step_options=StepOptions(reference_memory=True),  # as `sizing memory` counts: the reference model's
         )
 
     try:
@@ -85,12 +86,13 @@ def _print_plan(model, seq_len: int, fmt: str, opts: dict) -> None:
         return p.per_gpu_bytes <= capacity
 
     click.echo(render_parallel_plan(plan, fmt).rstrip("\n"))
+    verdict = fit_verdict(plan.per_gpu_bytes, reserve.total_bytes, plan.gpu.memory_bytes)
     if fmt in ("table", "markdown"):
-        verdict = "fits" if fits(plan) else "does not fit"
-        click.echo(f"{reserve.describe()}: {verdict} with it ({capacity / 2**30:.2f} GiB usable)")
+        click.echo(f"{reserve.describe()}: {verdict.describe()} with it ({capacity / 2**30:.2f} GiB usable)")
     if fits(plan):
         return
     if fmt in ("table", "markdown"):
         for other in (p for p in lighter if fits(p)):
             click.echo(f"would fit: --recompute {other.work.recompute} ({other.per_gpu_bytes / 2**30:.2f} GiB per GPU)")
-    raise SystemExit(EXIT_DOES_NOT_FIT)
+    if not verdict.may_fit:
+        raise SystemExit(EXIT_DOES_NOT_FIT)

@@ -71,6 +71,8 @@ class Name(click.ParamType):
 
 
 GPU_NAME = Name("--gpu", "a GPU (see `sizing gpus`)")
+PRESET_NAME = Name("--preset", "a preset (see `sizing presets`)")
+CONFIG_NAME = Name("--config", "a config.json, its directory or a hub id")
 
 
 class Count(click.ParamType):
@@ -191,27 +193,3 @@ def rate_type(option: str) -> Number:
 def link_gbs_type(option: str) -> Number:
     """A link's GB/s per direction, checked as sizing.validate.require_link_gbs."""
     return Number(option, MIN_LINK_GBS, MAX_LINK_GBS, exclusive_minimum=False, what=LINK_WHAT)
-
-
-# The UI's fits-on list asks each GPU only whether the answer fits (sizing.ui.api.fits_by_gpu):
-# this switch leaves out the work that does not decide it. Hidden: not part of the CLI's surface.
-VERDICT_ONLY = click.option(
-    "--verdict-only",
-    is_flag=True,
-    hidden=True,
-    help="Only what decides whether it fits: a layout search stops at the first layout that fits, and the "
-    "advice on what would fit (other layouts, the fewest GPUs) is left out.",
-)
-
-
-def option_group(*options):
-    """One decorator applying several click options, listed in the order --help shows them (the
-    order they would be stacked above a command), so a command's options can be grouped by what
-    they are for without changing its help."""
-
-    def apply(command):
-        for option in reversed(options):
-            command = option(command)
-        return command
-
-    return apply

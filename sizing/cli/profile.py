@@ -17,13 +17,10 @@ from pathlib import Path
 
 import click
 
-from sizing.cli.common import UserError, model_options, resolve_model
-from sizing.cli.options import Choice, Count, Length, Number
+from sizing.cli.common import UserError, resolve_model
+from sizing.cli.option_layer import model_options, option
 from sizing.inputs import (
-    ATTENTION_IMPLS,
-    DEVICES,
     GIB,
-    PLANNED_RUN_NAMES,
     SCRIPT,
     PlannedRun,
     ProfileError,
@@ -34,8 +31,8 @@ from sizing.inputs import (
 )
 from sizing.memory import training_memory_in_dtype
 from sizing.report import plan_report_markdown, write_bytes_atomic
-from sizing.validate import MIN_PEAK_TFLOPS, PEAK_WHAT, SizingError
-from sizing.vocabulary import ATTENTION_IMPL_ALIASES, RECOMPUTE_MODES, TRAINING_DTYPES
+from sizing.validate import SizingError
+from sizing.vocabulary import ATTENTION_IMPL_ALIASES, TRAINING_DTYPES
 
 FORMATS = ("table", "json", "markdown")
 # sizing's vocabulary calls the fused kernel "flash" (ATTENTION_IMPL_ALIASES: sdpa -> flash); the
@@ -51,55 +48,30 @@ CPU_LIMIT_BYTES = 4 * GIB  # --device cpu is for tiny test runs: refuse what the
 
 @click.command()
 @model_options
-@click.option(
-    "--seq-len",
-    "-T",
-    type=Length("--seq-len"),
-    help="Tokens per sequence (default: the preset's context).",
+@option("seq_len", help="Tokens per sequence (default: the preset's context).")
+@option("micro_batch", help="Sequences per step (default 1).")
+@option("steps")
+@option("warmup")
+@option("dtype", only=TRAINING_DTYPES, help="Weights, gradients, AdamW states (default bf16).")
+@option(
+    "attention_impl",
+    default=None,
+    help="sdpa (= flash): torch's fused kernel (flash on CUDA); math: QK^T, softmax, AV (default sdpa).",
 )
-@click.option("--micro-batch", "-b", type=Count("--micro-batch"), help="Sequences per step (default 1).")
-@click.option("--steps", type=Count("--steps"), help="Timed steps; the median is reported (default 10).")
-@click.option("--warmup", type=Count("--warmup", minimum=0), help="Untimed steps first (default 3).")
-@click.option(
-    "--dtype", type=Choice("--dtype", TRAINING_DTYPES), help="Weights, gradients, AdamW states (default bf16)."
+@option("compile", default=None)
+@option(
+    "recompute", default=None, help="none (default), selective (checkpoint the attention core) or full (every block)."
 )
-@click.option(
-    "--attention-impl",
-    type=Choice("--attention-impl", ATTENTION_IMPLS, FLASH_IS_SDPA),
-    help="sdpa (or flash): torch's fused kernel (flash on CUDA); math: QK^T, softmax, AV (default sdpa).",
-)
-@click.option("--compile/--no-compile", "use_compile", default=None, help="torch.compile the model (default no).")
-@click.option(
-    "--recompute",
-    type=Choice("--recompute", RECOMPUTE_MODES),
-    help="none (default), selective (checkpoint the attention core) or full (every block).",
-)
-@click.option(
-    "--device",
-    type=Choice("--device", DEVICES),
-    default="cuda",
-    show_default=True,
-    help="cpu: a tiny timing run for testing, not a performance figure.",
-)
-@click.option(
-    "--peak-tflops",
-    type=Number("--peak-tflops", MIN_PEAK_TFLOPS, exclusive_minimum=False, what=PEAK_WHAT),
+@option("device")
+@option(
+    "peak_tflops",
     help="Peak dense TFLOP/s for the MFU (default: sizing's GPU table for torch.cuda.get_device_name() and --dtype).",
 )
-@click.option(
-    "--planned",
-    type=Choice("--planned", PLANNED_RUN_NAMES),
-    help="One of the planned GPU runs (see --plan-report): its model and settings; explicit options override them.",
-)
-@click.option("--out", metavar="PATH", help="Also write the markdown section to PATH (atomically).")
-@click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
-@click.option(
-    "--plan-report",
-    metavar="PATH",
-    help="Write the GPU profile report page (planned runs, predictions, "
-    "measured figures from --results) to PATH and exit; needs no torch.",
-)
-@click.option("--results", metavar="DIR", help=f"With --plan-report: folder of <run>.json / <run>.md from {SCRIPT}.")
+@option("planned")
+@option("out", help="Also write the markdown section to PATH (atomically).")
+@option("format", only=FORMATS)
+@option("plan_report")
+@option("results", help=f"With --plan-report: folder of <run>.json / <run>.md from {SCRIPT}.")
 def profile(preset, config_path, overrides, device, peak_tflops, planned, out, fmt, plan_report, results, **run):
     """Time training steps of the reference model; step time, TFLOP/s, MFU and peak memory
     beside the predictions (needs torch; a CUDA GPU unless --device cpu).
@@ -124,6 +96,7 @@ def profile(preset, config_path, overrides, device, peak_tflops, planned, out, f
         preset, overrides = plan.preset, plan.overrides + tuple(overrides)
     model = resolve_model(preset, config_path, overrides)
     given = {("compile" if key == "use_compile" else key): value for key, value in run.items()}
+    given["attention_impl"] = FLASH_IS_SDPA.get(given["attention_impl"], given["attention_impl"])
     settings = _checked_settings(model, plan, given, device, peak_tflops)
     if device == "cpu":
         _refuse_big_cpu_run(model.config, settings)

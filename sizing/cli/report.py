@@ -9,30 +9,14 @@ from functools import partial
 import click
 
 from sizing.cli.common import UserError
+from sizing.cli.option_layer import option
 
 
 @click.command()
-@click.option(
-    "--out",
-    "out_dir",
-    default="reports",
-    show_default=True,
-    help="Folder to write (or, with --check, to check).",
-)
-@click.option(
-    "--check", is_flag=True, help="Regenerate into a temporary folder; exit 1 listing the stale files of --out."
-)
-@click.option(
-    "--with-verification",
-    is_flag=True,
-    help="Also write verification.md from the PyTorch reference model (needs torch).",
-)
-@click.option(
-    "--force",
-    is_flag=True,
-    help="Overwrite files in --out that have the report's names but were not written by it "
-    "(links out of --out are refused even so).",
-)
+@option("out", dest="out_dir", default="reports", help="Folder to write (or, with --check, to check).")
+@option("check")
+@option("with_verification")
+@option("force")
 def report(out_dir, check, with_verification, force):
     """Write the reports: an index with every preset, one sheet per preset, published runs
     vs predictions, counting conventions and plots. Output is deterministic.

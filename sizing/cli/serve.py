@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 from click.core import ParameterSource
 
-from sizing.cli.common import FORMATS, UserError, model_options, resolve_model
-from sizing.cli.options import Choice
+from sizing.cli.common import UserError, resolve_model
+from sizing.cli.option_layer import model_options, option
 from sizing.cli.serve_options import capacity_options, deployment_options, dtype_options, rate_options, workload_options
 from sizing.inputs import default_gpu_for
 from sizing.render import render_serve
@@ -21,7 +21,7 @@ from sizing.validate import SizingError
 @rate_options
 @deployment_options
 @capacity_options
-@click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
+@option("format")
 def serve(preset, config_path, overrides, fmt, **options):
     """Serving on the roofline: time to first token, time per output token, tokens/s, $/M tokens.
 

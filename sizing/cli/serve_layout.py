@@ -4,39 +4,19 @@ from __future__ import annotations
 
 import click
 
-from sizing.cli.common import FORMATS, model_options, resolve_model
-from sizing.cli.options import GPU_NAME, Choice, Count, Length
-from sizing.memory import FORMATS as QUANT_FORMATS
-from sizing.vocabulary import DEFAULT_GPU, DTYPE_BITS
+from sizing.cli.common import resolve_model
+from sizing.cli.option_layer import model_options, option
+from sizing.vocabulary import DEFAULT_GPU
 
 
 @click.command("serve-layout")
 @model_options
-@click.option("--gpu", type=GPU_NAME, default=DEFAULT_GPU, show_default=True, help="GPU name (see `sizing gpus`).")
-@click.option(
-    "--context",
-    "-C",
-    type=Length("--context"),
-    default=4096,
-    show_default=True,
-    help="Positions in each sequence's KV cache at the decode step.",
-)
-@click.option(
-    "--weights",
-    type=Choice("--weights", (*DTYPE_BITS, *QUANT_FORMATS)),
-    default="fp8",
-    show_default=True,
-    help="A dtype or a deployed format (see `sizing memory --quant`).",
-)
-@click.option("--kv-dtype", type=Choice("--kv-dtype", DTYPE_BITS), default="bf16", show_default=True)
-@click.option(
-    "--gpus",
-    "gpu_counts",
-    type=Count("--gpus"),
-    multiple=True,
-    help="GPU counts to try (repeatable).  [default: 8 16 32]",
-)
-@click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
+@option("gpu", default=DEFAULT_GPU)
+@option("context", default=4096, help="Positions in each sequence's KV cache at the decode step.")
+@option("weights")
+@option("kv_dtype", default="bf16")
+@option("gpus", dest="gpu_counts", multiple=True, help="GPU counts to try (repeatable).  [default: 8 16 32]")
+@option("format")
 def serve_layout(preset, config_path, overrides, gpu, context, weights, kv_dtype, gpu_counts, fmt):
     """Serving layouts: pure TP, EP with DP attention (MoE, DeepSeek-V3 style), TP x PP across nodes.
 

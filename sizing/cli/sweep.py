@@ -5,23 +5,22 @@ from __future__ import annotations
 import click
 
 from sizing.cli.common import UserError
-from sizing.cli.single import one_value_option
-from sizing.cli.workload import format_option
+from sizing.cli.option_layer import option, options
 from sizing.validate import SizingError, show
 
 MAX_POINTS = 1_000_000  # a grid past this is a typo (16:65536:1), not a question
 SHOWN_SKIPPED = 20  # the text and markdown outputs list this many skipped points, then a count
-# run fields that have their own option: --tokens 1T,2T is --set tokens=1T,2T
+# (option, run field): the options that give a run field's values
 RUN_OPTIONS = (
-    ("--seq-len", "seq_len"),
-    ("--attention", "attention"),
-    ("--recompute", "recompute"),
-    ("--tokens", "tokens"),
-    ("--gpu", "gpu"),
-    ("--dtype", "dtype"),
-    ("--mfu", "mfu"),
-    ("--gpus", "num_gpus"),
-    ("--price", "price_per_gpu_hour"),
+    ("seq_len", "seq_len"),
+    ("attention", "attention"),
+    ("recompute", "recompute"),
+    ("tokens", "tokens"),
+    ("gpu", "gpu"),
+    ("dtype", "dtype"),
+    ("mfu", "mfu"),
+    ("gpus", "num_gpus"),
+    ("price", "price_per_gpu_hour"),
 )
 VIEW_AFTER = [
     "params_total",
@@ -35,36 +34,24 @@ VIEW_AFTER = [
 MEMORY_VIEW = ["inference_memory_bytes", "training_memory_bytes", "training_fits"]
 
 
-def _run_options(func):
-    for flag, field in reversed(RUN_OPTIONS):
-        func = one_value_option(
-            flag, field, metavar="V1,V2,...", help=f"Values of {field} (comma list or start:stop:step)."
-        )(func)
-    return func
+# run fields that have their own option: --tokens 1T,2T is --set tokens=1T,2T (each value is
+# checked by the question, sizing.plan.sweep_values, with the same checks as the option's parser)
+_run_options = options(*(option(key, dest=field, as_list=True) for key, field in RUN_OPTIONS))
 
 
 @click.command()
-@one_value_option("--preset", "-p", metavar="NAME", help="The base model: a preset (see `sizing presets`).")
-@one_value_option("--config", "config_path", metavar="PATH", help="The base model: a config.json or this tool's JSON.")
-@click.option(
-    "--set",
-    "axes",
-    metavar="FIELD=V1,V2,...",
-    multiple=True,
+@option("preset", help="The base model: a preset (see `sizing presets`).")
+@option("config", help="The base model: a config.json or this tool's JSON.")
+@option(
+    "set",
+    dest="axes",
     help="A grid axis: a config or run field and its values, e.g. n_layers=24,32,48 or n_layers=16:64:8 "
     "(start:stop:step, stop included). Repeatable, one field each.",
 )
 @_run_options
-@click.option(
-    "--memory/--no-memory",
-    "with_memory",
-    default=False,
-    help="Add one GPU's memory columns (the full sizing.memory path: ~100 points/s).  [default: no-memory]",
-)
-@one_value_option(
-    "--sort", metavar="COLUMN", help="Sort the rows by this column (ascending), e.g. gpu_hours or params_total."
-)
-@format_option
+@option("memory", default=False, help="Add one GPU's memory columns (the full sizing.memory path: ~100 points/s).")
+@option("sort")
+@option("format")
 def sweep(preset, config_path, axes, with_memory, sort, fmt, **run_values):
     """A grid over config and run fields: one row of params, FLOPs, GPU-hours, days and cost
     per point. Points whose config is invalid (heads not dividing d_model) are listed as
@@ -119,10 +106,11 @@ def _grid(axes: tuple[str, ...], run_values: dict) -> dict[str, str]:
         if field in grid:
             raise UserError(f"--set {field} given twice; give all its values once, e.g. {field}=24,32,48")
         grid[field] = values
-    for flag, field in RUN_OPTIONS:
+    for key, field in RUN_OPTIONS:
         value = run_values.get(field)
         if value is not None:
             if field in grid:
+                flag = "--" + key.replace("_", "-")
                 raise UserError(f"{field} given both as {flag} and as --set {field}=...; give it once")
             grid[field] = value
     return grid

@@ -4,26 +4,14 @@ from __future__ import annotations
 
 import click
 
-from sizing.cli.options import Count
+from sizing.cli.option_layer import option
 
 
 @click.command()
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (this machine only by default).")
-@click.option(
-    "--port",
-    type=Count("--port", minimum=0, maximum=65535),
-    default=8765,
-    show_default=True,
-    help="TCP port to listen on (0: any free port).",
-)
-@click.option("--open", "open_browser", is_flag=True, help="Open the page in the default browser.")
-@click.option(
-    "--allow-remote",
-    is_flag=True,
-    help="Allow a --host other than this machine's (127.0.0.1, ::1, localhost; '' and 0.0.0.0 are every "
-    "interface). It exposes the page and its JSON API, without authentication, to every machine that can "
-    "reach that address: anyone there can run any calculation (and keep this machine's CPU busy).",
-)
+@option("host")
+@option("port")
+@option("open")
+@option("allow_remote")
 def ui(host, port, open_browser, allow_remote):
     """The calculator in a browser: every question of the CLI on one page, with charts.
 

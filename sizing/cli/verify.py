@@ -10,95 +10,40 @@ from __future__ import annotations
 import click
 from click.core import ParameterSource
 
-from sizing.cli.common import FORMATS, UserError, resolve_model
-from sizing.cli.options import Choice, Length
+from sizing.cli.common import UserError, resolve_model
+from sizing.cli.option_layer import option, options
+from sizing.cli.spec_table_commands import VERIFY_CHECKS
 from sizing.inputs import PRESETS, format_int
 from sizing.render import csv_text, heading, table
 from sizing.validate import SizingError
-from sizing.vocabulary import FLOP_COUNTERS
 
 INSTALL_HINT = "sizing verify needs torch: pip install 'transformer-sizing[verify]'"
 
 # ---- checks hook -------------------------------------------------------------------------
-# One boolean flag per check, in run order: (name, help). With no flag, every check listed
-# here runs. To add one: append it here and register a function of the same name in
-# reference_model.verify.registry.CHECKS; check-specific options (--seq-len, --counter: the FLOP
-# check's) are passed on to every check as keyword arguments (`check_options` below) and
-# given on the command line only when their check runs.
-CHECK_FLAGS: tuple[tuple[str, str], ...] = (
-    ("params", "Parameters by component: formula vs numel() of the model built on the meta device."),
-    (
-        "flops",
-        "Matmul FLOPs by component, forward and forward+backward: full size on meta (FlopCounterMode) "
-        "and toy size on CPU (FlopCounterMode and fvcore, plus a checkpointed re-run).",
-    ),
-    (
-        "memory",
-        "Memory on a toy-size copy (same switches): saved activations (math, sdpa, full recompute), "
-        "KV cache of generate(), weights/grads/AdamW state vs sizing.memory.",
-    ),
-)
+# One boolean flag per check, in run order, declared in sizing/cli/spec_table_commands.py
+# (VERIFY_CHECKS); with no flag, every check listed there runs. To add one: append it there and
+# register a function of the same name in reference_model.verify.registry.CHECKS; check-specific
+# options (--seq-len, --counter: the FLOP check's) are passed on to every check as keyword
+# arguments (`check_options` below) and given on the command line only when their check runs.
+CHECK_FLAGS = VERIFY_CHECKS
 
 
-def _check_flag_options(func):
-    for name, help_text in reversed(CHECK_FLAGS):
-        func = click.option(f"--{name}", f"check_{name}", is_flag=True, default=False, help=help_text)(func)
-    return func
-
-
-# --preset is repeatable here (several models in one run), which the shared
-# `common.model_options` (one --preset) cannot express, so its three options are spelled out
-# with the same names and help; each model still goes through `resolve_model`.
+# --preset is repeatable here (several models in one run): the shared option, `multiple`.
 @click.command()
-@_check_flag_options
-@click.option(
-    "--preset", "-p", "presets", metavar="NAME", multiple=True, help="A preset name (see `sizing presets`); repeatable."
+@options(*(option(f"check_{name}") for name, _ in CHECK_FLAGS))
+@option("preset", dest="presets", multiple=True, help="A preset name (see `sizing presets`); repeatable.")
+@option("all")
+@option("config")
+@option("set", help="Override a config field, e.g. --set n_layers=48 (repeatable; applies to every model).")
+@option(
+    "seq_len",
+    help="FLOP check: tokens per sequence at full size (default: the preset's training context, else 2048; at "
+    "most a learned position table).",
 )
-@click.option("--all", "all_presets", is_flag=True, help="Every preset.")
-@click.option(
-    "--config",
-    "config_path",
-    metavar="PATH",
-    help="A Hugging Face config.json or this tool's JSON config. Never executes code.",
-)
-@click.option(
-    "--set",
-    "overrides",
-    metavar="FIELD=VALUE",
-    multiple=True,
-    help="Override a config field, e.g. --set n_layers=48 (repeatable; applies to every model).",
-)
-@click.option(
-    "--seq-len",
-    "-T",
-    type=Length("--seq-len"),
-    help="FLOP check: tokens per sequence "
-    "at full size (default: the preset's training context, else 2048; at most a learned position table).",
-)
-@click.option(
-    "--counter",
-    type=Choice("--counter", FLOP_COUNTERS),
-    default="both",
-    show_default=True,
-    help="FLOP check: which counter(s) to run (fvcore runs only at toy size, on CPU).",
-)
-@click.option(
-    "--parallel",
-    "check_parallel",
-    is_flag=True,
-    help="FSDP2 and DTensor tensor parallelism on torch's fake process group (one process, CPU): "
-    "per-rank parameter, gradient, AdamW and activation bytes and every collective of a step vs "
-    "sizing.parallel, on the probe's own toy layouts (no model needed).",
-)
-@click.option(
-    "--hybrid",
-    "check_hybrid",
-    is_flag=True,
-    help="Hybrid mixers (Mamba-2, gated DeltaNet) and vision towers of the `sizing hybrid` / `sizing vision` "
-    "presets vs their plain-PyTorch builds: params, FLOPs, state bytes, chunked scan = recurrence "
-    "(no model needed; --all includes it).",
-)
-@click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
+@option("counter")
+@option("check_parallel")
+@option("check_hybrid")
+@option("format")
 @click.pass_context
 def verify(
     ctx, presets, all_presets, config_path, overrides, seq_len, counter, fmt, check_parallel, check_hybrid, **flags

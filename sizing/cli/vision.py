@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import click
 
-from sizing.cli.common import FORMATS, UserError
-from sizing.cli.options import Choice, Count, Length
+from sizing.cli.common import UserError
+from sizing.cli.option_layer import option
 from sizing.inputs import format_int
 
 
@@ -48,24 +48,13 @@ def vision_summary(text, vision, name, prompt_tokens, images, height, width, att
 
 
 @click.command()
-@click.option("--preset", "-p", default=None, help="A vision-language preset.")
-@click.option(
-    "--config",
-    "config_path",
-    default=None,
-    help="A whole (multimodal) Hugging Face config.json, its directory or a hub id. Never executes code.",
-)
-@click.option("--images", type=Count("--images", 0), default=1, show_default=True)
-@click.option("--image-size", default="896x896", show_default=True, help="HEIGHTxWIDTH in pixels.")
-@click.option("--prompt-tokens", type=Length("--prompt-tokens", 0), default=512, show_default=True)
-@click.option(
-    "--attention",
-    type=Choice("--attention", ("full", "causal")),
-    default="causal",
-    show_default=True,
-    help="Convention for the language model's attention FLOPs.",
-)
-@click.option("--format", "fmt", type=Choice("--format", FORMATS), default="table", show_default=True)
+@option("preset", help="A vision-language preset.")
+@option("config", help="A whole (multimodal) Hugging Face config.json, its directory or a hub id. Never executes code.")
+@option("images")
+@option("image_size")
+@option("prompt_tokens")
+@option("attention", default="causal", help="Convention for the language model's attention FLOPs.")
+@option("format")
 def vision(preset, config_path, images, image_size, prompt_tokens, attention, fmt):
     """A vision-language model whole: language model + vision tower + projector, the tokens an
     image adds, the encoder FLOPs per image and the prefill FLOPs of a prompt with images.

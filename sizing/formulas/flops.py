@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from fractions import Fraction
 from functools import cached_property
 
 from sizing.formulas.flops_attention import (  # noqa: F401  (re-exported: sizing.formulas.flops is their public home)
@@ -210,8 +209,8 @@ FLOP_TERMS: tuple[FlopTerm, ...] = (
 
 def per_token(total: int, seq_len: int) -> int | float:
     """Exact integer when T divides it (always, except causal with a sliding window)."""
-    value = Fraction(total, seq_len)
-    return int(value) if value.denominator == 1 else float(value)
+    whole, rest = divmod(total, seq_len)
+    return whole if rest == 0 else total / seq_len  # int / int is correctly rounded, as float(Fraction) is
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ _LAZY = {
     "GPU": "sizing.inputs.hardware",
     "GPUS": "sizing.inputs.hardware",
     "ModelConfig": "sizing.inputs.config",
+    "ModelTarget": "sizing.inputs.model_target",
     "PLANNED_RUNS": "sizing.inputs.planned_runs",
     "PLANNED_RUN_NAMES": "sizing.inputs.planned_runs",
     "PRESETS": "sizing.inputs.presets",
@@ -19,6 +20,8 @@ _LAZY = {
     "ProfileError": "sizing.inputs.profile_settings",
     "ProfileSettings": "sizing.inputs.profile_settings",
     "SCRIPT": "sizing.inputs.planned_runs",
+    "Workload": "sizing.inputs.workload",
+    "as_workload": "sizing.inputs.workload",
     "TARGET_MFU": "sizing.inputs.planned_runs",
     "add_user_file": "sizing.inputs.data_files",
     "as_config": "sizing.inputs.model_arg",
@@ -39,6 +42,7 @@ _LAZY = {
     "QUANTITY_NOTE": "sizing.inputs.units",
     "planned_run": "sizing.inputs.planned_runs",
     "published_value": "sizing.inputs.presets",
+    "resolve_target": "sizing.inputs.model_target",
     "settings_args": "sizing.inputs.planned_runs",
 }
 

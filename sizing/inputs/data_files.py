@@ -21,14 +21,14 @@ import json
 import math
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from sizing.validate import SizingError, show
 
-DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+# os.path, not pathlib: pathlib (with urllib.parse and ipaddress) is ~3 ms of `sizing estimate`'s start
+DATA_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
 KINDS = ("gpus", "presets")
-_extra_files: dict[str, list[Path]] = {kind: [] for kind in KINDS}
+_extra_files: dict[str, list[str]] = {kind: [] for kind in KINDS}
 _tables_read: list = []  # the cached readers of the tables, cleared when a user file is added
 
 
@@ -43,12 +43,12 @@ class DataFileError(SizingError):
     """A data file that cannot be read or has a bad entry (one line, naming the field)."""
 
 
-def user_dir() -> Path:
+def user_dir() -> str:
     """The user's data folder: $SIZING_DATA_DIR, else $XDG_CONFIG_HOME/sizing, else ~/.config/sizing."""
     if os.environ.get("SIZING_DATA_DIR"):
-        return Path(os.environ["SIZING_DATA_DIR"]).expanduser()
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "sizing"
+        return os.path.expanduser(os.environ["SIZING_DATA_DIR"])
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(base, "sizing")
 
 
 class LiveTable(Mapping):
@@ -79,30 +79,32 @@ def add_user_file(kind: str, path: str | os.PathLike) -> None:
     before the table's first use (the CLI does so before any command runs)."""
     if kind not in KINDS:
         raise SizingError(f"data file kind ({show(kind)}) must be one of: {', '.join(KINDS)}")
-    p = Path(path).expanduser()
-    if not p.is_file():
+    p = os.path.expanduser(os.fspath(path))
+    if not os.path.isfile(p):
         raise DataFileError(f"{kind} file ({show(str(path))}) is not a readable file")
     _extra_files[kind].append(p)
     for reader in _tables_read:
         reader.cache_clear()
 
 
-def user_files(kind: str) -> list[Path]:
+def user_files(kind: str) -> list[str]:
     """The user's files of `kind`: the folder's `<kind>.json` if present, then any added."""
-    folder_file = user_dir() / f"{kind}.json"
-    return ([folder_file] if folder_file.is_file() else []) + list(_extra_files[kind])
+    folder_file = os.path.join(user_dir(), f"{kind}.json")
+    return ([folder_file] if os.path.isfile(folder_file) else []) + list(_extra_files[kind])
 
 
-def read_json(path: Path) -> Any:
+def read_json(path: str | os.PathLike) -> Any:
     """A JSON file's content; one line naming the file and the position of a syntax error."""
+    name = os.path.basename(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
     except (OSError, UnicodeDecodeError) as exc:
-        raise DataFileError(f"{path.name}: cannot be read ({type(exc).__name__})") from None
+        raise DataFileError(f"{name}: cannot be read ({type(exc).__name__})") from None
     try:
         return json.loads(text, parse_constant=_refuse_constant)
     except json.JSONDecodeError as exc:
-        raise DataFileError(f"{path.name}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+        raise DataFileError(f"{name}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
 
 
 def _refuse_constant(name: str) -> None:
@@ -111,7 +113,7 @@ def _refuse_constant(name: str) -> None:
 
 def builtin(name: str) -> Any:
     """The content of the built-in data file `name` (e.g. "gpus.json")."""
-    return read_json(DATA_DIR / name)
+    return read_json(os.path.join(DATA_DIR, name))
 
 
 def entries(content: Any, key: str, origin: str) -> list[dict]:
@@ -202,16 +204,65 @@ def records(cls, content, kind: str, origin: str, key: str, special: dict | None
     return [build(cls, row, f"{origin}: {what} {row.get(key)!r}", special) for row in rows]
 
 
-def table_with_user_files(cls, kind: str, key: str, special: dict | None = None) -> tuple[dict, dict]:
-    """(records by key, aliases): sizing/data/<kind>.json, then the user's <kind> files, none of
-    which may reuse a built-in key or alias."""
+class LazyRecords(Mapping):
+    """Built-in records by key, each built (and checked) from its JSON object on first access:
+    `sizing estimate -p llama2-7b` builds one ModelConfig, not one per preset. Every built-in
+    entry is built and checked by the tests (tests/test_data_files.py); a user's files are built
+    when read, so a bad entry of theirs is one line at once."""
+
+    def __init__(self, cls, special: dict | None):
+        self._cls, self._special = cls, special
+        self._rows: dict = {}  # key -> (JSON object, label), or None once built
+        self._built: dict = {}
+
+    def add_row(self, name: str, row: dict, label: str) -> None:
+        self._rows[name] = (row, label)
+        self._built.pop(name, None)
+
+    def add_record(self, name: str, record) -> None:
+        self._rows[name], self._built[name] = None, record
+
+    def __getitem__(self, name):
+        if name not in self._built:
+            row, label = self._rows[name]  # KeyError for a name not in the table
+            self._built[name] = build(self._cls, row, label, self._special)
+        return self._built[name]
+
+    def __contains__(self, name) -> bool:
+        return name in self._rows
+
+    def __iter__(self):
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+
+def _builtin_records(cls, content, kind: str, key: str, special: dict | None) -> LazyRecords:
+    """The built-in file's records, unbuilt; an entry without a text key is built at once (its error)."""
+    table = LazyRecords(cls, special)
+    origin, what = f"{kind}.json", kind.rstrip("s")
+    for row in entries(content, kind, origin):
+        label = f"{origin}: {what} {row.get(key)!r}"
+        name = row.get(key)
+        if isinstance(name, str):
+            table.add_row(name, row, label)
+        else:
+            record = build(cls, row, label, special)
+            table.add_record(getattr(record, key), record)
+    return table
+
+
+def table_with_user_files(cls, kind: str, key: str, special: dict | None = None) -> tuple[Mapping, dict]:
+    """(records by key, aliases): sizing/data/<kind>.json (each entry built on first use), then
+    the user's <kind> files (built when read), none of which may reuse a built-in key or alias."""
     content = builtin(f"{kind}.json")
-    table = {getattr(r, key): r for r in records(cls, content, kind, f"{kind}.json", key, special)}
+    table = _builtin_records(cls, content, kind, key, special)
     aliases = dict(content.get("aliases", {}))
     for path in user_files(kind):
-        for record in records(cls, read_json(path), kind, path.name, key, special):
+        for record in records(cls, read_json(path), kind, os.path.basename(path), key, special):
             name = getattr(record, key)
             if name in table or name in aliases:
-                raise DataFileError(f"{path.name}: {kind.rstrip('s')} {name!r} is already defined")
-            table[name] = record
+                raise DataFileError(f"{os.path.basename(path)}: {kind.rstrip('s')} {name!r} is already defined")
+            table.add_record(name, record)
     return table, aliases

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
-
 from sizing.validate import UnknownName, show
 
 
@@ -17,6 +15,8 @@ def lookup(name: str, table: dict, aliases: dict, what: str, listing: str, cutof
     key = aliases.get(key, key)
     if key in table:
         return table[key]
+    import difflib  # only for an unknown name: the close matches it names
+
     close = difflib.get_close_matches(key, list(table) + list(aliases), n=3, cutoff=cutoff)
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     raise UnknownName(f"unknown {what} {show(name if typed is None else typed)}{hint} ({listing})")

@@ -10,7 +10,6 @@ training context length and `training_tokens` the published pre-training tokens.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal
 
 from sizing.inputs import data_files
 from sizing.inputs.config import ConfigError, ModelConfig
@@ -36,7 +35,9 @@ class Published:
 def published_value(text: str) -> int:
     """ "671B" -> 671e9, "20.91B" -> 20.91e9, "25,600M" -> 25.6e9, exactly (no float rounding)."""
     scale = {"B": 10**9, "M": 10**6, "T": 10**12}[text[-1]]
-    return int(Decimal(text[:-1].replace(",", "")) * scale)
+    whole, _, fraction = text[:-1].replace(",", "").partition(".")
+    # integer arithmetic (no decimal module on the startup path); digits past the scale are cut
+    return int(whole or "0") * scale + (int(fraction) * scale // 10 ** len(fraction) if fraction else 0)
 
 
 @dataclass(frozen=True)

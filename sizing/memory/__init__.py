@@ -13,6 +13,10 @@ the name. The package follows the data flow:
 * inference_fit.py: inference_memory (weights + KV cache + prefill peak), the largest batch and
   context that fit. search.py: the searches both use.
 * results.py: the result dataclasses (to_dict only; sizing.render.memory renders them).
+* fp8.py: the fp8 copies Transformer Engine keeps of GEMM weights and saved inputs, per recipe.
+* stack_activations.py: saved activations as a training stack's kernels keep them (fused norms
+  and activations, fp8 GEMM inputs, op-level selective checkpointing).
+* verdict.py: fits / tight / does not fit, with the allocator's band.
 
 This module is the public API: import from `sizing.memory`, not from the parts.
 """
@@ -109,13 +113,23 @@ __all__ = [
 _LAZY = {
     "DEFAULT_MAX_NUM_BATCHED_TOKENS": "sizing.memory.engine",
     "ENGINES": "sizing.memory.engine",
+    "ALLOCATOR_SHARE": "sizing.memory.verdict",
+    "ALLOCATOR_SOURCE": "sizing.memory.verdict",
+    "DEFAULT_FP8_RECIPE": "sizing.memory.fp8",
     "EngineMemory": "sizing.memory.engine",
     "FORMATS": "sizing.memory.quant",
+    "FP8_RECIPES": "sizing.memory.fp8",
+    "FitVerdict": "sizing.memory.verdict",
+    "KERNELS": "sizing.memory.stack_activations",
+    "SELECTIVE_KINDS": "sizing.memory.stack_activations",
     "MEMORY_POLICY": "sizing.memory.step_peak",
     "RuntimeReserve": "sizing.memory.runtime",
     "activations_not_modelled": "sizing.memory.activations",
     "default_runtime_reserve": "sizing.memory.runtime",
     "engine_memory": "sizing.memory.engine",
+    "fit_verdict": "sizing.memory.verdict",
+    "fp8_saved_input_bytes": "sizing.memory.fp8",
+    "fp8_weight_copies_bytes": "sizing.memory.fp8",
     "get_format": "sizing.memory.quant",
     "weight_format": "sizing.memory.quant",
     "deployed_weights_bytes": "sizing.memory.quant",
@@ -134,6 +148,8 @@ _LAZY = {
     "prefill_tokens": "sizing.memory.prefill",
     "quantized_weights": "sizing.memory.quant",
     "routed_expert_matrix_params": "sizing.memory.quant",
+    "stack_activation_terms": "sizing.memory.stack_activations",
+    "stack_transient_bytes": "sizing.memory.stack_activations",
     "step_peak_estimate_bytes": "sizing.memory.step_peak",
     "training_memory_in_dtype": "sizing.memory.step_peak",
 }

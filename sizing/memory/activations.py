@@ -131,18 +131,21 @@ def _checked_impl(seq_len: int, micro_batch: int, attention_impl: str, recompute
     return impl
 
 
-def _outside_terms(cfg: ModelConfig, terms: _Terms, b: int, T: int, a: int, recompute: str) -> None:
+def _outside_terms(cfg: ModelConfig, terms: _Terms, b: int, T: int, a: int, recompute: str, norm=None) -> None:
     """The tensors saved outside the blocks: ids, positions, embedding and final norms, RoPE tables,
-    the lm_head input and the loss's (activation_terms' docstring derives each)."""
+    the lm_head input and the loss's (activation_terms' docstring derives each). `norm`: how a
+    norm saves its tensors (the reference model's eager norm by default; a fused kernel's in
+    sizing.memory.stack_activations)."""
+    norm = norm or _norm_terms
     terms.add("tok_emb.ids", "b·T·8 (int64)", b * T * INDEX_BYTES, False)
     if cfg.position == "learned":
         terms.add("pos_emb.positions", "T·8 (int64)", T * INDEX_BYTES, False)
     if cfg.embedding_norm:
-        _norm_terms(cfg, terms, "emb_norm", b, T, a, with_output=False, per_layer=False)  # output: block 0's input
+        norm(cfg, terms, "emb_norm", b, T, a, with_output=False, per_layer=False)  # output: block 0's input
     if cfg.position == "rope" and recompute != "full":
         terms.add("rope.cos_sin", "2·T·r·a (shared by all layers)", 2 * T * cfg.rotary_dim * a, False)
     if cfg.final_norm:
-        _norm_terms(cfg, terms, "norm_f", b, T, a, with_output=False, per_layer=False)
+        norm(cfg, terms, "norm_f", b, T, a, with_output=False, per_layer=False)
     d, V = cfg.d_model, cfg.padded_vocab
     terms.add("lm_head.input", "b·T·d·a", b * T * d * a, False)
     terms.add("loss.log_probs", "b·T·V·4 (fp32 log-softmax)", b * T * V * FP32_BYTES, False)

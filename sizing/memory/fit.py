@@ -22,6 +22,7 @@ from sizing.memory.activations import (
     sum_terms,
     transient_bytes,
 )
+from sizing.memory.fp8 import fp8_weight_copies_bytes
 from sizing.memory.inference_fit import inference_memory
 from sizing.memory.results import MemorySummary, TrainingMemory
 from sizing.memory.runtime import RuntimeReserve, default_runtime_reserve
@@ -64,10 +65,26 @@ def _per_gpu_training(
 ) -> dict[str, int]:
     """Bytes per GPU by kind; `saved(b, recompute, precision)` gives (activations, transient)."""
     out = model_states_per_gpu(n_params, precision, optimizer, zero, dp)
+    out["fp8_weight_copies_bytes"] = gemm_fp8_copies_bytes(cfg, precision) if zero < 3 else 0
     out["zero3_gathered_bytes"] = zero3_gathered_bytes(cfg, precision, dp) if zero == 3 else 0
     out["activations_bytes"], out["transient_bytes"] = saved(micro_batch, recompute, precision)
     out["total_bytes"] = sum(out.values())
     return out
+
+
+# The parameter components fp8 GEMMs run on: the blocks' linear layers (sizing.formulas.params keys).
+GEMM_COMPONENTS = ("attn.q", "attn.q_a", "attn.q_b", "attn.k", "attn.v", "attn.kv_a", "attn.kv_b", "attn.o")
+GEMM_COMPONENTS += ("mlp.up", "mlp.gate", "mlp.down", "moe.experts", "moe.shared")
+
+
+def gemm_fp8_copies_bytes(cfg: ModelConfig, precision: str) -> int:
+    """Under the fp8 policy, the fp8 copies Transformer Engine keeps of the blocks' linear weights
+    (sizing.memory.fp8, per-tensor scaling: data + transpose); 0 otherwise. Under ZeRO-3 TE caches
+    none (no count)."""
+    if get_precision(precision).key != "fp8":
+        return 0
+    n = sum(c.count for c in P.param_components(cfg) if c.key in GEMM_COMPONENTS)
+    return fp8_weight_copies_bytes(n)
 
 
 def _saved_bytes(cfg: ModelConfig, seq_len: int, attention_impl: str) -> Callable[[int, str, str], tuple[int, int]]:
@@ -240,7 +257,8 @@ def _training_advice(
 ) -> tuple[str, list[str]]:
     """Why this training setting does not fit and what would: (reason, would-fit suggestions)."""
     gib = format_gib
-    states = pg["weights_bytes"] + pg["gradients_bytes"] + pg["optimizer_bytes"] + pg["zero3_gathered_bytes"]
+    states = pg["weights_bytes"] + pg["fp8_weight_copies_bytes"] + pg["gradients_bytes"] + pg["optimizer_bytes"]
+    states += pg["zero3_gathered_bytes"]
     if max_b is not None:  # a smaller micro-batch fits
         reason = (
             f"micro-batch {micro_batch} needs {gib(pg['total_bytes'])} per GPU, more than the "

@@ -19,7 +19,6 @@ from sizing.memory.kv import (
     naive_kv_cache_bytes_per_rank,
 )
 from sizing.memory.prefill import inference_prefill_peak_bytes, prefill_activation_peak_bytes
-from sizing.memory.quant import plain_dtype_note, quantized_weights
 from sizing.memory.results import InferenceMemory
 from sizing.memory.runtime import RuntimeReserve
 from sizing.memory.search import bigger_gpus, largest_fitting, resolve_model_arg
@@ -85,7 +84,7 @@ def inference_memory(
         prefill_peak_bytes=peak,
         prefill_chunk=prefill_chunk,
         quant=quant,
-        weights_note=None if quant is not None else plain_dtype_note(weight_dtype),
+        weights_note=None if quant is not None else _plain_dtype_note(weight_dtype),
         tp=tp,
         runtime_reserve=runtime_reserve,
         **limits,
@@ -93,9 +92,23 @@ def inference_memory(
     )
 
 
+def _plain_dtype_note(weight_dtype: str) -> str | None:
+    """quant.py's note on a bare int4/int8 weight dtype; quant.py loads only when there is one."""
+    if weight_dtype not in ("int4", "int8"):
+        return None
+    from sizing.memory.quant import plain_dtype_note
+
+    return plain_dtype_note(weight_dtype)
+
+
 def _weights_per_rank(cfg: ModelConfig, quant: str | None, weight_dtype: str, tp: int) -> int:
     """One of tp ranks' weight bytes: a deployed format's real bytes, else N x weight_dtype."""
-    whole = quantized_weights(cfg, quant).bytes if quant is not None else inference_weights_bytes(cfg, weight_dtype)
+    if quant is not None:  # a deployed format (quant.py, loaded only then)
+        from sizing.memory.quant import quantized_weights
+
+        whole = quantized_weights(cfg, quant).bytes
+    else:
+        whole = inference_weights_bytes(cfg, weight_dtype)
     return ceil_div(whole, tp)
 
 

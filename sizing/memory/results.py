@@ -10,6 +10,7 @@ from sizing.inputs import ModelConfig
 from sizing.memory.activations import KORTHIKANTI_LABEL, ActivationTerm, activations_not_modelled
 from sizing.memory.kv import kv_cache_formula
 from sizing.memory.states import get_optimizer, get_precision
+from sizing.memory.verdict import FitVerdict, fit_verdict
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,12 @@ class TrainingMemory:
         return self.gpu_memory_bytes - self.runtime_reserve_bytes - self.per_gpu_bytes
 
     @property
+    def memory_verdict(self) -> FitVerdict:
+        """fits / tight / does not fit with the allocator's band (sizing.memory.verdict); `fits`
+        is the point estimate (tensors + reserve within the GPU) the searches use."""
+        return fit_verdict(self.per_gpu_bytes, self.runtime_reserve_bytes, self.gpu_memory_bytes)
+
+    @property
     def korthikanti_bytes(self) -> int:
         """Korthikanti et al.'s activations of all L layers, for comparison with ours."""
         return self.korthikanti_per_layer_bytes * self.config.n_layers
@@ -107,6 +114,7 @@ class TrainingMemory:
             "runtime_reserve_bytes": self.runtime_reserve_bytes,
             "headroom_bytes": self.headroom_bytes,
             "fits": self.fits,
+            **self.memory_verdict.to_dict(),
             "max_micro_batch": self.max_micro_batch,
             "reason": self.reason,
             "would_fit": list(self.would_fit),

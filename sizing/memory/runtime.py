@@ -14,7 +14,8 @@
 * The caching allocator: PyTorch keeps freed blocks reserved (`torch.cuda.memory_reserved()`
   >= `memory_allocated()`), and fragmentation can strand a few GiB in a long step;
   `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` keeps it small. It depends on the workload,
-  so it is 0 here: measure it (`memory_reserved() - max_memory_allocated()`) and add it with
+  so it is 0 here: the verdict (verdict.py) answers "tight" within a band of it either side of
+  the GPU's capacity; measure it (`memory_reserved() - max_memory_allocated()`) and add it with
   `--runtime-reserve`.
 
 The tensors (`sizing memory`'s total) are what `torch.cuda.max_memory_allocated()` reports at
@@ -54,7 +55,8 @@ class RuntimeReserve:
         return (
             f"runtime reserve {self.total_bytes / GIB:.2f} GiB: CUDA context {self.cuda_context_bytes / GIB:.2f} GiB "
             f"(pytorch#107667), NCCL {self.nccl_bytes / GIB:.2f} GiB (NCCL_BUFFSIZE 4 MiB x 32 channels x 2 per "
-            "communicator), allocator fragmentation not counted (set --runtime-reserve GiB to include it)"
+            "communicator), allocator fragmentation not counted: within the verdict's band (set --runtime-reserve "
+            "GiB to include it)"
         )
 
     def to_dict(self) -> dict:
@@ -78,7 +80,7 @@ def default_runtime_reserve(communicators: int = 0) -> RuntimeReserve:
 
 def layout_runtime_reserve(*degrees: int) -> RuntimeReserve:
     """The default reserve of a rank of a parallel layout: one NCCL communicator per parallel
-    dimension whose degree is above 1 (dp, tp, pp, cp, ep)."""
+    dimension whose degree is above 1 (dp, tp, pp, cp, ep, etp)."""
     return default_runtime_reserve(sum(1 for d in degrees if d > 1))
 
 

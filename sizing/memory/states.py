@@ -3,20 +3,24 @@ optimizer, and their ZeRO / FSDP sharding over dp ranks.
 
 bf16 mixed precision with AdamW is 2 + 2 + 12 = 16 bytes per parameter: Rajbhandari et al.
 2020 (ZeRO, arXiv:1910.02054, section 3.1: "2Ψ + 2Ψ + KΨ" with K = 12 for the fp32 master
-weights, momentum and variance), which Megatron-LM and DeepSpeed use. (Megatron-LM with fp32
-gradient-accumulation buffers keeps 4-byte gradients, 18 bytes per parameter: not a policy
-here.) ZeRO stage 1 shards the optimizer states, 2 also the gradients, 3 also the weights;
-FSDP FULL_SHARD is stage 3, SHARD_GRAD_OP stage 2.
+weights, momentum and variance), which Megatron-LM and DeepSpeed use. Megatron-LM with fp32
+gradient-accumulation buffers (its default for --bf16) keeps 4-byte gradients, 18 bytes per
+parameter unsharded, 6 + 12/d under its distributed optimizer (docs/source/distrib_optimizer.md);
+`grad_bytes` below takes a stack's gradient buffer size (sizing.parallel.memory_stack). ZeRO
+stage 1 shards the optimizer states, 2 also the gradients, 3 also the weights; FSDP FULL_SHARD
+is stage 3, SHARD_GRAD_OP stage 2.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from sizing.formulas import params as P
 from sizing.inputs import ModelConfig
 from sizing.validate import require_choice
 from sizing.vocabulary import DTYPE_BITS, PRECISION_POLICIES, ceil_div
+from sizing.vocabulary import OPTIMIZER_ALIASES as VOCABULARY_OPTIMIZER_ALIASES
 
 # ---------------------------------------------------------------- element sizes
 FP32_BYTES = DTYPE_BITS["fp32"] // 8  # softmax/log-softmax outputs, norm statistics, logsumexp: kept in fp32
@@ -49,19 +53,20 @@ PRECISIONS: dict[str, Precision] = {
     "bf16": Precision(
         "bf16", 2, 2, 0, 2, 2, "pure bf16: weights, gradients and optimizer states in bf16, no master copy"
     ),
-    # fp8 training as Transformer Engine runs it on Hopper: each GEMM weight keeps its bf16 copy (2 B),
-    # an fp8 copy (1 B) and the fp8 transpose the wgrad/dgrad GEMMs read (1 B) = 4 B; bf16 gradients,
-    # fp32 master weights and states. Saved activations are counted in bf16 (2 B), an upper bound:
-    # TE saves the fp8 cast of each GEMM input (1 B) but norms and activations keep bf16 inputs.
+    # fp8 training as Transformer Engine runs it: the parameters stay bf16 (2 B) with bf16 gradients, fp32
+    # master weights and states; the fp8 copies TE keeps of each GEMM weight (data + transpose on Hopper)
+    # are their own term (sizing.memory.fp8), on the GEMM weights only (not embeddings, norms, lm_head).
+    # Activations are bf16 (2 B) except where a stack's fp8 GEMMs save their inputs in fp8.
     "fp8": Precision(
         "fp8",
-        4,
+        2,
         2,
         4,
         4,
         2,
-        "fp8 GEMMs (Transformer Engine / torchao float8): bf16 weights + fp8 copy + fp8 transpose (4 B per "
-        "parameter), bf16 gradients, fp32 master weights and optimizer states; activations counted in bf16",
+        "fp8 GEMMs (Transformer Engine): bf16 weights plus the fp8 copies TE keeps of each GEMM weight (data + "
+        "transpose), bf16 gradients, fp32 master weights and optimizer states; activations bf16 except the "
+        "GEMM inputs a Transformer Engine stack saves in fp8",
     ),
 }
 
@@ -84,7 +89,7 @@ OPTIMIZERS: dict[str, Optimizer] = {
         f"{ADAM8BIT_BLOCK}-element block per state (Dettmers et al. 2022)",
     ),
 }
-OPTIMIZER_ALIASES: dict[str, str] = {"adam": "adamw"}  # the CLI accepts these
+OPTIMIZER_ALIASES = VOCABULARY_OPTIMIZER_ALIASES  # the CLI accepts these (sizing.vocabulary)
 
 
 def get_precision(key: str) -> Precision:
@@ -100,9 +105,10 @@ def weights_bytes(n_params: int, precision: str) -> int:
     return n_params * get_precision(precision).weight_bytes
 
 
-def gradients_bytes(n_params: int, precision: str) -> int:
-    """N x gradient bytes: one gradient per parameter (.grad)."""
-    return n_params * get_precision(precision).grad_bytes
+def gradients_bytes(n_params: int, precision: str, grad_bytes: int | None = None) -> int:
+    """N x gradient bytes: one gradient per parameter (.grad, or Megatron's main_grad buffer of
+    `grad_bytes` per element; None: the precision's)."""
+    return n_params * (get_precision(precision).grad_bytes if grad_bytes is None else grad_bytes)
 
 
 def optimizer_state_bytes(n_params: int, precision: str, optimizer: str) -> int:
@@ -140,6 +146,7 @@ def shard_bytes(n_bytes: int, dp: int) -> int:
     return ceil_div(n_bytes, dp)
 
 
+@lru_cache(maxsize=256)  # the fit searches ask it for every dp they try
 def largest_unit_params(cfg: ModelConfig) -> int:
     """Parameters of the largest unit ZeRO-3/FSDP gathers at once: a transformer block (all
     its experts), the token embedding or the lm_head."""
@@ -159,9 +166,12 @@ def zero3_gathered_bytes(cfg: ModelConfig, precision: str, dp: int) -> int:
     return (prec.weight_bytes + prec.grad_bytes) * largest_unit_params(cfg)
 
 
-def model_states_per_gpu(n_params: int, precision: str, optimizer: str, zero: int, dp: int) -> dict[str, int]:
+def model_states_per_gpu(
+    n_params: int, precision: str, optimizer: str, zero: int, dp: int, grad_bytes: int | None = None
+) -> dict[str, int]:
     """Weights, gradients and optimizer states on one rank: the parts ZERO_STAGES[zero] names
-    divided by dp (rounded up), the rest whole."""
+    divided by dp (rounded up), the rest whole. grad_bytes: the gradient buffer's element size
+    (None: the precision's)."""
     sharded = ZERO_STAGES[zero]
 
     def on_one_rank(part: str, n_bytes: int) -> int:
@@ -169,6 +179,6 @@ def model_states_per_gpu(n_params: int, precision: str, optimizer: str, zero: in
 
     return {
         "weights_bytes": on_one_rank("weights", weights_bytes(n_params, precision)),
-        "gradients_bytes": on_one_rank("gradients", gradients_bytes(n_params, precision)),
+        "gradients_bytes": on_one_rank("gradients", gradients_bytes(n_params, precision, grad_bytes)),
         "optimizer_bytes": on_one_rank("optimizer", optimizer_bytes(n_params, precision, optimizer)),
     }

@@ -1,14 +1,12 @@
-"""The MFU `sizing estimate --gpus N --gpu G` quotes when no --mfu is given: that of the fastest
-layout the per-operation search (sizing.parallel.search) finds for the model on exactly N GPUs.
+"""The MFU `sizing estimate --gpus N` and estimate(num_gpus=N) quote when no MFU is given: that
+of the plan sizing.parallel.run.predict_run finds (the fastest layout that fits on exactly N
+GPUs, at the default global batch of sizing.parallel.batches), the same plan `sizing parallel
+--gpus N` prints.
 
-The estimate knows no batch, so the search runs at a global batch of 4M tokens (Llama 2,
-arXiv:2307.09288 sec. 2.2; Llama 3 trains at 4-16M) in sequences of T; where no layout of N GPUs
-divides it (dp x micro-batch must), at the smallest multiple of N above it, one sequence or more
-per GPU. The step model's MFU counts causal
-attention (docs/conventions.md); the estimate's training cost counts attention by its own
---attention convention, so the figure handed back is converted to it: the same step time, the
-estimate's model FLOPs over it. None when the GPU has no step-time constants or nothing fits:
-the estimate then keeps the constant and says so.
+The step model's MFU counts causal attention (docs/conventions.md); the estimate's training cost
+counts attention by its own convention, so the figure handed back is converted to it: the same
+step time, the estimate's model FLOPs over it. None when the GPU has no step-time constants or
+nothing fits: the estimate then keeps the constant and says so.
 """
 
 from __future__ import annotations
@@ -16,12 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sizing.formulas import flop_breakdown
-from sizing.inputs import ModelConfig
-from sizing.parallel.search import search_layout
+from sizing.inputs import ModelConfig, Workload
+from sizing.parallel.run import MFU_MEANING, predict_run
 from sizing.parallel.stepdata import has_constants
-from sizing.vocabulary import ceil_div
-
-BATCH_TOKENS = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -29,8 +24,10 @@ class LayoutMfu:
     mfu: float  # under the estimate's attention convention
     layout: str
     recompute: str
-    global_batch: int  # sequences
+    global_batch: int  # sequences per step
     step_seconds: float
+    gpus: int
+    predicted_mfu: float  # the step model's own figure (causal attention)
 
     def to_dict(self) -> dict:
         return {
@@ -39,29 +36,27 @@ class LayoutMfu:
             "recompute": self.recompute,
             "global_batch": self.global_batch,
             "step_seconds": self.step_seconds,
+            "gpus": self.gpus,
+            "predicted_mfu_causal": self.predicted_mfu,
             "model": "per-operation step model, fastest layout that fits (sizing parallel --gpus N)",
+            "mfu_meaning": MFU_MEANING,
         }
 
 
-def search_batches(seq_len: int, gpus: int) -> tuple[int, ...]:
-    """4M tokens in sequences of seq_len; then that rounded up to a multiple of gpus."""
-    sequences = max(1, BATCH_TOKENS // seq_len)
-    rounded = ceil_div(sequences, gpus) * gpus
-    return (sequences,) if rounded == sequences else (sequences, rounded)
-
-
-def best_layout_mfu(cfg: ModelConfig, seq_len: int, gpus: int, gpu_key: str, attention: str) -> LayoutMfu | None:
+def best_layout_mfu(cfg: ModelConfig, work: Workload, gpu_key: str) -> LayoutMfu | None:
+    """The searched plan's MFU for `work` (work.gpus GPUs) on gpu_key, in work.attention's convention."""
     if not has_constants(gpu_key):
         return None
-    for batch in search_batches(seq_len, gpus):
-        best = search_layout(cfg, seq_len, batch, gpus, gpu=gpu_key).best
-        if best is not None and best.predicted is not None:
-            break
-    else:
+    best = predict_run(cfg, work, gpu_key)
+    if best is None or best.predicted is None:
         return None
     pred = best.predicted
-    ratio = flop_breakdown(cfg, seq_len, attention, "none").model_training / pred_flops(cfg, seq_len)
-    return LayoutMfu(min(1.0, pred.mfu * ratio), best.layout.label(), best.work.recompute, batch, pred.step_seconds)
+    ratio = flop_breakdown(cfg, work.seq_len, work.attention, "none").model_training / pred_flops(cfg, work.seq_len)
+    lay = best.layout
+    return LayoutMfu(
+        min(1.0, pred.mfu * ratio), lay.label(), best.work.recompute, lay.global_batch(), pred.step_seconds,
+        lay.world, pred.mfu,
+    )  # fmt: skip
 
 
 def pred_flops(cfg: ModelConfig, seq_len: int) -> int:

@@ -1,8 +1,17 @@
 """A parallel training layout: how a model and a batch are split over GPUs, frozen and validated.
 
 World size = dp x tp x pp x cp (Megatron-LM's order, tp innermost: tp-cp-dp-pp). Expert
-parallelism (ep) splits each MoE layer's experts over ep ranks taken inside the dp x cp
-group (Megatron's expert-data-parallel group has dp x cp / ep ranks), so it adds no GPUs.
+parallelism adds no GPUs: within each pipeline stage Megatron-Core decomposes the same
+tp x cp x dp ranks again, for the experts, as etp x ep x edp (megatron/core/parallel_state.py,
+initialize_model_parallel: `expert_data_parallel_size = world_size // (expert_tensor_parallel_size
+x expert_model_parallel_size x pipeline_model_parallel_size)`, ranks ordered tp-ep-dp-pp). Each
+MoE layer's experts are split over ep ranks, each expert's matrices over etp ranks (expert
+tensor parallelism, column/row-parallel as a dense MLP), and the expert weights' gradients are
+reduced, and their optimizer states sharded, over the edp = tp cp dp / (ep etp) ranks holding
+the same experts. So ep may span the tp ranks too: ep 32 on tp 2 x dp 16 is a valid layout
+(etp 1). etp defaults to 1, as Megatron's MoE examples set it (examples/gptoss,
+examples/megatron_fsdp/sbatch_mfsdp_deepseek_v3.sh: --expert-tensor-parallel-size 1); the
+library's own default when none is given is etp = tp.
 
 * dp with ZeRO 0-3 (Rajbhandari et al. 2020; flat buffers: DeepSpeed, Megatron's distributed
   optimizer) or FSDP (per-parameter dim-0 shards, torch FSDP2 `fully_shard`): `full` shards
@@ -27,11 +36,12 @@ from dataclasses import dataclass, field
 
 from sizing.inputs import ModelConfig
 from sizing.validate import SizingError, require_bool, require_choice, require_int
+from sizing.vocabulary import FINETUNE_MODES as VOCABULARY_FINETUNE_MODES
 from sizing.vocabulary import ceil_div
 
 PP_SCHEDULES: tuple[str, ...] = ("1f1b", "interleaved")
 FSDP_MODES: tuple[str, ...] = ("full", "hybrid")
-FINETUNE_MODES: tuple[str, ...] = ("full", "lora", "qlora")
+FINETUNE_MODES = VOCABULARY_FINETUNE_MODES  # full, lora, qlora (sizing.vocabulary)
 # Projections a LoRA adapter may sit on (the reference model's module names).
 LORA_TARGETS: tuple[str, ...] = ("q", "k", "v", "o", "up", "gate", "down")
 DEFAULT_LORA_TARGETS: tuple[str, ...] = ("q", "k", "v", "o", "up", "gate", "down")  # QLoRA paper: all linears
@@ -46,6 +56,7 @@ class ParallelLayout:
     pp: int = 1
     cp: int = 1
     ep: int = 1
+    etp: int = 1  # expert tensor parallelism: each expert's matrices split over etp ranks
     zero: int = 0  # ZeRO stage over dp x cp (flat buffers); ignored when fsdp is set
     fsdp: str | None = None  # None, "full" or "hybrid" (FSDP2 per-parameter shards, stage 3)
     shard_group: int | None = None  # hybrid: ranks one shard spans (default: GPUs per node / (tp x cp))
@@ -64,7 +75,19 @@ class ParallelLayout:
     stage_layers: tuple[int, ...] | None = None  # layers per pipeline stage (None: even, or first/last fewer)
 
     def __post_init__(self) -> None:
-        for name in ("dp", "tp", "pp", "cp", "ep", "v", "micro_batches", "micro_batch", "lora_rank", "gpus_per_node"):
+        for name in (
+            "dp",
+            "tp",
+            "pp",
+            "cp",
+            "ep",
+            "etp",
+            "v",
+            "micro_batches",
+            "micro_batch",
+            "lora_rank",
+            "gpus_per_node",
+        ):
             require_int(name, getattr(self, name))
         require_choice("zero", self.zero, (0, 1, 2, 3))
         if self.fsdp is not None:
@@ -95,8 +118,11 @@ class ParallelLayout:
             raise SizingError(
                 f"micro_batches ({self.micro_batches}) must be at least pp ({self.pp}) to fill the pipeline"
             )
-        if self.ep > 1 and (self.dp * self.cp) % self.ep:
-            raise SizingError(f"ep ({self.ep}) must divide dp x cp ({self.dp * self.cp}): experts split inside it")
+        if self.expert_grid % (self.ep * self.etp):
+            raise SizingError(
+                f"ep x etp ({self.ep} x {self.etp}) must divide tp x cp x dp ({self.tp} x {self.cp} x {self.dp} = "
+                f"{self.expert_grid}): Megatron-Core splits a stage's ranks into etp x ep x edp for the experts"
+            )
         if self.fsdp is None and self.shard_group is not None:
             raise SizingError("shard_group applies to fsdp hybrid only")
         if self.fsdp == "full" and self.shard_group is not None:
@@ -138,9 +164,30 @@ class ParallelLayout:
     def zero_stage(self) -> int:
         return 3 if self.fsdp is not None else self.zero
 
+    @property
+    def expert_grid(self) -> int:
+        """Ranks of one pipeline stage, which the experts are laid out over again: tp x cp x dp."""
+        return self.tp * self.cp * self.dp
+
+    @property
+    def expert_data_parallel(self) -> int:
+        """edp: ranks holding the same experts (the expert-data-parallel group), tp cp dp / (ep etp)."""
+        return self.expert_grid // (self.ep * self.etp)
+
+    def split_of(self, expert: bool) -> int:
+        """Tensor-parallel ranks a weight is split over: etp for a routed expert's, tp otherwise."""
+        return self.etp if expert else self.tp
+
     def expert_shard_degree(self) -> int:
-        """Ranks the expert states are sharded over: the expert-data-parallel group dp x cp / ep."""
-        return max(1, self.shard_degree // self.ep) if self.shard_degree > 1 else 1
+        """Ranks the expert states are sharded over: the whole expert-data-parallel group under
+        ZeRO >= 1 and FSDP full; under HSDP, its share inside one shard group (edp divided by the
+        dp x cp / shard_group replicas, 1 where that does not divide); 1 under ZeRO 0."""
+        if self.shard_degree == 1:
+            return 1
+        if self.fsdp == "hybrid":
+            replicas = self.dp * self.cp // self.hybrid_shard_group
+            return self.expert_data_parallel // replicas if self.expert_data_parallel % replicas == 0 else 1
+        return self.expert_data_parallel
 
     def global_batch(self) -> int:
         """Sequences per optimizer step: b x m x dp."""
@@ -161,8 +208,9 @@ class ParallelLayout:
             )
         if self.pp > cfg.n_layers:
             raise SizingError(f"pp ({self.pp}) must be at most n_layers ({cfg.n_layers})")
-        if self.ep > 1 and not cfg.is_moe:
-            raise SizingError(f"ep ({self.ep}) needs a mixture-of-experts model (n_experts 0)")
+        for name in ("ep", "etp"):
+            if getattr(self, name) > 1 and not cfg.is_moe:
+                raise SizingError(f"{name} ({getattr(self, name)}) needs a mixture-of-experts model (n_experts 0)")
         if cfg.is_moe and cfg.n_experts % self.ep:
             raise SizingError(f"ep ({self.ep}) must divide n_experts ({cfg.n_experts})")
         if seq_len % (self.cp * (self.tp if self.sequence_parallel else 1)):
@@ -187,6 +235,7 @@ class ParallelLayout:
         out["stage_layers"] = list(self.stage_layers) if self.stage_layers is not None else None
         out["world"] = self.world
         out["shard_degree"] = self.shard_degree
+        out["expert_data_parallel"] = self.expert_data_parallel
         return out
 
     def label(self) -> str:
@@ -202,8 +251,8 @@ class ParallelLayout:
             parts.append(f"pp {self.pp} ({sched}, m {self.micro_batches})")
         if self.cp > 1:
             parts.append(f"cp {self.cp}")
-        if self.ep > 1:
-            parts.append(f"ep {self.ep}")
+        if self.ep > 1 or self.etp > 1:
+            parts.append(f"ep {self.ep}" + (f" (etp {self.etp})" if self.etp > 1 else ""))
         text = " x ".join(parts)
         if self.offload_optimizer or self.offload_params:
             text += ", offload " + "+".join(

@@ -6,14 +6,13 @@ Llama-2-70B where the layout search over powers of two finds 16, so `sizing memo
 parallel` and `sizing plan` all call `min_gpus_that_fit` with the same global batch.
 
 The global batch decides which data-parallel degrees divide it, so a question states it
-(sizing.parallel.batches: DEFAULT_GLOBAL_BATCH for pretraining, FINETUNE_GLOBAL_BATCH for
+(sizing.parallel.batches: default_global_batch for pretraining, FINETUNE_GLOBAL_BATCH for
 fine-tuning).
 """
 
 from __future__ import annotations
 
-from sizing.inputs import GIB, ModelConfig
-from sizing.parallel.batches import DEFAULT_GLOBAL_BATCH
+from sizing.inputs import GIB, ModelConfig, Workload, as_workload
 from sizing.parallel.layout import ParallelLayout
 from sizing.parallel.plan import ParallelPlan
 from sizing.parallel.search import MAX_SEARCH_GPUS, search_layout
@@ -21,17 +20,16 @@ from sizing.parallel.search import MAX_SEARCH_GPUS, search_layout
 
 def min_gpus_that_fit(
     cfg: ModelConfig,
-    seq_len: int,
-    global_batch: int = DEFAULT_GLOBAL_BATCH,
+    work: Workload,
     *,
-    recompute: str | None = None,
     base: ParallelLayout | None = None,
     max_gpus: int = MAX_SEARCH_GPUS,
     **plan_options,
 ) -> ParallelPlan | None:
-    """The fastest plan on the fewest GPUs (a power of two up to max_gpus) that fits, or None.
-    plan_options are parallel_plan's (gpu, precision, optimizer, attention_impl, mfu, ...)."""
-    return search_layout(cfg, seq_len, global_batch, None, max_gpus, recompute, base, **plan_options).best
+    """The fastest plan on the fewest GPUs (a power of two up to max_gpus) that fits `work`
+    (its gpus ignored; its global_batch, else the default of sizing.parallel.batches), or None. plan_options are
+    parallel_plan's (gpu, mfu, step_options, ...)."""
+    return search_layout(cfg, as_workload(work).with_(gpus=None), max_gpus, base, **plan_options).best
 
 
 def min_gpus_hint(plan: ParallelPlan) -> str:

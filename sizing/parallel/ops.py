@@ -118,14 +118,22 @@ def mlp(cfg: ModelConfig, hw: Hardware, fwd: Times, bwd: Times, t: int, tp: int)
         _memory(hw, fwd, bwd, t * f * (cfg.mlp_matrices) * ACT_BYTES)  # activation: read 1-2 f, write f
 
 
+def expert_share(cfg: ModelConfig, layout: ParallelLayout, t: int, cf: float) -> tuple[int, int, int, int]:
+    """One rank's expert work under ep x etp (Megatron-Core's expert grid, sizing.parallel.layout):
+    (local experts E / ep, routed tokens per local expert, expert width per rank f_e / etp,
+    tokens this rank dispatches). A rank's etp group brings t etp / tp tokens (t the tokens of a
+    tp group; etp = tp is the whole group's t), and each local expert gets those of its ep ranks
+    routed to it: t' ep k / E (x the capacity factor)."""
+    tokens = max(1, t * layout.etp // layout.tp)
+    per_expert = max(1, round(tokens * layout.ep * cfg.top_k * cf / cfg.n_experts))
+    return cfg.n_experts // layout.ep, per_expert, cfg.expert_ff // layout.etp, tokens
+
+
 def experts(cfg: ModelConfig, layout: ParallelLayout, hw: Hardware, fwd: Times, bwd: Times, t: int, cf: float):
-    """Router, then the local experts as grouped GEMMs: uniform routing sends each of the E/ep
-    local experts t ep k / E tokens (x the capacity factor) from the ep ranks of its group."""
+    """Router, then the local experts as grouped GEMMs at their per-rank shape (expert_share)."""
     d, tp = cfg.d_model, layout.tp
     _linear(hw, fwd, bwd, t, cfg.n_experts, d)
-    local = cfg.n_experts // layout.ep
-    per_expert = max(1, round(t * layout.ep * cfg.top_k * cf / cfg.n_experts))
-    f = cfg.expert_ff // tp
+    local, per_expert, f, tokens = expert_share(cfg, layout, t, cf)
     _linear(hw, fwd, bwd, per_expert, f * (cfg.mlp_matrices - 1), d, local)
     _linear(hw, fwd, bwd, per_expert, d, f, local)
     _memory(hw, fwd, bwd, local * per_expert * f * cfg.mlp_matrices * ACT_BYTES)
@@ -133,7 +141,7 @@ def experts(cfg: ModelConfig, layout: ParallelLayout, hw: Hardware, fwd: Times, 
         fs = cfg.n_shared_experts * cfg.shared_ff // tp
         _linear(hw, fwd, bwd, t, fs * (cfg.mlp_matrices - 1), d)
         _linear(hw, fwd, bwd, t, d, fs)
-    routed_bytes = t * cfg.top_k * cf * d * ACT_BYTES  # tokens this rank sends out (and gets back)
+    routed_bytes = tokens * cfg.top_k * cf * d * ACT_BYTES  # tokens this rank sends out (and gets back)
     fwd.add("ep", hw.ep_link.seconds("all_to_all", routed_bytes, layout.ep, 2))
     bwd.add("ep", hw.ep_link.seconds("all_to_all", routed_bytes, layout.ep, 2))
 

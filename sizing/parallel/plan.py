@@ -14,26 +14,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from sizing.formulas import params as P
-from sizing.inputs import GPU, ModelConfig, as_config, get_gpu
-from sizing.memory import RuntimeReserve, get_optimizer, get_precision, layout_runtime_reserve
+from sizing.inputs import GPU, ModelConfig, Workload, as_config, as_workload, get_gpu
+from sizing.memory import FitVerdict, RuntimeReserve, fit_verdict, get_optimizer, get_precision, layout_runtime_reserve
 from sizing.parallel.comms import Collective
 from sizing.parallel.layout import ParallelLayout
-from sizing.parallel.memory import Workload, most_loaded
+from sizing.parallel.memory import most_loaded
 from sizing.parallel.notes import not_modelled
 from sizing.parallel.step import StepTime, step_time
 from sizing.parallel.stepdata import has_constants
 from sizing.parallel.steptime import PredictedStep, StepOptions, predict_step
 from sizing.parallel.traffic import step_collectives
 from sizing.training import SECONDS_PER_HOUR
-from sizing.validate import SizingError, require_bool, require_choice, require_int, require_link_gbs, require_mfu, show
-from sizing.vocabulary import (
-    ATTENTION_CONVENTIONS,
-    ATTENTION_IMPL_ALIASES,
-    ATTENTION_IMPLS,
-    DEFAULT_ATTENTION,
-    DEFAULT_MFU,
-    RECOMPUTE_MODES,
-)
+from sizing.validate import SizingError, require_bool, require_link_gbs, require_mfu, show
+from sizing.vocabulary import DEFAULT_MFU, mfu_meaning
 
 
 @dataclass(frozen=True)
@@ -47,7 +40,6 @@ class ParallelPlan:
     terms: dict  # bytes on that rank's GPU (and offloaded to CPU), term by term
     collectives: tuple[Collective, ...]
     step: StepTime
-    tokens: int | None = None
     predicted: PredictedStep | None = None  # the per-operation model (None: a constant mode)
     whole_run_mfu: float | None = None  # mfu=X: the step is model FLOPs / (peak x X)
 
@@ -69,6 +61,14 @@ class ParallelPlan:
         return self.predicted.mfu if self.predicted is not None else self.step.predicted_mfu
 
     @property
+    def mfu_meaning(self) -> str:
+        """What `mfu` means: the step model counts attention causal, at the dense peak of the matmul dtype."""
+        if self.predicted is not None:
+            return mfu_meaning("causal", "fp8" if self.work.precision == "fp8" else "bf16")
+        dtype = self.work.dtype or ("fp32" if self.work.precision == "fp32" else "bf16")
+        return mfu_meaning(self.work.attention, dtype)
+
+    @property
     def per_gpu_bytes(self) -> int:
         return self.terms["total_bytes"]
 
@@ -80,15 +80,26 @@ class ParallelPlan:
     def runtime_reserve(self) -> RuntimeReserve:
         """CUDA context + NCCL buffers of one rank (sizing.memory.runtime), off the GPU before the fit."""
         lay = self.layout
-        return layout_runtime_reserve(lay.dp, lay.tp, lay.pp, lay.cp, lay.ep)
+        return layout_runtime_reserve(lay.dp, lay.tp, lay.pp, lay.cp, lay.ep, lay.etp)
 
     @property
     def fits(self) -> bool:
+        """The point estimate: the most-loaded GPU's tensors plus the runtime reserve fit the GPU
+        (what the layout search asks of a layout)."""
         return self.per_gpu_bytes + self.runtime_reserve.total_bytes <= self.gpu_memory_bytes
+
+    @property
+    def memory_verdict(self) -> FitVerdict:
+        """fits / tight / does not fit, with the allocator's band (sizing.memory.verdict)."""
+        return fit_verdict(self.per_gpu_bytes, self.runtime_reserve.total_bytes, self.gpu_memory_bytes)
 
     @property
     def comm_bytes_per_step(self) -> int:
         return sum(c.wire_bytes_per_step for c in self.collectives)
+
+    @property
+    def tokens(self) -> int | None:
+        return self.work.tokens
 
     @property
     def gpu_hours(self) -> float | None:
@@ -107,6 +118,8 @@ class ParallelPlan:
             "params": P.total_params(self.config),
             "layout": self.layout.to_dict(),
             "layout_label": self.layout.label(),
+            "workload": self.work.to_dict(),
+            "global_batch": self.layout.global_batch(),
             "seq_len": self.work.seq_len,
             "precision": self.work.precision,
             "optimizer": self.work.optimizer,
@@ -120,12 +133,15 @@ class ParallelPlan:
             "runtime_reserve_bytes": self.runtime_reserve.total_bytes,
             "headroom_bytes": self.gpu_memory_bytes - self.runtime_reserve.total_bytes - self.per_gpu_bytes,
             "fits": self.fits,
+            **self.memory_verdict.to_dict(),
+            "memory_stack": self.work.stack,
             "collectives": [c.to_dict() for c in self.collectives],
             "comm_wire_bytes_per_step": self.comm_bytes_per_step,
             "step_model": self.step_model,
             "step": self.predicted.to_dict() if self.predicted is not None else self.step.to_dict(),
             "step_seconds": self.step_seconds,
             "mfu": self.mfu,
+            "mfu_meaning": self.mfu_meaning,
             "tokens": self.tokens,
             "gpu_hours": self.gpu_hours,
             "not_modelled": list(self.not_modelled),
@@ -135,56 +151,96 @@ class ParallelPlan:
 def parallel_plan(
     cfg: ModelConfig,
     layout: ParallelLayout,
-    seq_len: int,
+    work: Workload,
     gpu: str = "h100",
-    precision: str = "bf16-mixed",
-    optimizer: str = "adamw",
-    recompute: str = "none",
-    attention_impl: str = "flash",
-    attention: str = DEFAULT_ATTENTION,
+    *,
     mfu: float | None = None,
     compute_efficiency: float | None = None,
     overlap: dict[str, float] | None = None,
     nvlink_gbs: float | None = None,
     network_gbs: float | None = None,
-    tokens: int | None = None,
     name: str | None = None,
     fused: bool = True,
     step_options: StepOptions | None = None,
 ) -> ParallelPlan:
-    """Memory of the most-loaded rank, the step's collectives and its time, for `layout`.
-    `cfg` may also be a Preset or a preset name (which then names the plan)."""
+    """Memory of the most-loaded rank, the step's collectives and its time, for `work` (what is
+    run: sizing.inputs.Workload) on `layout` of `gpu`s. `cfg` may also be a Preset or a preset
+    name (which then names the plan). The rest choose the step model (module docstring) and the
+    links' bandwidths."""
     name = cfg if name is None and isinstance(cfg, str) else name
     cfg = as_config(cfg)
     if not isinstance(layout, ParallelLayout):
         raise SizingError(f"layout ({show(layout)}) must be a ParallelLayout, e.g. ParallelLayout(tp=8, dp=4)")
-    cfg.check_context(seq_len)
-    get_precision(precision)
-    get_optimizer(optimizer)
-    require_choice("recompute", recompute, RECOMPUTE_MODES)
-    impl = require_choice("attention_impl", attention_impl, ATTENTION_IMPLS, ATTENTION_IMPL_ALIASES)
-    require_choice("attention", attention, ATTENTION_CONVENTIONS)
-    _check_rates(mfu, compute_efficiency, nvlink_gbs, network_gbs, tokens)
+    work = as_workload(work)
+    layout = _layout_for(layout, work)
+    work = _stated(work, layout)
+    cfg.check_context(work.seq_len)
+    get_precision(work.precision)
+    get_optimizer(work.optimizer)
+    _check_rates(mfu, compute_efficiency, nvlink_gbs, network_gbs)
     _check_options(name, fused, step_options)
-    layout.check_model(cfg, seq_len, impl)
+    layout.check_model(cfg, work.seq_len, work.attention_impl)
     gpu_entry = get_gpu(gpu)
-    if precision == "fp8" and "fp8" not in gpu_entry.peak_tflops:
+    if work.precision == "fp8" and "fp8" not in gpu_entry.peak_tflops:
         raise SizingError(
             f"precision fp8 needs a GPU with fp8 tensor cores; {gpu_entry.key} has: {', '.join(gpu_entry.peak_tflops)}"
         )
-    work = Workload(seq_len, precision, optimizer, recompute, impl)
+    work = plan_workload(work, step_options)
     stage, terms = most_loaded(cfg, layout, work)
     rates = dict(mfu=mfu, compute_efficiency=compute_efficiency, nvlink_gbs=nvlink_gbs, network_gbs=network_gbs)
-    collectives, st = constant_step(cfg, layout, work, gpu_entry, attention, overlap, fused, **rates)
+    collectives, st = constant_step(cfg, layout, work, gpu_entry, overlap, fused, **rates)
+    T, recompute = work.seq_len, work.recompute
     predicted = None
-    if mfu is None and compute_efficiency is None and has_constants(gpu_entry.key) and precision != "fp32":
+    if mfu is None and compute_efficiency is None and has_constants(gpu_entry.key) and work.precision != "fp32":
         options = step_options or StepOptions(nvlink_gbs=nvlink_gbs, network_gbs=network_gbs)
-        if impl != "flash":  # eager / math attention: batched GEMMs and a softmax over the T x T scores
+        if work.attention_impl != "flash":  # eager / math attention: batched GEMMs and a softmax over the T x T scores
             options = replace(options, attention_kernel="unfused")
-        predicted = predict_step(cfg, layout, seq_len, gpu_entry.key, recompute, options)
-    return ParallelPlan(
-        name, cfg, layout, work, gpu_entry, stage, terms, tuple(collectives), st, tokens, predicted, mfu
+        predicted = predict_step(cfg, layout, T, gpu_entry.key, recompute, options)
+    return ParallelPlan(name, cfg, layout, work, gpu_entry, stage, terms, tuple(collectives), st, predicted, mfu)
+
+
+def _layout_for(layout: ParallelLayout, work: Workload) -> ParallelLayout:
+    """The layout with the workload's fine-tuning mode (the memory model reads it from the
+    layout), after checking that the two agree on what they both state."""
+    if work.recompute is None:
+        raise SizingError("recompute must be none, selective or full for one plan (None lets a layout search choose)")
+    if layout.finetune != "full" and layout.finetune != work.finetune:
+        raise SizingError(
+            f"finetune is the workload's ({work.finetune}); the layout says {layout.finetune}: "
+            "give it once, in the Workload"
+        )
+    if work.gpus is not None and work.gpus != layout.world:
+        raise SizingError(f"gpus ({work.gpus}) must be the layout's dp x tp x pp x cp ({layout.world})")
+    if work.global_batch is not None and work.global_batch != layout.global_batch():
+        raise SizingError(
+            f"global_batch ({work.global_batch}) must be the layout's dp x micro-batch x micro-batches "
+            f"({layout.global_batch()})"
+        )
+    return layout if layout.finetune == work.finetune else replace(layout, finetune=work.finetune)
+
+
+def _stated(work: Workload, layout: ParallelLayout) -> Workload:
+    """The workload with what the layout decides written in (GPUs, global batch), so the plan
+    states the run it assumed."""
+    if work.gpus == layout.world and work.global_batch == layout.global_batch():
+        return work
+    return work.with_(gpus=layout.world, global_batch=layout.global_batch())
+
+
+def plan_workload(work: Workload, step_options: StepOptions | None) -> Workload:
+    """The plan's workload stored as the step's stack stores it (sizing.parallel.memory_stack):
+    the stack, fp8 recipe and gradient-buffer settings of `step_options` when given, else the
+    workload's own (its stack, or the default stack when it names none), so memory and step time
+    describe the same software. StepOptions.reference_memory keeps the reference model's eager
+    accounting (what `sizing memory` counts)."""
+    opts = step_options or StepOptions(
+        stack=work.stack or StepOptions().stack,
+        fp8_recipe=work.fp8_recipe,
+        fp8_params=work.fp8_params,
+        grad_reduce=work.grad_reduce,
     )
+    stack = None if opts.reference_memory else opts.stack
+    return work.with_(stack=stack, fp8_recipe=opts.fp8_recipe, fp8_params=opts.fp8_params, grad_reduce=opts.grad_reduce)
 
 
 def constant_step(
@@ -192,7 +248,6 @@ def constant_step(
     layout: ParallelLayout,
     work: Workload,
     gpu: GPU,
-    attention: str = DEFAULT_ATTENTION,
     overlap: dict[str, float] | None = None,
     fused: bool = True,
     *,
@@ -201,22 +256,20 @@ def constant_step(
     nvlink_gbs: float | None = None,
     network_gbs: float | None = None,
 ) -> tuple[list[Collective], StepTime]:
-    """The step's collectives and its constant-efficiency time (sizing.parallel.step): at
-    `compute_efficiency` (DEFAULT_MFU when None), or at a whole-run `mfu`. The search times its
-    candidates with this before building a plan (no memory needed for that)."""
+    """The step's collectives and its constant-efficiency time (sizing.parallel.step) for `work`
+    as the plan stores it (plan_workload): at `compute_efficiency` (DEFAULT_MFU when None), or at
+    a whole-run `mfu`. The search times its candidates with this before building a plan (no
+    memory needed for that)."""
     collectives = step_collectives(cfg, layout, work, gpu, nvlink_gbs, network_gbs, fused)
-    dtype = "fp32" if work.precision == "fp32" and "fp32" in gpu.peak_tflops else None
+    dtype = work.dtype or ("fp32" if work.precision == "fp32" and "fp32" in gpu.peak_tflops else None)
     constant = compute_efficiency or DEFAULT_MFU
-    st = step_time(cfg, layout, work.seq_len, collectives, gpu, constant, work.recompute, attention, dtype, overlap)
+    T, recompute = work.seq_len, work.recompute
+    st = step_time(cfg, layout, T, collectives, gpu, constant, recompute, work.attention, dtype, overlap)
     return collectives, st if mfu is None else whole_run_step(st, mfu)
 
 
 def _check_rates(
-    mfu: float | None,
-    compute_efficiency: float | None,
-    nvlink_gbs: float | None,
-    network_gbs: float | None,
-    tokens: int | None,
+    mfu: float | None, compute_efficiency: float | None, nvlink_gbs: float | None, network_gbs: float | None
 ) -> None:
     """parallel_plan's optional numbers, checked before any formula sees them."""
     if mfu is not None and compute_efficiency is not None:
@@ -227,8 +280,6 @@ def _check_rates(
     for what, gbs in (("nvlink_gbs", nvlink_gbs), ("network_gbs", network_gbs)):
         if gbs is not None:
             require_link_gbs(what, gbs)
-    if tokens is not None:
-        require_int("tokens", tokens, 1, 10**30)
 
 
 def _check_options(name, fused, step_options) -> None:

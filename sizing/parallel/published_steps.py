@@ -10,6 +10,11 @@ A row's published step time comes from what its source reports:
 * `mfu` under the `model` convention (Llama 3): compared as MFU, model FLOPs over the bf16 peak;
 * `tokens_per_second_per_gpu` (torchtitan's logged throughput): tokens per step / (rate x GPUs).
 
+Beyond dp/tp/pp/cp a row's layout may state ep, etp, finetune, lora_rank and lora_targets, and
+the row how its run stored memory where the source says so: grad_reduce_bytes (4 fp32, 2 bf16),
+fp8_recipe, fp8_params (tests/test_published_memory.py checks that none is declared "does not
+fit").
+
 Rows of a group in FURTHER_GROUPS (other stacks, other GPUs) are the team's separate
 generalisation check (within +-25%, median <= 12%); the rest are the rows the model is built on.
 """
@@ -84,6 +89,26 @@ def _config(row: dict) -> ModelConfig:
     )
 
 
+GRAD_REDUCE = {4: "fp32", 2: "bf16"}  # a row's grad_reduce_bytes as StepOptions.grad_reduce
+
+
+def _memory_layout(lay: dict) -> dict:
+    """The layout fields a row states beyond dp/tp/pp/cp: experts (ep, etp) and fine-tuning."""
+    out = {k: lay[k] for k in ("ep", "etp", "finetune", "lora_rank") if k in lay}
+    if "lora_targets" in lay:
+        out["lora_targets"] = tuple(lay["lora_targets"])
+    return out
+
+
+def _memory_options(row: dict) -> dict:
+    """How the row's run stored memory where its source says (sizing.parallel.memory_stack):
+    gradient buffer bytes, fp8 recipe, primary fp8 weights; the stack's otherwise."""
+    out = {k: row[k] for k in ("fp8_recipe", "fp8_params") if k in row}
+    if "grad_reduce_bytes" in row:
+        out["grad_reduce"] = GRAD_REDUCE[row["grad_reduce_bytes"]]
+    return out
+
+
 def _run(row: dict) -> PublishedRun:
     lay = row["layout"]
     dp, b = lay["dp"], lay["micro_batch"]
@@ -100,6 +125,7 @@ def _run(row: dict) -> PublishedRun:
         v=v,
         micro_batch=b,
         micro_batches=lay["global_batch"] // (dp * b),
+        **_memory_layout(lay),
     )
     stage_layers = tuple(row["stage_layers"]) if "stage_layers" in row else None
     options = StepOptions(
@@ -110,6 +136,7 @@ def _run(row: dict) -> PublishedRun:
         precision=row.get("precision", "bf16"),
         hbm_tbs=row.get("hbm_tbs"),
         power_limit_w=row.get("power_limit_w"),
+        **_memory_options(row),
     )
     return PublishedRun(
         row["name"],

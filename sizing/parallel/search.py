@@ -9,13 +9,18 @@ not divide L: first and last lighter), 1F1B or interleaved with v = 2, 4, 8 chun
 layers of the fullest stage); cp a power of two up to 8 dividing T (flash attention only; its
 ring is costed, not free); dp = N / (tp pp cp) dividing the global batch, m = global batch / dp
 micro-batches (gradient accumulation), at least pp; ZeRO-1, or FSDP (ZeRO-3 per parameter);
-for MoE, ep the largest power of two dividing E and dp x cp; recomputation none, selective or
-full unless one is asked for; micro-batch 1.
+for MoE, ep the largest power of two dividing E and the stage's tp x cp x dp ranks, with expert
+tensor parallelism 1 (Megatron-Core's expert grid: sizing.parallel.layout); recomputation none,
+selective or full unless one is asked for; micro-batch 1.
 
 With the per-operation step model (the default), every candidate's step time is predicted
 first (memoised per block shape), and memory is checked in order of predicted time: the first
-candidate that fits is the fastest that fits. In constant-MFU mode each fitting candidate's
-plan is built and the shortest kept.
+candidate that fits is the fastest that fits. In constant-efficiency or whole-run MFU mode the
+candidates go in order of a lower bound of their step (sizing.parallel.search_bounds), each
+timed without its memory, which is checked only for one that can beat the best so far. GPU
+counts below what the model states alone need are never tried, and memory is checked stage by
+stage, cached across searches (search_bounds). `first_fit` asks only whether some layout fits
+(the UI's fits-on list): the most sharded layouts first, the first that fits returned.
 """
 
 from __future__ import annotations
@@ -23,17 +28,16 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from itertools import product
 
-from sizing.inputs import ModelConfig, as_config, get_gpu
-from sizing.parallel.batches import FINETUNE_GLOBAL_BATCH
+from sizing.inputs import ModelConfig, Workload, as_config, as_workload, get_gpu
+from sizing.parallel.batches import FINETUNE_GLOBAL_BATCH, default_global_batch
 from sizing.parallel.layout import GPUS_PER_NODE, ParallelLayout
-from sizing.parallel.memory import Workload
-from sizing.parallel.plan import ParallelPlan, constant_step, parallel_plan
+from sizing.parallel.plan import ParallelPlan, constant_step, parallel_plan, plan_workload
 from sizing.parallel.schedule import stage_split
 from sizing.parallel.search_bounds import ConstantStep, MemoryCheck, fewest_gpus
 from sizing.parallel.stepdata import has_constants
 from sizing.parallel.steptime import StepOptions, predict_step
-from sizing.validate import SizingError, require_choice, require_int, show
-from sizing.vocabulary import ATTENTION_IMPL_ALIASES, ATTENTION_IMPLS, DEFAULT_ATTENTION, RECOMPUTE_MODES
+from sizing.validate import SizingError, require_bool, require_int, show
+from sizing.vocabulary import RECOMPUTE_MODES
 
 MAX_SEARCH_GPUS = 2**15
 
@@ -71,7 +75,7 @@ def candidate_layouts(
                 m = global_batch // dp
                 if pp > 1 and m < pp:
                     continue
-                ep = _largest_power_of_two_dividing(cfg.n_experts, dp * cp) if cfg.is_moe else 1
+                ep = _largest_power_of_two_dividing(cfg.n_experts, tp * cp * dp) if cfg.is_moe else 1
                 fullest = max(stage_split(cfg.n_layers, pp))
                 chunks = [1] + ([v for v in (2, 4, 8) if v <= fullest] if pp > 1 else [])
                 for v, fsdp in product(chunks, (None, "full") if dp * cp > 1 else (None,)):
@@ -83,6 +87,7 @@ def candidate_layouts(
                             pp=pp,
                             cp=cp,
                             ep=ep,
+                            etp=1,
                             zero=1 if dp * cp > 1 and fsdp is None else 0,
                             fsdp=fsdp,
                             sequence_parallel=tp > 1,
@@ -114,35 +119,34 @@ class SearchResult:
 
 def search_layout(
     cfg: ModelConfig,
-    seq_len: int,
-    global_batch: int,
-    gpus: int | None = None,
+    work: Workload,
     max_gpus: int = MAX_SEARCH_GPUS,
-    recompute: str | None = None,
     base: ParallelLayout | None = None,
     first_fit: bool = False,
     **plan_options,
 ) -> SearchResult:
-    """The best fitting plan on exactly `gpus` GPUs, or on the fewest GPUs up to `max_gpus`.
-    `cfg` may also be a Preset or a preset name. `first_fit`: any plan that fits, not the
-    fastest (whether one fits is all the UI's fits-on list asks of every GPU)."""
+    """The best fitting plan for `work` on exactly work.gpus GPUs, or on the fewest GPUs up to
+    `max_gpus` when work.gpus is None; at work.global_batch sequences per step (None: the default
+    of sizing.parallel.batches), trying every recompute mode when work.recompute is None. `cfg`
+    may also be a Preset or a preset name; plan_options are parallel_plan's (gpu, mfu, ...).
+    `first_fit`: any plan that fits, not the fastest (whether one fits is all the UI's fits-on
+    list asks of every GPU). Questions ask sizing.parallel.predict_run, which also tries the
+    batch rounded to the GPUs."""
     cfg = as_config(cfg)
-    cfg.check_context(require_int("seq_len", seq_len), "seq_len")
-    require_int("global_batch", global_batch)
+    work = as_workload(work)
+    cfg.check_context(work.seq_len, "seq_len")
     if base is not None and not isinstance(base, ParallelLayout):
         raise SizingError(f"base ({show(base)}) must be a ParallelLayout")
-    if gpus is not None:
-        require_int("gpus", gpus)
     require_int("max_gpus", max_gpus, 1, MAX_SEARCH_GPUS)
+    require_bool("first_fit", first_fit)
     base = base or ParallelLayout()
     gpu = get_gpu(plan_options.get("gpu", "h100"))
-    impl = plan_options.get("attention_impl", "flash")
-    modes = RECOMPUTE_MODES if recompute is None else (recompute,)
-    counts = (gpus,) if gpus is not None else tuple(_powers_of_two(max_gpus))
-    precision, optimizer = plan_options.get("precision", "bf16-mixed"), plan_options.get("optimizer", "adamw")
-    work = dict(precision=precision, optimizer=optimizer, attention_impl=impl)
-    memory = MemoryCheck(cfg, seq_len, gpu.memory_bytes, work, modes)
-    at_least = fewest_gpus(cfg, base, gpu, precision, optimizer) if gpus is None else 1
+    global_batch = work.global_batch or default_global_batch(work.seq_len)
+    modes = RECOMPUTE_MODES if work.recompute is None else (work.recompute,)
+    counts = (work.gpus,) if work.gpus is not None else tuple(_powers_of_two(max_gpus))
+    stored = plan_workload(work, plan_options.get("step_options"))  # memory as the plan counts it
+    memory = MemoryCheck(cfg, stored, gpu.memory_bytes, modes)
+    at_least = fewest_gpus(cfg, base, gpu, stored) if work.gpus is None else 1
     constant = plan_options.get("mfu") is not None or plan_options.get("compute_efficiency") is not None
     fastest = _fastest_fitting if not constant and has_constants(gpu.key) else _best_constant
     fastest = _first_fitting if first_fit else fastest
@@ -152,25 +156,25 @@ def search_layout(
             continue  # the model states alone need more GPUs
         layouts = [
             layout
-            for layout in candidate_layouts(cfg, seq_len, world, global_batch, impl, base)
-            if _fits_model(layout, cfg, seq_len, impl)
+            for layout in candidate_layouts(cfg, work.seq_len, world, global_batch, work.attention_impl, base)
+            if _fits_model(layout, cfg, work)
         ]
         tried += len(layouts)
-        best = fastest(cfg, layouts, seq_len, modes, memory, plan_options)
+        best = fastest(cfg, layouts, work.with_(gpus=world, global_batch=global_batch), modes, memory, plan_options)
         if best is not None:
             return SearchResult(best, tried, counts[: counts.index(world) + 1])
     return SearchResult(None, tried, counts)
 
 
-def _fits_model(layout: ParallelLayout, cfg: ModelConfig, seq_len: int, impl: str) -> bool:
+def _fits_model(layout: ParallelLayout, cfg: ModelConfig, work: Workload) -> bool:
     try:
-        layout.check_model(cfg, seq_len, impl)
+        layout.check_model(cfg, work.seq_len, work.attention_impl)
     except SizingError:
         return False
     return True
 
 
-def _fastest_fitting(cfg: ModelConfig, layouts: list, seq_len: int, modes, memory: MemoryCheck, plan_options: dict):
+def _fastest_fitting(cfg: ModelConfig, layouts: list, work: Workload, modes, memory: MemoryCheck, plan_options: dict):
     """The plan of the fastest (layout, recompute) by predicted step time that fits in memory:
     every step predicted first (memoised per block shape), memory checked in that order."""
     gpu = get_gpu(plan_options.get("gpu", "h100"))
@@ -181,36 +185,36 @@ def _fastest_fitting(cfg: ModelConfig, layouts: list, seq_len: int, modes, memor
             # under flash attention selective recomputation costs nothing (its backward recomputes
             # the scores anyway): time it as none, ordered just after it
             same = mode == "selective" and options.attention_kernel == "flash"
-            seconds = predict_step(cfg, layout, seq_len, gpu.key, "none" if same else mode, options).step_seconds
+            seconds = predict_step(cfg, layout, work.seq_len, gpu.key, "none" if same else mode, options).step_seconds
             timed.append((seconds, same, i, mode))
     for _, _, i, mode in sorted(timed):
         if memory.fits(layouts[i], mode):
-            return parallel_plan(cfg, layouts[i], seq_len, recompute=mode, **plan_options)
+            return parallel_plan(cfg, layouts[i], work.with_(recompute=mode), **plan_options)
     return None
 
 
-def _first_fitting(cfg: ModelConfig, layouts: list, seq_len: int, modes, memory: MemoryCheck, plan_options: dict):
+def _first_fitting(cfg: ModelConfig, layouts: list, work: Workload, modes, memory: MemoryCheck, plan_options: dict):
     """A plan that fits, found quickly: the most sharded layouts and the most recomputation first
     (the fewest bytes per GPU), so one check usually answers; memory is shared between GPUs."""
     order = sorted(range(len(layouts)), key=lambda i: (-_model_parallel(layouts[i]), layouts[i].fsdp is None, i))
     for i in order:
         for mode in sorted(modes, key=lambda m: (m != "full", m != "selective")):
             if memory.fits(layouts[i], mode):
-                return parallel_plan(cfg, layouts[i], seq_len, recompute=mode, **plan_options)
+                return parallel_plan(cfg, layouts[i], work.with_(recompute=mode), **plan_options)
     return None
 
 
 def _model_parallel(layout: ParallelLayout) -> int:
-    return layout.tp * layout.pp * layout.cp * layout.ep
+    return layout.tp * layout.pp * layout.cp * layout.ep * layout.etp
 
 
-def _best_constant(cfg: ModelConfig, layouts: list, seq_len: int, modes, memory: MemoryCheck, plan_options: dict):
+def _best_constant(cfg: ModelConfig, layouts: list, work: Workload, modes, memory: MemoryCheck, plan_options: dict):
     """The fitting plan of the shortest step, then the fewest bytes, under a constant efficiency
     (or a whole-run MFU). Candidates go in order of a lower bound of their step (search_bounds);
     each is timed (constant_step: no memory needed), its memory checked only when it can beat
     the best so far, and the search stops when the bound passes the best step."""
     gpu = get_gpu(plan_options.get("gpu", "h100"))
-    step = ConstantStep.of(cfg, seq_len, gpu, plan_options)
+    step = ConstantStep.of(cfg, work, gpu, plan_options)
     if step.exact and "full" in modes:  # every mode's step is the same: full recomputation holds the fewest bytes
         modes = ("full",)
     bounded = sorted((step.lower_bound(layout, mode), i, mode) for i, layout in enumerate(layouts) for mode in modes)
@@ -218,7 +222,9 @@ def _best_constant(cfg: ModelConfig, layouts: list, seq_len: int, modes, memory:
     for bound, i, mode in bounded:
         if best_key is not None and bound > best_key[0]:
             break  # no later candidate can be faster
-        seconds = bound if step.exact else _constant_seconds(cfg, layouts[i], seq_len, mode, gpu, plan_options)
+        seconds = (
+            bound if step.exact else _constant_seconds(cfg, layouts[i], work.with_(recompute=mode), gpu, plan_options)
+        )
         if best_key is not None and seconds > best_key[0]:
             continue
         if memory.fits(layouts[i], mode):
@@ -227,60 +233,57 @@ def _best_constant(cfg: ModelConfig, layouts: list, seq_len: int, modes, memory:
                 best, best_key = (i, mode), key
     if best is None:
         return None
-    return parallel_plan(cfg, layouts[best[0]], seq_len, recompute=best[1], **plan_options)
+    return parallel_plan(cfg, layouts[best[0]], work.with_(recompute=best[1]), **plan_options)
 
 
-def _constant_seconds(cfg: ModelConfig, layout: ParallelLayout, seq_len: int, mode: str, gpu, options: dict) -> float:
-    """The step parallel_plan would give (layout, mode) in constant-efficiency mode, without its memory."""
-    impl = require_choice(
-        "attention_impl", options.get("attention_impl", "flash"), ATTENTION_IMPLS, ATTENTION_IMPL_ALIASES
-    )
-    work = Workload(seq_len, options.get("precision", "bf16-mixed"), options.get("optimizer", "adamw"), mode, impl)
+def _constant_seconds(cfg: ModelConfig, layout: ParallelLayout, work: Workload, gpu, options: dict) -> float:
+    """The step parallel_plan would give `layout` in constant-efficiency mode, without its memory."""
+    stored = plan_workload(work, options.get("step_options"))
     rates = {key: options.get(key) for key in ("mfu", "compute_efficiency", "nvlink_gbs", "network_gbs")}
-    attention = options.get("attention", DEFAULT_ATTENTION)
-    _, st = constant_step(
-        cfg, layout, work, gpu, attention, options.get("overlap"), options.get("fused", True), **rates
-    )
+    _, st = constant_step(cfg, layout, stored, gpu, options.get("overlap"), options.get("fused", True), **rates)
     return st.step_seconds
 
 
-# What else could fit on the same GPUs, each a (label, layout changes, plan option changes).
+# What else could fit on the same GPUs, each a (label, layout changes, workload changes).
 ALTERNATIVES: tuple[tuple[str, dict, dict], ...] = (
     ("optimizer states offloaded to CPU", {"offload_optimizer": True}, {}),
     ("pure bf16 (no fp32 master copy)", {}, {"precision": "bf16"}),
     ("8-bit Adam", {}, {"optimizer": "adam8bit"}),
     ("pure bf16 and 8-bit Adam", {}, {"precision": "bf16", "optimizer": "adam8bit"}),
-    ("LoRA (r 16, all linears)", {"finetune": "lora"}, {}),
-    ("QLoRA (NF4 base, r 16, all linears)", {"finetune": "qlora"}, {}),
+    ("LoRA (r 16, all linears)", {}, {"finetune": "lora"}),
+    ("QLoRA (NF4 base, r 16, all linears)", {}, {"finetune": "qlora"}),
+)
+# The alternatives that change how the model is trained or held, not only its numbers.
+LAYOUT_ALTERNATIVES = frozenset(
+    label for label, layout_changes, work_changes in ALTERNATIVES if layout_changes or "finetune" in work_changes
 )
 
 
 def would_fit(
     cfg: ModelConfig,
-    seq_len: int,
-    global_batch: int,
-    gpus: int,
-    recompute: str | None = None,
+    work: Workload,
     base: ParallelLayout | None = None,
     more_gpus: bool = True,
     **plan_options,
 ) -> list[tuple[str, ParallelPlan | None]]:
-    """(what, the best plan with it) for each alternative that fits on `gpus` GPUs (LoRA and
+    """(what, the best plan with it) for each alternative that fits on work.gpus GPUs (LoRA and
     QLoRA at FINETUNE_GLOBAL_BATCH), and the fewest GPUs that fit as asked (`more GPUs`)."""
+    work = as_workload(work)
+    if work.gpus is None:
+        raise SizingError("would_fit needs the GPUs asked about: Workload(..., gpus=N)")
     base = base or ParallelLayout()
+    global_batch = work.global_batch or default_global_batch(work.seq_len)
     out = []
-    for label, layout_changes, option_changes in ALTERNATIVES:
-        options = {**plan_options, **option_changes}
+    for label, layout_changes, work_changes in ALTERNATIVES:
         # a fine-tuning hint at a fine-tuning batch (one the GPU count divides), never above the one asked for
-        finetune = "finetune" in layout_changes
-        batch = min(global_batch, max(FINETUNE_GLOBAL_BATCH, gpus)) if finetune else global_batch
-        result = search_layout(
-            cfg, seq_len, batch, gpus, recompute=recompute, base=replace(base, **layout_changes), **options
-        )
+        finetune = "finetune" in work_changes
+        batch = min(global_batch, max(FINETUNE_GLOBAL_BATCH, work.gpus)) if finetune else global_batch
+        asked = work.with_(global_batch=batch, **work_changes)
+        result = search_layout(cfg, asked, base=replace(base, **layout_changes), **plan_options)
         if result.best is not None:
             out.append((label, result.best))
     if more_gpus:
-        result = search_layout(cfg, seq_len, global_batch, None, recompute=recompute, base=base, **plan_options)
-        if result.best is not None and result.best.layout.world > gpus:
+        result = search_layout(cfg, work.with_(gpus=None), base=base, **plan_options)
+        if result.best is not None and result.best.layout.world > work.gpus:
             out.append((f"{result.best.layout.world} GPUs", result.best))
     return out

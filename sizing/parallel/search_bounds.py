@@ -4,7 +4,9 @@ work which cannot change the answer, and a memory check shared between searches.
 - `fewest_gpus`: no layout fits on fewer GPUs than the model's states (weights, gradients,
   optimizer) spread over all of them need, so smaller GPU counts are never tried. The sum over
   the ranks of every layout's model states is at least the unsharded total (each parameter is
-  held at least once; replication only adds), so the bound is sound.
+  held at least once; replication only adds), counted at the least any layout stores (the
+  smaller of the stack's gradient buffer and the precision's own, which ZeRO-3 and FSDP keep;
+  no weights where the GEMM weights are primary fp8), so the bound is sound.
 - `step_lower_bound`: the compute and pipeline bubble of the constant-efficiency step
   (sizing.parallel.step), without the exposed communication, which is never negative. A
   candidate whose bound exceeds the best step found cannot win, so its plan is never built; in
@@ -18,58 +20,76 @@ work which cannot change the answer, and a memory check shared between searches.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from sizing.formulas import flop_breakdown
 from sizing.formulas import params as P
-from sizing.inputs import GPU, ModelConfig
-from sizing.memory import layout_runtime_reserve
+from sizing.inputs import GPU, ModelConfig, Workload
+from sizing.memory import get_precision, gradients_bytes, layout_runtime_reserve, optimizer_bytes, weights_bytes
 from sizing.parallel.layout import ParallelLayout
-from sizing.parallel.memory import Workload, candidate_stages, stage_memory, unsharded_states_bytes
-from sizing.vocabulary import DEFAULT_MFU
+from sizing.parallel.memory import candidate_stages, stage_memory, work_conventions
+from sizing.vocabulary import DEFAULT_MFU, RECOMPUTE_MODES
 
 
-def fewest_gpus(cfg: ModelConfig, base: ParallelLayout, gpu: GPU, precision: str, optimizer: str) -> int:
+def fewest_gpus(cfg: ModelConfig, base: ParallelLayout, gpu: GPU, work: Workload) -> int:
     """A lower bound on the GPUs any layout of a full fine-tune needs: its model states over the
-    GPU's memory (1 for LoRA, QLoRA and CPU offload, whose states are not all on the GPUs)."""
-    if base.finetune != "full" or base.offload_optimizer or base.offload_params:
+    GPU's memory (1 for LoRA, QLoRA and CPU offload, whose states are not all on the GPUs).
+    `work` as the plan stores it (sizing.parallel.plan.plan_workload: its stack's conventions)."""
+    if work.finetune != "full" or base.finetune != "full" or base.offload_optimizer or base.offload_params:
         return 1
-    states = unsharded_states_bytes(cfg, P.total_params(cfg), Workload(1, precision, optimizer))
-    return max(1, math.ceil(states / gpu.memory_bytes))
+    return max(1, math.ceil(least_states_bytes(cfg, work) / gpu.memory_bytes))
+
+
+def least_states_bytes(cfg: ModelConfig, work: Workload) -> int:
+    """The fewest bytes of model states any layout holds, summed over its ranks (module docstring)."""
+    n, p = P.total_params(cfg), work.precision
+    conv, own = work_conventions(work), get_precision(p).grad_bytes
+    grad = own if conv.grad_bytes is None else min(own, conv.grad_bytes)
+    weights = 0 if conv.fp8_params else weights_bytes(n, p)
+    return weights + gradients_bytes(n, p, grad) + optimizer_bytes(n, p, work.optimizer)
 
 
 @lru_cache(maxsize=16384)
 def _stage_total(cfg: ModelConfig, layout: ParallelLayout, work: Workload, stage: int) -> int:
-    """GPU bytes of one pipeline rank (stage_memory's total; the plan's per_gpu_bytes is the largest)."""
+    """GPU bytes of one pipeline rank (stage_memory's total; the plan's per_gpu_bytes is the
+    largest), with the layout as the plan holds it: the workload's fine-tuning mode."""
+    if layout.finetune != work.finetune:
+        layout = replace(layout, finetune=work.finetune)
     return stage_memory(cfg, layout, work, stage)["total_bytes"]
 
 
 def _reserve(layout: ParallelLayout) -> int:
     """The runtime reserve ParallelPlan.fits adds to the most-loaded rank's bytes."""
-    return layout_runtime_reserve(layout.dp, layout.tp, layout.pp, layout.cp, layout.ep).total_bytes
+    return layout_runtime_reserve(layout.dp, layout.tp, layout.pp, layout.cp, layout.ep, layout.etp).total_bytes
 
 
 @dataclass
 class MemoryCheck:
-    """Whether (layout, recompute) fits one GPU, each layout's full recomputation checked first."""
+    """Whether (layout, recompute) fits one GPU, each layout's full recomputation checked first.
+    `work` as the plan stores it (plan_workload); its recompute is set per check, and the fields
+    memory does not read (GPUs, batch, tokens) are cleared, so one cache serves every GPU count."""
 
     cfg: ModelConfig
-    seq_len: int
+    work: Workload
     capacity: int
-    work: dict  # precision, optimizer, attention_impl
     modes: tuple[str, ...]
     _too_big: set = field(default_factory=set)
+    _by_mode: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        held = self.work.with_(gpus=None, global_batch=None, tokens=None)
+        self._by_mode = {mode: held.with_(recompute=mode) for mode in RECOMPUTE_MODES}
 
     def bytes(self, layout: ParallelLayout, mode: str) -> int:
         """The most-loaded rank's bytes (most_loaded's; ParallelPlan.per_gpu_bytes, the reserve apart)."""
-        work = Workload(self.seq_len, recompute=mode, **self.work)
+        work = self._by_mode[mode]
         return max(_stage_total(self.cfg, layout, work, stage) for stage in candidate_stages(layout, self.cfg))
 
     def _fits(self, layout: ParallelLayout, mode: str) -> bool:
         """Every rank that can be the most loaded within the GPU (with the reserve), stopping at
         the first that is not: most layouts that do not fit fail on their first stage."""
-        work, room = Workload(self.seq_len, recompute=mode, **self.work), self.capacity - _reserve(layout)
+        work, room = self._by_mode[mode], self.capacity - _reserve(layout)
         return all(_stage_total(self.cfg, layout, work, stage) <= room for stage in candidate_stages(layout, self.cfg))
 
     def fits(self, layout: ParallelLayout, mode: str) -> bool:
@@ -95,12 +115,12 @@ class ConstantStep:
     attention: str
 
     @classmethod
-    def of(cls, cfg: ModelConfig, seq_len: int, gpu: GPU, plan_options: dict) -> ConstantStep:
-        precision = plan_options.get("precision", "bf16-mixed")
-        dtype = "fp32" if precision == "fp32" and "fp32" in gpu.peak_tflops else gpu.default_dtype
+    def of(cls, cfg: ModelConfig, work: Workload, gpu: GPU, plan_options: dict) -> ConstantStep:
+        fp32 = work.precision == "fp32" and "fp32" in gpu.peak_tflops
+        dtype = work.dtype or ("fp32" if fp32 else gpu.default_dtype)
         efficiency = plan_options.get("compute_efficiency") or DEFAULT_MFU
-        attention = plan_options.get("attention", "full")
-        return cls(cfg, seq_len, gpu.peak_flops_per_second(dtype), efficiency, plan_options.get("mfu"), attention)
+        peak = gpu.peak_flops_per_second(dtype)
+        return cls(cfg, work.seq_len, peak, efficiency, plan_options.get("mfu"), work.attention)
 
     @property
     def exact(self) -> bool:

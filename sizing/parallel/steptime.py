@@ -50,6 +50,11 @@ class StepOptions:
     hbm_tbs: float | None = None  # None: sizing/inputs/hardware.py's (a run's own HBM where its source states one)
     power_limit_w: float | None = None  # a stated power cap: compute clocks scale (stepdata.clock_fraction)
     bucket_params: int = DEFAULT_BUCKET_PARAMS
+    # how the stack stores memory (sizing.parallel.memory_stack; read by the plan's Workload, not the step)
+    reference_memory: bool = False  # True: the reference model's eager accounting instead of the stack's
+    fp8_recipe: str = "tensorwise"  # tensorwise (delayed / current), blockwise, mxfp8 (sizing.memory.fp8)
+    fp8_params: bool | None = None  # primary fp8 weights (--fp8-param-gather); None: the stack's
+    grad_reduce: str | None = None  # gradient buffer "fp32" / "bf16"; None: the stack's
 
 
 @dataclass(frozen=True)
@@ -93,13 +98,14 @@ class PredictedStep:
 
 
 @lru_cache(maxsize=1024)
-def _block_params(cfg: ModelConfig, moe: bool, tp: int, ep: int) -> float:
-    """Parameters of one block on one rank: attention and dense MLP over tp, experts over tp x ep."""
+def _block_params(cfg: ModelConfig, moe: bool, tp: int, ep: int, etp: int = 1) -> float:
+    """Parameters of one block on one rank: attention, dense MLP and shared experts over tp,
+    routed experts over ep x etp."""
     attn = cfg.d_model * (cfg.q_width + 2 * cfg.kv_width) + cfg.q_width * cfg.d_model
     if not moe:
         return (attn + P.mlp_params(cfg, cfg.d_ff)) / tp
-    experts = cfg.n_experts * P.expert_params(cfg) / ep + P.shared_expert_params(cfg)
-    return (attn + experts) / tp + P.router_params(cfg)
+    routed = cfg.n_experts * P.expert_params(cfg) / (ep * etp)
+    return (attn + P.shared_expert_params(cfg)) / tp + routed + P.router_params(cfg)
 
 
 @lru_cache(maxsize=64)
@@ -146,7 +152,7 @@ def _hardware(gpu_key: str, layout: ParallelLayout, opts: StepOptions) -> Hardwa
         hbm * consts.hbm_fraction,
         link(layout.tp, 1),
         link(layout.cp, layout.tp),
-        link(layout.ep, layout.tp),
+        link(layout.ep, layout.etp),  # the ep group's ranks lie etp apart (expert order tp-ep-dp)
         *flash,
         st.elementwise == "eager",
     )
@@ -165,12 +171,14 @@ def predict_step(
 def _block_layout(layout: ParallelLayout) -> ParallelLayout:
     """The fields one block's time depends on (tp, cp, ep, SP, micro-batch, node size), so that
     layouts differing only in dp, pp, v or sharding share the cached block times."""
-    return _mini(layout.tp, layout.cp, layout.ep, layout.sequence_parallel, layout.micro_batch, layout.gpus_per_node)
+    lay = layout
+    return _mini(lay.tp, lay.cp, lay.ep, lay.sequence_parallel, lay.micro_batch, lay.gpus_per_node, lay.etp)
 
 
 @lru_cache(maxsize=1024)
-def _mini(tp: int, cp: int, ep: int, sp: bool, b: int, node: int) -> ParallelLayout:
-    return ParallelLayout(dp=ep, tp=tp, cp=cp, ep=ep, sequence_parallel=sp, micro_batch=b, gpus_per_node=node)
+def _mini(tp: int, cp: int, ep: int, sp: bool, b: int, node: int, etp: int = 1) -> ParallelLayout:
+    dp = ep * etp  # enough ranks for the expert grid: ep x etp divides tp x cp x dp
+    return ParallelLayout(dp=dp, tp=tp, cp=cp, ep=ep, etp=etp, sequence_parallel=sp, micro_batch=b, gpus_per_node=node)
 
 
 @lru_cache(maxsize=4096)
@@ -221,8 +229,8 @@ def _predict(cfg, layout, seq_len, gpu_key, recompute, opts) -> PredictedStep:
         t = layout.micro_batch * seq_len // layout.cp
         p2p = 2 * layout.v * link.seconds("send", t * cfg.d_model * ACT_BYTES / layout.tp, 2)  # scatter-gather
     dense_params, moe_params = (
-        _block_params(cfg, False, layout.tp, layout.ep),
-        _block_params(cfg, True, layout.tp, layout.ep),
+        _block_params(cfg, False, layout.tp, layout.ep, layout.etp),
+        _block_params(cfg, True, layout.tp, layout.ep, layout.etp),
     )
     vocab_params = cfg.padded_vocab * cfg.d_model / layout.tp
     accumulate = st.grad_accumulation_bytes / hw.hbm_bytes_per_second

@@ -8,7 +8,7 @@
   lm_head) is all-gathered for forward, every block again for backward (the root stays
   gathered: FSDP2 does not reshard the root after forward) and its gradient reduce-scattered;
   HSDP adds an all-reduce of each gradient shard across the replicas. Experts reduce over the
-  expert-data-parallel group (dp x cp / ep).
+  expert-data-parallel group, edp = tp cp dp / (ep etp) ranks (Megatron-Core's expert grid).
 * tp (Megatron, Shoeybi et al. 2019): per layer and micro-batch, forward 2 all-reduces of the
   b.T.d activations (attention and MLP outputs), backward 2 (one per column-parallel input:
   fused QKV and fused up/gate; `fused=False` counts one per column-parallel linear, as torch's
@@ -22,26 +22,20 @@
 * cp (ring attention): per layer and micro-batch, (cp - 1) sends of the local K and V forward
   and 2 (cp - 1) backward (K, V and their gradients); again with full recomputation.
 * ep: per MoE layer and micro-batch, 2 all-to-all forward (dispatch, combine) and 2 backward of
-  the b.T.k routed d-vectors (uniform routing assumed).
+  the routed d-vectors over the ep ranks (uniform routing assumed): b.T.k of them, x etp / tp
+  (an etp group dispatches the tokens of its etp ranks; with sequence parallelism each tp rank
+  holds T / tp of them). The ep group's ranks lie etp apart (Megatron's expert order tp-ep-dp).
 """
 
 from __future__ import annotations
 
-from sizing.inputs import GPU, ModelConfig
+from sizing.inputs import GPU, ModelConfig, Workload
 from sizing.memory import get_precision
 from sizing.parallel.comms import Collective
 from sizing.parallel.layout import ParallelLayout
-from sizing.parallel.memory import (
-    Workload,
-    block_tensors_per_ep_rank,
-    candidate_stages,
-    fsdp2_local_numel,
-    stage_kinds,
-    stage_layers,
-    tp_local_numel,
-    unit_gather_bytes,
-)
+from sizing.parallel.memory import fsdp2_local_numel, tp_local_numel, unit_gather_bytes, work_conventions
 from sizing.parallel.shapes import Tensor, first_stage_tensors, last_stage_tensors
+from sizing.parallel.stages import block_tensors_per_ep_rank, candidate_stages, stage_kinds, stage_layers
 from sizing.vocabulary import ceil_div
 
 DIMENSIONS = ("dp", "tp", "pp", "cp", "ep")
@@ -71,13 +65,13 @@ def _unit_numel(tensors: list[Tensor], layout: ParallelLayout, ranks: int) -> in
 
 def _block_groups(cfg: ModelConfig, layout: ParallelLayout, moe: bool, prefix: str) -> list[tuple]:
     """(label, tensors, shard ranks, data-parallel ranks) of one kind of block on EP rank 0: its
-    dense parameters, and its experts as their own group when ep > 1 (else with the dense ones)."""
+    dense parameters, and its experts as their own group (reduced over edp) where they are laid
+    out apart from the dense ones (ep > 1 or etp != tp), else with them."""
     block = block_tensors_per_ep_rank(cfg, layout, moe)
     groups = [(f"{prefix}dense", [t for t in block if not t.expert], layout.shard_degree, layout.dp * layout.cp)]
     experts = [t for t in block if t.expert]
-    if experts and layout.ep > 1:
-        ranks = layout.dp * layout.cp // layout.ep
-        groups.append((f"{prefix}expert", experts, layout.expert_shard_degree(), ranks))
+    if experts and (layout.ep > 1 or layout.etp != layout.tp):
+        groups.append((f"{prefix}expert", experts, layout.expert_shard_degree(), layout.expert_data_parallel))
     elif experts:
         groups[0][1].extend(experts)
     return groups
@@ -146,9 +140,10 @@ def _zero3_collectives(cfg, layout, work, links, stage) -> list[Collective]:
 def dp_collectives(
     cfg: ModelConfig, layout: ParallelLayout, work: Workload, links: Links, stage: int = 0
 ) -> list[Collective]:
-    """Data-parallel collectives of pipeline rank `stage` (see the module docstring)."""
+    """Data-parallel collectives of pipeline rank `stage` (see the module docstring); gradients
+    in the stack's gradient buffer dtype (Megatron-Core: fp32 for bf16 training)."""
     prec = get_precision(work.precision)
-    w, g = prec.weight_bytes, prec.grad_bytes
+    w, g = prec.weight_bytes, work_conventions(work).grad_bytes or prec.grad_bytes
     if layout.zero_stage == 3 and layout.shard_degree > 1:
         return _zero3_collectives(cfg, layout, work, links, stage)
     if layout.finetune != "full":  # LoRA: only the adapters' gradients, small; counted as one all-reduce
@@ -275,8 +270,8 @@ def ep_collectives(
     if layout.ep == 1:
         return []
     a = get_precision(work.precision).activation_bytes
-    S = layout.micro_batch * (work.seq_len // layout.cp) * cfg.top_k * cfg.d_model * a
-    link, gbs = links.span_link(layout.tp * layout.ep)
+    S = ceil_div(layout.micro_batch * (work.seq_len // layout.cp) * cfg.top_k * cfg.d_model * a * layout.etp, layout.tp)
+    link, gbs = links.span_link(layout.etp * layout.ep)
     moe_layers = sum(n for moe, n in stage_kinds(cfg, layout, stage) if moe)
     count = 4 * moe_layers * layout.micro_batches
     if count == 0:

@@ -19,7 +19,7 @@ from sizing.estimate import Estimate, estimate
 from sizing.inputs import ModelConfig, Preset
 from sizing.rows import COLUMNS, estimate_row
 from sizing.validate import SizingError
-from sizing.vocabulary import DEFAULT_GPU, DEFAULT_MFU
+from sizing.vocabulary import DEFAULT_GPU
 
 
 @dataclass(frozen=True)
@@ -53,18 +53,19 @@ def compare(
     *,
     seq_len: int | str | None = None,
     attention: str = "full",
-    recompute: str = "none",
+    recompute: str | None = None,
     tokens: int | str | None = None,
     gpu: str = DEFAULT_GPU,
     dtype: str | None = None,
-    mfu: float = DEFAULT_MFU,
-    num_gpus: int = 1,
+    mfu: float | None = None,
+    num_gpus: int | None = None,
     price_per_gpu_hour: float | None = None,
     memory: bool = True,
     names: Sequence[str] | None = None,
 ) -> Comparison:
     """sizing.estimate for each model (preset names, config file paths, Presets, ModelConfigs)
-    with the same workload. A ModelConfig has no context of its own: give seq_len."""
+    with the same workload. A ModelConfig has no context of its own: give seq_len. The MFU is
+    estimate()'s: `mfu` when given, the step model's with num_gpus, else the constant, assumed."""
     if not models:
         raise SizingError("models (none given) must name at least one model")
     if names is not None and len(names) != len(models):

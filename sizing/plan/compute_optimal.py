@@ -330,8 +330,9 @@ def _fit(cfg: ModelConfig, seq_len: int, gpu: str, num_gpus: int, hint: bool = T
         m = training_memory(cfg, seq_len, 1, zero=zero, dp=num_gpus, recompute=recompute, gpu=gpu)
         if m.fits:
             return True, f"ZeRO-{zero} over {num_gpus} GPU(s), recompute {recompute}", m.max_micro_batch
+    from sizing.inputs import Workload
     from sizing.parallel import min_gpus_hint, min_gpus_that_fit  # the one "how many GPUs" answer
 
-    fewest = min_gpus_that_fit(cfg, seq_len, gpu=gpu) if hint else None
+    fewest = min_gpus_that_fit(cfg, Workload(seq_len, recompute=None), gpu=gpu) if hint else None
     why = min_gpus_hint(fewest) if fewest is not None else m.reason
     return False, f"not with ZeRO-{zero} over {num_gpus} GPU(s) at any recompute; {why}", None

@@ -10,6 +10,7 @@ from sizing.inputs import format_float, format_int, format_si
 from sizing.render.memory import flat_items as memory_flat_items
 from sizing.render.memory import render_memory
 from sizing.render.tables import csv_text, heading, table
+from sizing.vocabulary import mfu_meaning
 
 
 def _num(value) -> str:
@@ -94,14 +95,18 @@ def flop_rows(est: Estimate) -> list[list]:
     return rows
 
 
-def _mfu_text(est: Estimate) -> str:
-    """The MFU and, when it was not given, where it came from (a searched layout, or the fallback)."""
+def _mfu_rows(est: Estimate) -> list[list]:
+    """The MFU, where it came from, and the layout and batch the step model assumed."""
     mfu, lay = est.training.run.mfu, est.mfu_layout
-    if lay is not None:
-        return f"{mfu:.3f} (predicted for {lay.layout}, recompute {lay.recompute}, global batch {lay.global_batch})"
-    if est.mfu_source and est.mfu_source.startswith("constant"):
-        return f"{mfu:g} ({est.mfu_source})"
-    return f"{mfu:g}"
+    if lay is None:
+        return [["MFU", f"{mfu:g} ({est.mfu_source})"]]
+    tokens = lay.global_batch * est.seq_len
+    return [
+        ["MFU", f"{mfu:.3f} (per-operation step model; {lay.predicted_mfu:.3f} with attention counted causal)"],
+        ["layout assumed", f"{lay.layout} on {lay.gpus} GPUs, recompute {lay.recompute} (as `sizing parallel --gpus`)"],
+        ["global batch assumed", f"{lay.global_batch:,} sequences x {est.seq_len:,} = {format_si(tokens)} tokens"],
+        ["step time", f"{lay.step_seconds:.3g} s"],
+    ]
 
 
 def training_rows(est: Estimate) -> list[list]:
@@ -109,7 +114,8 @@ def training_rows(est: Estimate) -> list[list]:
     rows = [
         ["tokens", format_si(t.run.tokens)],
         ["GPU", f"{t.gpu.name} ({t.gpu.key}), {t.dtype} dense peak {t.peak_flops_per_second / 1e12:g} TFLOP/s"],
-        ["MFU", _mfu_text(est)],
+        *_mfu_rows(est),
+        ["MFU means", mfu_meaning(est.flops.attention, t.dtype)],
         ["training FLOPs (exact, fwd+bwd)", f"{t.flops:.4e}"],
         ["training FLOPs (6N approximation)", f"{t.flops_6n:.4e}"],
         ["GPU-hours (exact)", f"{t.gpu_hours:,.0f}"],

@@ -83,6 +83,8 @@ def training_rows(mem: TrainingMemory) -> list[list]:
         ["gradients", f"N·{prec.grad_bytes}", _gib(mem.gradients_bytes), _gib(pg["gradients_bytes"])],
         ["optimizer states", _optimizer_formula(mem), _gib(mem.optimizer_bytes), _gib(pg["optimizer_bytes"])],
     ]
+    if pg["fp8_weight_copies_bytes"]:
+        rows.append(["fp8 weight copies", "2·N_GEMM (fp8 data + transpose)", "", _gib(pg["fp8_weight_copies_bytes"])])
     if pg["zero3_gathered_bytes"]:
         rows.append(["ZeRO-3 gathered unit", "(w + g bytes)·largest unit", "", _gib(pg["zero3_gathered_bytes"])])
     recomputing = mem.recompute != "none"
@@ -140,10 +142,16 @@ def reserve_line(mem) -> str | None:
 
 
 def training_verdict(mem: TrainingMemory) -> str:
+    """The three-level answer (sizing.memory.verdict): fits, tight, does not fit; when the
+    point estimate is over, why and what would fit."""
+    verdict = mem.memory_verdict
     if not mem.fits:
-        return _does_not_fit(mem.reason, mem.would_fit)
+        if verdict.level == "does not fit":
+            return _does_not_fit(mem.reason, mem.would_fit)
+        return "\n".join([f"{verdict.describe()}: {mem.reason}"] + [f"  would fit: {s}" for s in mem.would_fit])
+    head = "fits" if verdict.level == "fits" else verdict.describe()
     return (
-        f"fits: micro-batch {mem.micro_batch} uses {_gib(mem.per_gpu_bytes)} of {_gib(mem.gpu_memory_bytes)}"
+        f"{head}: micro-batch {mem.micro_batch} uses {_gib(mem.per_gpu_bytes)} of {_gib(mem.gpu_memory_bytes)}"
         + (f" less the runtime reserve {_gib(mem.runtime_reserve_bytes)}" if mem.runtime_reserve else "")
         + f"; largest micro-batch that fits: {mem.max_micro_batch}"
     )

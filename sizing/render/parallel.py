@@ -14,6 +14,7 @@ from sizing.render.tables import csv_text, heading, table
 TERM_LABELS = {
     "base_weights_bytes": "frozen base weights (LoRA/QLoRA)",
     "weights_bytes": "weights (trained)",
+    "fp8_weight_copies_bytes": "fp8 weight copies (Transformer Engine)",
     "gradients_bytes": "gradients",
     "optimizer_bytes": "optimizer states (master + moments)",
     "gathered_unit_bytes": "ZeRO-3/FSDP gathered unit",
@@ -66,13 +67,11 @@ def plan_sections(plan: ParallelPlan, fmt: str) -> list[str]:
         step_rows.append([f"GPU-hours for {plan.tokens:,} tokens", f"{plan.gpu_hours:,.0f}"])
         step_rows.append(["days", f"{plan.gpu_hours / plan.layout.world / 24:,.1f}"])
     verdict = (
-        f"fits: {format_gib(plan.per_gpu_bytes)} on the most-loaded GPU (pipeline stage {plan.stage}) of "
-        f"{format_gib(plan.gpu_memory_bytes)} less the runtime reserve {format_gib(plan.runtime_reserve.total_bytes)}"
-        if plan.fits
-        else f"does not fit: {format_gib(plan.per_gpu_bytes)} on the most-loaded GPU (pipeline stage {plan.stage}), "
-        f"more than the {format_gib(plan.gpu_memory_bytes)} of {plan.gpu.key} less the runtime reserve "
+        f"{plan.memory_verdict.describe()}: {format_gib(plan.per_gpu_bytes)} on the most-loaded GPU (pipeline stage "
+        f"{plan.stage}) of {format_gib(plan.gpu_memory_bytes)} less the runtime reserve "
         f"{format_gib(plan.runtime_reserve.total_bytes)}"
     )
+    stack = f"memory as {plan.work.stack} stores it (sizing/parallel/memory_stack.py)" if plan.work.stack else ""
     return [
         heading(title, fmt, 2),
         "",
@@ -87,8 +86,10 @@ def plan_sections(plan: ParallelPlan, fmt: str) -> list[str]:
         table(["part", "seconds"], step_rows, fmt),
         "",
         verdict,
+        *([f"note: {stack}"] if stack else []),
         *[f"note: not modelled: {line}" for line in plan.not_modelled],
         *([f"note: assumed: {line}" for line in plan.predicted.assumptions] if plan.predicted is not None else []),
+        f"note: {plan.mfu_meaning}",
     ]
 
 

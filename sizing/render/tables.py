@@ -12,7 +12,6 @@ were most of `sizing estimate`'s time above the floor (benchmarks/README.md):
 
 from __future__ import annotations
 
-import csv
 import importlib.util
 import io
 import os
@@ -108,6 +107,8 @@ def table(headers: list[str], rows: list[list], fmt: str = "table") -> str:
 
 def csv_text(headers: list[str], rows: list[list]) -> str:
     buffer = io.StringIO()
+    import csv  # only for --format csv
+
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(headers)
     writer.writerows(rows)

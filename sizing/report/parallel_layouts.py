@@ -5,7 +5,7 @@ most-loaded rank, step time, MFU), and a plot of per-GPU memory across layouts, 
 
 from __future__ import annotations
 
-from sizing.inputs import GIB, get_preset
+from sizing.inputs import GIB, Workload, get_preset
 from sizing.parallel import (
     PUBLISHED_LAYOUTS,
     ParallelLayout,
@@ -28,9 +28,8 @@ def published_plan(run: PublishedLayout) -> tuple[ParallelPlan, float, float]:
     attention kernel and exact (uneven) stages."""
     cfg = get_preset(run.preset).config
     options = StepOptions(stack=run.stack, attention_kernel=run.attention_kernel, dropout=run.dropout)
-    plan = parallel_plan(
-        cfg, run.layout, run.seq_len, gpu=run.gpu, recompute=run.recompute, name=run.name, step_options=options
-    )
+    work = Workload(run.seq_len, recompute=run.recompute, finetune=run.layout.finetune)
+    plan = parallel_plan(cfg, run.layout, work, run.gpu, name=run.name, step_options=options)
     return plan, plan.predicted.mfu, plan.predicted.hfu
 
 
@@ -69,10 +68,10 @@ def question_plans() -> list[tuple[str, ParallelPlan]]:
     """The README's question: full fine-tuning of Llama-2-70B on 8 x H100 under ZeRO-3, and what would fit."""
     model, gpu, gpus, T, batch = QUESTION
     cfg = get_preset(model).config
-    zero3 = parallel_plan(
-        cfg, ParallelLayout(dp=gpus, zero=3, micro_batches=batch // gpus), T, gpu=gpu, recompute="full", name=model
-    )
-    return [("ZeRO-3, recompute full (does not fit)", zero3)] + would_fit(cfg, T, batch, gpus, gpu=gpu, name=model)
+    zero3_layout = ParallelLayout(dp=gpus, zero=3, micro_batches=batch // gpus)
+    zero3 = parallel_plan(cfg, zero3_layout, Workload(T, recompute="full"), gpu, name=model)
+    asked = Workload(T, recompute=None, global_batch=batch, gpus=gpus)  # the search tries every recompute mode
+    return [("ZeRO-3, recompute full (does not fit)", zero3)] + would_fit(cfg, asked, gpu=gpu, name=model)
 
 
 def _memory_plot(published: list[tuple[str, ParallelPlan]], question: list[tuple[str, ParallelPlan]]) -> Plot:

@@ -247,21 +247,10 @@ MODEL_KEYS = ("preset", "set")  # set on the page's model panel, not among a que
 
 
 def option_specs(endpoint: str) -> list[dict]:
-    """The options of `sizing ENDPOINT` as the page draws them: key, choices, switch, default,
-    help, straight from the click command (the form cannot offer what the CLI does not take)."""
-    specs = []
-    for key, option in _options(_command(endpoint)).items():
-        if key in MODEL_KEYS or (option.secondary_opts and f"--{key}" in option.secondary_opts):
-            continue
-        default = option.default
-        shown = default if isinstance(default, (str, int, float)) and not isinstance(default, bool) else None
-        specs.append(
-            {
-                "key": key,
-                "choices": list(getattr(option.type, "choices", None) or []) or None,
-                "flag": bool(option.is_flag),
-                "default": default is True if option.is_flag else shown,
-                "help": option.help or "",
-            }
-        )
-    return specs
+    """The options of `sizing ENDPOINT` as the page draws them, from the one option layer
+    (sizing.cli.specs.command_options: key, kind, group, advanced, choices, min/max, default,
+    help, ...), read off the built command, so the form offers exactly what the CLI takes."""
+    from sizing.cli import command_options
+
+    hidden = set(MODEL_KEYS) | _REFUSED
+    return [spec for spec in command_options(_command(endpoint)) if spec["key"] not in hidden]

@@ -4,7 +4,7 @@ and the JSON API of sizing.ui.api:
 
     GET  /                          the page
     GET  /static/NAME               a file of sizing/ui/static/
-    GET  /api/lists                 presets, GPUs (`sizing presets` / `sizing gpus` JSON), options
+    GET  /api/lists                 presets, GPUs (`sizing presets` / `sizing gpus` JSON), options, groups
     GET  /api/ENDPOINT?key=value..  one question (estimate, memory, parallel, serve, plan, compare)
     POST /api/ENDPOINT              the same, body {"pairs": [[key, value], ...]} (a pasted config),
                                     Content-Type: application/json
@@ -73,10 +73,14 @@ def static_files() -> dict[str, bytes]:
 
 @functools.cache
 def _lists() -> dict:
-    """Presets and GPUs as `sizing presets` / `sizing gpus` list them, and each endpoint's options
-    (read once: they do not change while the server runs)."""
+    """Presets and GPUs as `sizing presets` / `sizing gpus` list them, each endpoint's options
+    (the CLI's option specs, sizing.cli.specs) and the groups the form shows them in (read once:
+    they do not change while the server runs)."""
+    from sizing.cli import OPTION_GROUPS
+
     lists = {name: json.loads(run_cli([name, "--format", "json"])[1]) for name in ("presets", "gpus")}
-    return lists | {"options": {endpoint: option_specs(endpoint) for endpoint in ENDPOINTS}}
+    options = {endpoint: option_specs(endpoint) for endpoint in ENDPOINTS}
+    return lists | {"options": options, "groups": [{"key": k, "label": label} for k, label in OPTION_GROUPS]}
 
 
 def is_loopback(host: str) -> bool:

@@ -1,0 +1,214 @@
+"""Activations saved for backward as a training stack's kernels keep them, beside the reference
+model's eager accounting (activations.py, checked byte for byte against torch).
+
+A stack's memory conventions (sizing.parallel.memory_stack) pick:
+
+* kernels "eager": the reference model's terms (torch eager ops: an RMSNorm saves its fp32
+  upcast input and normalised tensor, a SwiGLU four f-wide tensors). HF/PEFT and torchtitan
+  without compile run these.
+* kernels "fused": fused norm and activation kernels, as Megatron-Core with Transformer Engine
+  (TE) and torch.compile (Inductor) run them. A norm saves its input (a bytes) and its fp32
+  statistics (RMSNorm rstd; LayerNorm mean and rstd): TE's LayerNormLinear / LayerNormMLP save
+  `inputmat`, `mu`, `rsigma` and the norm output their GEMM reads
+  (transformer_engine/pytorch/module/layernorm_linear.py). The MLP saves its activation
+  function's input (the up/gate output, m f wide) and the down projection's input (f wide):
+  Megatron's fused bias-SwiGLU / bias-GeLU keep only their input (megatron/core/fusions), 3 f
+  per token for SwiGLU where eager torch keeps 4. Flash attention keeps q, k, v, its output and
+  the fp32 logsumexp; unfused attention under these stacks keeps the bf16 softmax output of the
+  fused scale-mask-softmax (no fp32 copy, no mask tensor). An MoE layer's unpermute keeps the
+  expert outputs once for the routing weights' gradient.
+* fp8 (TE): each fp8 Linear saves the fp8 copy of its input instead of the bf16 one
+  (sizing.memory.fp8): the QKV and up/gate inputs (the norm outputs), the down projection's
+  input and, beside the bf16 output flash attention keeps, the fp8 copy the output projection
+  saves. Everything else stays bf16.
+* selective "attention" (Korthikanti et al. 2022: the attention core is recomputed) or "op"
+  (torchtitan's op-level selective checkpointing, torchtitan/distributed/activation_checkpoint.py
+  up to 2025: inside each checkpointed block it saves the outputs of attention and of every
+  other mm, `to_save = func in _save_list and not (func == mm and mm_count % 2 == 0)`, and
+  recomputes the rest from the block's input). The mms of a Llama block run wq, wk, wv, wo, w1
+  (gate), w3 (up), w2 (down), so the outputs of wq, wv, w1 and w2 are kept; the MoE experts'
+  grouped GEMMs are not in the save list.
+
+Blocks other than pre-norm sequential ones (parallel, post-norm, sandwich) keep the eager terms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sizing.inputs import ModelConfig
+from sizing.memory.activations import (
+    ActivationTerm,
+    _attention_terms,
+    _checked_impl,
+    _outside_terms,
+    _Terms,
+    activation_terms,
+    sum_terms,
+)
+from sizing.memory.fp8 import fp8_saved_input_bytes
+from sizing.memory.states import FP32_BYTES, INDEX_BYTES
+from sizing.validate import require_choice
+
+KERNELS: tuple[str, ...] = ("eager", "fused")
+SELECTIVE_KINDS: tuple[str, ...] = ("attention", "op")
+LOSS_KINDS: tuple[str, ...] = ("eager", "fused")
+SavedInput = Callable[[int], int]  # bytes a GEMM saves of an input of n elements
+
+
+def stack_activation_terms(
+    cfg: ModelConfig,
+    seq_len: int,
+    micro_batch: int = 1,
+    attention_impl: str = "flash",
+    recompute: str = "none",
+    activation_bytes: int = 2,
+    moe_layer: bool | None = None,
+    kernels: str = "eager",
+    selective: str = "attention",
+    fp8_recipe: str | None = None,
+) -> list[ActivationTerm]:
+    """Every tensor a stack keeps for backward in one micro-batch, term by term (per-layer terms
+    once): activation_terms for the reference model's eager kernels, else the fused, op-level
+    and fp8 variants above. fp8_recipe: TE's fp8 GEMMs save their inputs in fp8 (None: bf16)."""
+    require_choice("kernels", kernels, KERNELS)
+    require_choice("selective", selective, SELECTIVE_KINDS)
+    op_sac = recompute == "selective" and selective == "op"
+    if kernels == "eager" and fp8_recipe is None and not op_sac:
+        return activation_terms(cfg, seq_len, micro_batch, attention_impl, recompute, activation_bytes, moe_layer)
+    impl = _checked_impl(seq_len, micro_batch, attention_impl, recompute, activation_bytes)
+    b, T, a = micro_batch, seq_len, activation_bytes
+    norm = _fused_norm if kernels == "fused" else None
+    moe = cfg.is_moe if moe_layer is None else moe_layer
+    terms = _Terms()
+    if recompute == "full":
+        terms.add("block.input", "b·T·d·a (checkpointed block keeps its input)", b * T * cfg.d_model * a)
+    elif op_sac:
+        _op_sac_block(cfg, terms, b, T, a, moe)
+    elif kernels == "fused" and cfg.norm_placement == "pre" and not cfg.parallel_block:
+        _fused_block(cfg, terms, b, T, a, impl, recompute, moe, _saved_input(a, fp8_recipe))
+    else:  # the block kinds fused terms are not written for: the reference model's own
+        return activation_terms(cfg, seq_len, micro_batch, attention_impl, recompute, activation_bytes, moe_layer)
+    _outside_terms(cfg, terms, b, T, a, recompute, norm)
+    return list(terms)
+
+
+def stack_transient_bytes(
+    cfg: ModelConfig,
+    seq_len: int,
+    micro_batch: int = 1,
+    attention_impl: str = "flash",
+    recompute: str = "none",
+    activation_bytes: int = 2,
+    moe_layer: bool | None = None,
+    loss: str = "eager",
+    **conventions,
+) -> int:
+    """The working set beyond the saved activations, as sizing.memory.transient_bytes: the logits
+    and, under an eager cross-entropy, their fp32 gradient (a fused one writes the gradient into
+    the fp32 softmax it saved: sizing.parallel.memory_stack), plus with recomputation one
+    block's re-run activations (that block's terms without recomputation less those kept)."""
+    require_choice("loss", loss, LOSS_KINDS)
+    b, T, V, a = micro_batch, seq_len, cfg.padded_vocab, activation_bytes
+    logits = b * T * V * (a + (FP32_BYTES if loss == "eager" else 0))
+    if recompute == "none":
+        return logits
+    args = (cfg, seq_len, micro_batch, attention_impl)
+
+    def per_layer(mode: str) -> int:
+        return sum_terms(stack_activation_terms(*args, mode, a, moe_layer, **conventions))[0]
+
+    return logits + per_layer("none") - per_layer(recompute)
+
+
+def _saved_input(a: int, fp8_recipe: str | None) -> SavedInput:
+    """How a GEMM saves its input: bf16 (a bytes per element), or TE's fp8 copy."""
+    if fp8_recipe is None:
+        return lambda n: n * a
+    return lambda n: fp8_saved_input_bytes(n, fp8_recipe)
+
+
+def _fused_norm(
+    cfg: ModelConfig,
+    terms: _Terms,
+    prefix: str,
+    b: int,
+    T: int,
+    a: int,
+    with_input: bool = True,
+    with_output: bool = True,
+    per_layer: bool = True,
+    saved_input: SavedInput | None = None,
+) -> None:
+    """A fused norm kernel: its input (a), its fp32 statistics, and the output the next GEMM saves
+    (bf16, or fp8 under TE's fp8 GEMMs)."""
+    n = b * T * cfg.d_model
+    if with_input:
+        terms.add(f"{prefix}.input", "b·T·d·a", n * a, per_layer)
+    if cfg.norm == "layernorm":
+        terms.add(f"{prefix}.stats", "b·T·2·4 (mean, rstd)", b * T * 2 * FP32_BYTES, per_layer)
+    else:
+        terms.add(f"{prefix}.rstd", "b·T·4", b * T * FP32_BYTES, per_layer)
+    if with_output:
+        saved = saved_input or (lambda k: k * a)
+        terms.add(f"{prefix}.output", "b·T·d (the GEMM's saved input)", saved(n), per_layer)
+
+
+def _fused_block(
+    cfg: ModelConfig, terms: _Terms, b: int, T: int, a: int, impl: str, recompute: str, moe: bool, g: SavedInput
+) -> None:
+    """A pre-norm block under fused kernels (see the module docstring), g the GEMM inputs' bytes."""
+    _fused_norm(cfg, terms, "attn_norm", b, T, a, saved_input=g)
+    q = b * T * cfg.n_heads * cfg.d_head
+    if impl == "flash" or recompute == "selective":
+        _attention_terms(cfg, terms, b, T, a, impl, recompute)
+        if g(q) != q * a:  # fp8: the output projection keeps its own fp8 copy of its input
+            if recompute == "selective":
+                terms[:] = [t for t in terms if t.key != "attn.o.input"]
+            terms.add("attn.o.input", "b·T·h·d_h (fp8 copy)", g(q))
+    else:  # unfused: k, v repeated to h heads, the fused softmax's bf16 output
+        for key in ("attn.q", "attn.k", "attn.v"):
+            terms.add(key, "b·T·h·d_h·a", q * a)
+        terms.add("attn.probs", "b·h·T·T·a (fused softmax output)", b * cfg.n_heads * T * T * a)
+        terms.add("attn.o.input", "b·T·h·d_h (the GEMM's saved input)", g(q))
+    _fused_norm(cfg, terms, "mlp_norm", b, T, a, saved_input=g)
+    m = 2 if cfg.gated_mlp else 1
+    if not moe:
+        n = b * T * cfg.d_ff
+        terms.add("mlp.hidden", f"{m}·b·T·f·a (the activation's input)", m * n * a)
+        terms.add("mlp.down.input", "b·T·f (the down projection's saved input)", g(n))
+        return
+    _fused_moe(cfg, terms, b, T, a, g, m)
+
+
+def _fused_moe(cfg: ModelConfig, terms: _Terms, b: int, T: int, a: int, g: SavedInput, m: int) -> None:
+    """An MoE FFN under fused kernels: the router's as eager, the grouped GEMMs' inputs (fp8
+    under TE), the expert activation's input, the expert outputs once."""
+    k, d = cfg.top_k, cfg.d_model
+    routed = b * T * k
+    terms.add("moe.router.probs", "b·T·k·4 (fp32 softmax of the top-k logits)", routed * FP32_BYTES)
+    terms.add("moe.router.topk_ids", "b·T·k·8 (int64)", routed * INDEX_BYTES)
+    terms.add("moe.experts.routing_ids", "b·T·k·16 (int64 token, slot)", routed * 2 * INDEX_BYTES)
+    terms.add("moe.experts.input", "b·T·k·d (the grouped GEMM's saved input)", g(routed * d))
+    n = routed * cfg.expert_ff
+    terms.add("moe.experts.hidden", f"{m}·b·T·k·f_e·a + b·T·k·f_e", m * n * a + g(n))
+    terms.add("moe.experts.output", "b·T·k·d·a (expert outputs, for the routing weights)", routed * d * a)
+    terms.add("moe.experts.gate_weight", "b·T·k·a", routed * a)
+
+
+def _op_sac_block(cfg: ModelConfig, terms: _Terms, b: int, T: int, a: int, moe: bool) -> None:
+    """torchtitan's op-level selective checkpointing: the block's input, the attention's output
+    and logsumexp, and the outputs of the 1st, 3rd, 5th... mm of the block."""
+    d, t = cfg.d_model, b * T
+    terms.add("block.input", "b·T·d·a (the checkpointed block's input)", t * d * a)
+    mms = [("attn.q", cfg.q_width), ("attn.k", cfg.kv_width), ("attn.v", cfg.kv_width), ("attn.o.output", d)]
+    if moe:
+        mms.append(("moe.router.logits", cfg.n_experts))
+    elif cfg.gated_mlp:
+        mms += [("mlp.hidden", cfg.d_ff), ("mlp.hidden", cfg.d_ff), ("mlp.down.output", d)]
+    else:
+        mms += [("mlp.hidden", cfg.d_ff), ("mlp.down.output", d)]
+    for key, width in mms[0::2]:
+        terms.add(key, "b·T·width·a (a saved mm output)", t * width * a)
+    terms.add("attn.out", "b·T·h·d_h·a (attention output)", t * cfg.n_heads * cfg.d_head * a)
+    terms.add("attn.logsumexp", "b·h·T·4", b * cfg.n_heads * T * FP32_BYTES)
