@@ -49,9 +49,26 @@ RUN_GRID = {
 }
 
 
-def best_and_median(fn, repeats: int) -> tuple[float, float, object]:
+SPIN_LOOPS = 5_000_000  # the paired baseline: ~0.25 CPU s of plain Python on the project's machine
+SPINS: list[float] = []  # its CPU seconds, one per timed run of the first grid
+
+
+def spin() -> float:
+    """CPU seconds of a fixed pure-Python loop: the baseline each timed run is paired with."""
+    start = time.process_time()
+    s = 0
+    for i in range(SPIN_LOOPS):
+        s += i
+    return time.process_time() - start
+
+
+def best_and_median(fn, repeats: int, paired: list[float] | None = None) -> tuple[float, float, object]:
+    """Best and median CPU seconds of `fn` over `repeats` runs; with `paired`, the spin is timed
+    before each run and appended there."""
     times, result = [], None
     for _ in range(repeats):
+        if paired is not None:
+            paired.append(spin())
         start = time.process_time()
         result = fn()
         times.append(time.process_time() - start)
@@ -85,7 +102,7 @@ def estimate_path_rate(points: int = 500) -> float:
 def measure(repeats: int) -> str:
     lines = []
     n_config = grid_size(CONFIG_GRID)
-    best, median, (rows, skipped) = best_and_median(lambda: sweep_rows(BASE, CONFIG_GRID), repeats)
+    best, median, (rows, skipped) = best_and_median(lambda: sweep_rows(BASE, CONFIG_GRID), repeats, SPINS)
     checked = check_exact(rows)
     lines.append(_row("configs (each point its own ModelConfig)", n_config, best, median, len(skipped)))
     n_run = grid_size(RUN_GRID)
@@ -113,6 +130,11 @@ def measure(repeats: int) -> str:
             "",
             f"Target {verdict} on the first grid ({n_config / best:,.0f} configs/s). Exactness: {checked} points "
             f"recomputed with `estimate()`, every headline column equal ({', '.join(HEADLINE_COLUMNS)}).",
+            "",
+            f"Paired baseline: {SPIN_LOOPS:,} additions of plain Python before each run of the first grid, "
+            f"median {statistics.median(SPINS):.3f} CPU s; the first grid's median run is "
+            f"{median / statistics.median(SPINS):.2f}x it (the target, 20,000 configs/s, is "
+            f"{n_config / TARGET_PER_SECOND / statistics.median(SPINS):.2f}x on this machine).",
             "",
             f"For comparison, `estimate(cfg, memory=False)` one config at a time (formula text included): "
             f"{rate:,.0f} configs/s.",

@@ -1,5 +1,12 @@
 import json
+import os
 from pathlib import Path
+
+# One intra-op thread for every torch test, set before anything imports torch (subprocesses
+# inherit it): the models here are tiny, and on a shared 2-core runner OpenMP's spinning workers
+# cost more than they give (measured under load: tests/test_serve_reference.py 14.5 CPU s with
+# 2 threads, 2.9 with 1). A value set by the caller is kept.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import pytest
 

@@ -55,6 +55,24 @@ def test_every_field_is_type_checked(field, value, words):
         assert word in str(info.value)
 
 
+def test_the_first_bad_field_in_declared_order_is_named():
+    # the checks take a fast pass by kind (ints, bools, choices, floats) first; a failure there
+    # reruns them in declared order, so the message names the same field as before: n_layers
+    # is declared before qkv_bias and mlp, norm_eps after them
+    with pytest.raises(ConfigError, match=r"^n_layers \(0\)"):
+        dataclasses.replace(GPT2, mlp="swish", qkv_bias="no", n_layers=0, norm_eps=0.0)
+    with pytest.raises(ConfigError, match=r"^mlp \('swish'\)"):  # mlp is declared before qkv_bias
+        dataclasses.replace(GPT2, norm_eps=float("nan"), qkv_bias="no", mlp="swish")
+
+
+def test_values_off_the_fast_path_take_the_full_check():
+    class Layers(int):  # an int subclass: not the exact type the fast pass tests, valid all the same
+        pass
+
+    cfg = dataclasses.replace(GPT2, n_layers=Layers(6), rope_theta=10000, rotary_fraction=1)
+    assert (cfg.n_layers, cfg.rope_theta, cfg.rotary_fraction) == (6, 10000, 1)
+
+
 def test_valid_values_of_each_type_are_kept():
     cfg = dataclasses.replace(
         LLAMA, rope_theta=500000, norm_eps=1e-6, rotary_fraction=1, n_kv_heads=None, norm_bias=None, sliding_window=4096

@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sizing import ModelConfig, estimate, get_preset
-from sizing.formulas.flops import attended_pairs, decode_flops_per_token, flop_breakdown
+from sizing.formulas.flops import attended_pairs, decode_flops_per_token, flop_breakdown, forward_flops
 from sizing.formulas.params import total_params
 
 
@@ -148,3 +148,13 @@ def test_linear_flops_are_twice_matmul_params(kv, group, head_dim, layers, T):
     norms = cfg.d_model * (2 * layers + 1)
     lookup = cfg.vocab_size * cfg.d_model
     assert (bd.forward - scores) // T == 2 * (total_params(cfg) - norms - lookup)
+
+
+@pytest.mark.parametrize("attention", ["full", "causal"])
+def test_forward_flops_is_the_breakdowns_forward(attention):
+    # the text-free total that sweeps use: the same sum as the components, every preset
+    from sizing.inputs import PRESETS
+
+    for preset in PRESETS.values():
+        T = min(preset.context, 8192)
+        assert forward_flops(preset.config, T, attention) == flop_breakdown(preset.config, T, attention).forward

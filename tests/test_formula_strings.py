@@ -181,23 +181,36 @@ def _check_flops(cfg: ModelConfig, seq_len: int, attention: str) -> None:
         assert c.forward_per_token == (int(value) if value.denominator == 1 else pytest.approx(float(value)))
 
 
-@settings(max_examples=300, deadline=None)
-@given(configs())
-def test_param_formulas_match_their_functions(cfg):
+# 100 random configs each in the default run; 300 under `slow` (CI runs both tiers)
+DEFAULT_EXAMPLES, EXHAUSTIVE_EXAMPLES = 100, 300
+
+
+def _params_property(cfg):
     _check_params(cfg)
 
 
-@settings(max_examples=300, deadline=None)
-@given(configs(), st.integers(1, 64), st.sampled_from(ATTENTION_CONVENTIONS))
-def test_flop_formulas_match_their_functions(cfg, seq_len, attention):
+def _flops_property(cfg, seq_len, attention):
     _check_flops(cfg, seq_len, attention)
 
 
-@settings(max_examples=300, deadline=None)
-@given(modern_configs(), st.integers(1, 64), st.sampled_from(ATTENTION_CONVENTIONS))
-def test_formulas_of_the_modern_switches(cfg, seq_len, attention):
+def _modern_property(cfg, seq_len, attention):
     _check_params(cfg)
     _check_flops(cfg, seq_len, attention)
+
+
+def _tiers(strategies, prop):
+    """The property at DEFAULT_EXAMPLES, and a `slow` copy at EXHAUSTIVE_EXAMPLES."""
+    quick = settings(max_examples=DEFAULT_EXAMPLES, deadline=None)(given(*strategies)(prop))
+    exhaustive = settings(max_examples=EXHAUSTIVE_EXAMPLES, deadline=None)(given(*strategies)(prop))
+    return quick, pytest.mark.slow(exhaustive)
+
+
+SIZES = (st.integers(1, 64), st.sampled_from(ATTENTION_CONVENTIONS))
+test_param_formulas_match_their_functions, test_param_formulas_exhaustive = _tiers((configs(),), _params_property)
+test_flop_formulas_match_their_functions, test_flop_formulas_exhaustive = _tiers((configs(), *SIZES), _flops_property)
+test_formulas_of_the_modern_switches, test_modern_formulas_exhaustive = _tiers(
+    (modern_configs(), *SIZES), _modern_property
+)
 
 
 @pytest.mark.parametrize("name", sorted(PRESETS))

@@ -76,3 +76,35 @@ def test_a_cached_id_needs_no_network_even_online(offline_cache, monkeypatch):
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens there: any request fails
     _cache(offline_cache, "meta-llama/Llama-3.1-8B", FIX / "meta-llama__Llama-3.1-8B.json")
     assert read_config_file("meta-llama/Llama-3.1-8B").served_context == 131072
+
+
+def test_a_download_draws_the_hubs_bar_only_when_the_command_layer_asks(tmp_path, monkeypatch):
+    """Issue 35: a hub download shows huggingface_hub's own progress bar on a terminal (the CLI's
+    `download_progress`), and stays quiet by default (piped output, JSON, the Python API)."""
+    import huggingface_hub
+    from huggingface_hub.utils import are_progress_bars_disabled
+
+    from sizing.cli.progress import download_progress
+    from sizing.inputs.hf.hub import SHOW_DOWNLOAD_PROGRESS, hub_config_path
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    bars = []  # were huggingface_hub's bars on during each download?
+
+    def fake_download(repo, filename, local_files_only=False, **fetch):
+        if local_files_only:
+            raise huggingface_hub.errors.LocalEntryNotFoundError("not cached")
+        bars.append(not are_progress_bars_disabled())
+        return str(FIX / "meta-llama__Llama-3.1-8B.json")
+
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", fake_download)
+    before = are_progress_bars_disabled()
+    hub_config_path("meta-llama/Llama-3.1-8B")  # the API: quiet
+    with download_progress("json"):  # JSON output: quiet
+        hub_config_path("meta-llama/Llama-3.1-8B")
+    token = SHOW_DOWNLOAD_PROGRESS.set(True)  # what download_progress sets on a terminal
+    try:
+        hub_config_path("meta-llama/Llama-3.1-8B")
+    finally:
+        SHOW_DOWNLOAD_PROGRESS.reset(token)
+    assert bars == [False, False, not before] and are_progress_bars_disabled() == before  # restored

@@ -88,4 +88,5 @@ def test_one_weight_bytes_for_fp8():
     )
     served = serve(cfg, 1000, 100, gpu="h100", weight_dtype="fp8")
     assert quant["weights_bytes"] == dtype["weights_bytes"] == fp8 == served.weights_bytes_per_gpu
-    assert next(t["bytes"] for t in engine["terms"] if t["name"] == "weights") == fp8
+    rope_cache = 8192 * 128 * 2  # the engine also holds the rotary cos/sin cache (sizing/memory/engine_weights.py)
+    assert next(t["bytes"] for t in engine["terms"] if t["name"] == "weights") == fp8 + rope_cache

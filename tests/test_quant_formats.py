@@ -5,6 +5,7 @@ from fractions import Fraction
 import pytest
 
 from sizing.inputs.presets import get_preset
+from sizing.memory.checkpoints import published_checkpoints
 from sizing.memory.quant import (
     FORMATS,
     block_matrix_params,
@@ -32,6 +33,8 @@ BITS = {
     "q8_0": Fraction((32 * 1 + 2) * 8, 32),  # block_q8_0: 32 int8 + fp16 d = 34 bytes -> 8.5
     "q4_0": Fraction((16 + 2) * 8, 32),  # block_q4_0: 16 bytes nibbles + fp16 d = 18 bytes -> 4.5
     "q4_k_m": Fraction((2 * 2 + 12 + 128) * 8, 256),  # block_q4_K: 144 bytes per 256 -> 4.5
+    "q4_k_m-2023": Fraction((2 * 2 + 12 + 128) * 8, 256),
+    "q5_k_m-2023": Fraction((2 * 2 + 12 + 32 + 128) * 8, 256),
     "q5_k_m": Fraction((2 * 2 + 12 + 32 + 128) * 8, 256),  # block_q5_K: + 32 bytes high bits -> 5.5
     "q6_k": Fraction((128 + 64 + 16 + 2) * 8, 256),  # block_q6_K: 210 bytes per 256 -> 6.5625
 }
@@ -66,15 +69,25 @@ def test_gpt_oss_20b_as_shipped_within_one_percent():
     assert abs(q.bytes / GIB - 12.8) / 12.8 < 0.01
 
 
-# TheBloke/Llama-2-7B-GGUF "Provided files" table (GB = 10^9). Tolerance 1%: the files also hold
-# the tokenizer and metadata (~0.5 MB) and the table rounds to 0.01 GB.
-LLAMA2_7B_GGUF_GB = {"q4_0": 3.83, "q4_k_m": 4.08, "q5_k_m": 4.78, "q6_k": 5.53, "q8_0": 7.16}
+@pytest.mark.parametrize("row", published_checkpoints(), ids=lambda r: f"{r.model}-{r.format}")
+def test_published_checkpoint_sizes(row):
+    """sizing/data/published_checkpoints.json, each within 1% (the files also hold the tokenizer
+    and metadata, a few MB; the sources round to 0.01 GB / 0.1 GiB). Measured: Mixtral-8x22B
+    Q4_K_M and Q5_K_M +0.02%, Llama-3.1-8B Q4_K_M +0.12%, GPT-OSS-120B -0.05%, 20B +0.13%."""
+    assert abs(row.error) < 0.01, (row.model, row.format, row.predicted_bytes, row.published_bytes)
 
 
-@pytest.mark.parametrize("key", sorted(LLAMA2_7B_GGUF_GB))
-def test_llama2_7b_gguf_file_sizes(key):
-    q = quantized_weights(get_preset("llama2-7b").config, key)
-    assert abs(q.bytes / 1e9 - LLAMA2_7B_GGUF_GB[key]) / LLAMA2_7B_GGUF_GB[key] < 0.01
+def test_moe_k_quant_mix_of_2023():
+    """Mixtral-8x7B, 32 layers of 8 experts: llama.cpp before PR #4872 kept the experts' ffn_down
+    (8 x 14336 x 4096 per layer) and attn_output (4096 x 4096) at the base type; since, ffn_down is
+    Q6_K in the 16 use_more_bits layers and attn_output Q5_K. Dense models: the same mix either way."""
+    cfg = get_preset("mixtral-8x7b").config
+    new, old = quantized_weights(cfg, "q4_k_m"), quantized_weights(cfg, "q4_k_m-2023")
+    down, out = 8 * 14336 * 4096, 4096 * 4096
+    gained = 16 * down * (Fraction(105, 16) - Fraction(9, 2)) + 32 * out * (Fraction(11, 2) - Fraction(9, 2))
+    assert (new.bytes - old.bytes) * 8 == gained
+    dense = get_preset("llama2-7b").config
+    assert quantized_weights(dense, "q4_k_m").bytes == quantized_weights(dense, "q4_k_m-2023").bytes
 
 
 def test_llama2_7b_q4_k_m_mix_counts():

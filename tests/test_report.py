@@ -29,7 +29,9 @@ REPORTS = Path(__file__).resolve().parents[1] / "reports"
 def fresh(tmp_path_factory):
     """{relative path: bytes} of a fresh run, written to a temporary folder like `sizing report`."""
     out = tmp_path_factory.mktemp("reports")
-    written = report.write_reports(out, existing_dir=REPORTS, echo=lambda _line: None)
+    steps = []  # what `sizing report`'s progress bar is told, one step at a time
+    written = report.write_reports(out, existing_dir=REPORTS, echo=lambda _line: None, on_step=steps.append)
+    assert len(steps) == report.report_steps() and steps[-1] == "README.md"  # the index last, every job before
     return {rel: (out / rel).read_bytes() for rel in written}
 
 
@@ -235,3 +237,15 @@ def test_issue_34_item_24_the_readmes_command_leaves_reports_as_committed(fresh,
     assert result.exit_code == 0, result.output
     committed = {p.relative_to(REPORTS): p.read_bytes() for p in REPORTS.rglob("*") if p.is_file()}
     assert {p.relative_to(copy): p.read_bytes() for p in copy.rglob("*") if p.is_file()} == committed
+
+
+def test_the_jobs_give_the_same_files_forked_or_here(monkeypatch):
+    """sizing/report/jobs.py: the pages built in forked processes are the bytes built here (two
+    cheap jobs of the real ones; `fork_is_safe` forced, since this test process may hold torch)."""
+    from sizing.report import jobs
+
+    monkeypatch.setattr(jobs, "JOBS", tuple(j for j in jobs.JOBS if j[1] in (jobs._pages, jobs._hybrid)))
+    monkeypatch.setattr(jobs, "fork_is_safe", lambda: True)
+    here = dict(jobs.run_jobs(None, workers=1))
+    forked = dict(jobs.run_jobs(None, workers=2))
+    assert set(here) == {label for label, _ in jobs.JOBS} and here == forked

@@ -123,7 +123,7 @@ def test_ridge_batch_is_where_decode_turns_compute_bound():
     at = serve("llama2-7b", 64, 2, batch=b, gpu="h100").first_step.roofline
     below = serve("llama2-7b", 64, 2, batch=b - 1, gpu="h100").first_step.roofline
     assert at.bound == "compute" and below.bound == "memory"
-    assert est.ridge_intensity == pytest.approx(989.4e12 * 0.40 / (3.35e12 * 0.90))  # H100 calibrated
+    assert est.ridge_intensity == pytest.approx(989.4e12 * 0.50 / (3.35e12 * 0.9))  # H100 calibrated
     # MHA at 4K: the KV read grows with the batch as fast as the FLOPs: never compute-bound
     assert serve("llama2-7b", 4096, 256, gpu="h100").ridge_batch is None
 
@@ -132,8 +132,8 @@ def test_tensor_parallel_splits_work_and_adds_all_reduces():
     one = serve("llama2-70b", 2048, 128, batch=8, gpu="h100", tp=8, overhead=NO_OVERHEAD)
     assert one.weights_bytes_per_gpu == math.ceil(2 * 68_976_648_192 / 8)
     step = one.last_step.roofline
-    allreduce = tp_ring_allreduce_seconds(8 * 8192 * 2, 8, 450e9, 0.90)  # H100's calibrated bandwidth share
-    assert allreduce == pytest.approx(2 * 7 / 8 * 8 * 8192 * 2 / (450e9 * 0.90))
+    allreduce = tp_ring_allreduce_seconds(8 * 8192 * 2, 8, 450e9, 0.9)  # H100's calibrated bandwidth share
+    assert allreduce == pytest.approx(2 * 7 / 8 * 8 * 8192 * 2 / (450e9 * 0.9))
     latency = 3.6e-6 + 2 * 7 * 0.47e-6  # NCCL ring LL: base + 2(n - 1) NVLink steps = 10.18 µs
     assert tp_allreduce_latency_seconds(8) == pytest.approx(10.18e-6) == pytest.approx(latency)
     assert step.comm_seconds == pytest.approx(80 * 2 * (allreduce + latency))  # 160 all-reduces per token
@@ -204,10 +204,12 @@ def test_decode_time_is_the_sum_of_every_step(model, prompt, output, batch):
 
 
 def test_the_engine_overhead_is_added_per_forward():
-    """The calibrated overheads (sizing/data/serve_efficiency.json): 5 ms per prefill forward, 3 ms
-    per decode step, 40 us per sequence in a forward, on top of the roofline."""
+    """The calibrated overheads (sizing/data/serve_efficiency.json): 170 us per layer of a prefill
+    forward, 40 us per layer of a decode step, none per sequence, on top of the roofline."""
     bare = serve("llama2-7b", 1024, 64, batch=4, gpu="h100", overhead=NO_OVERHEAD)
     est = serve("llama2-7b", 1024, 64, batch=4, gpu="h100")
-    assert est.settings.overhead == StepOverhead(5e-3, 3e-3, 40e-6)
-    assert est.ttft_seconds == pytest.approx(bare.ttft_seconds + 5e-3 + 4 * 40e-6)
-    assert est.decode_seconds == pytest.approx(bare.decode_seconds + 63 * (3e-3 + 4 * 40e-6))
+    assert est.settings.overhead == StepOverhead(170e-6, 40e-6, 0.0)
+    assert est.ttft_seconds == pytest.approx(bare.ttft_seconds + 32 * 170e-6)  # 32 layers
+    assert est.decode_seconds == pytest.approx(bare.decode_seconds + 63 * 32 * 40e-6)
+    deep = serve("llama2-70b", 1024, 64, batch=4, gpu="h100", tp=4)  # 80 layers: 80 x 170 us per prefill
+    assert deep.prefill.overhead_seconds == pytest.approx(80 * 170e-6)

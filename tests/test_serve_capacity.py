@@ -37,17 +37,18 @@ def test_the_issue_answer(issue_plan):
     # bf16 on one H100 does not fit (141 GB of weights), so tp 1 bf16 is rejected
     rejected = {(r.tp, r.weight_dtype) for r in issue_plan.rows if r.gpus is None}
     assert (1, "bf16") in rejected
-    assert best.gpus == min(r.gpus for r in issue_plan.feasible) == 5
-    assert (best.tp, best.weight_dtype, best.kv_dtype, best.replicas) == (1, "int4", "bf16", 5)
-    assert 5 * best.point.requests_per_second >= 10 > 4 * best.point.requests_per_second
-    assert best.usd_per_million_output_tokens == pytest.approx(5 * 2 / (10 * 200 * 3600) * 1e6)  # $1.389
+    assert best.gpus == min(r.gpus for r in issue_plan.feasible) == 4
+    # the least quantised layout at 4 GPUs: fp8 weights, one replica of tp 4 (int4 at tp 1 also needs 4)
+    assert (best.tp, best.weight_dtype, best.kv_dtype, best.replicas) == (4, "fp8", "bf16", 1)
+    assert best.point.requests_per_second >= 10
+    assert best.usd_per_million_output_tokens == pytest.approx(4 * 2 / (10 * 200 * 3600) * 1e6)  # $1.111
     # the rejection names the binding constraint with its numbers: the weights, not the KV cache
     why = {(r.tp, r.weight_dtype, r.kv_dtype): r.why_not for r in issue_plan.rows if r.gpus is None}
     weights_alone = "the weights (bf16) need 131.42 GiB per GPU, more than h100-sxm (79.65 GiB) at tp 1"
     assert why[(1, "bf16", "bf16")] == weights_alone
-    # the least quantised layout at the fewest GPUs it needs: bf16 weights on 8 GPUs
+    # the least quantised layout at the fewest GPUs it needs: bf16 weights on 6 GPUs
     bf16 = [r for r in issue_plan.feasible if r.weight_dtype == "bf16"]
-    assert min(r.gpus for r in bf16) == 8
+    assert min(r.gpus for r in bf16) == 6
 
 
 def test_tighter_slo_needs_more_gpus():
@@ -73,9 +74,9 @@ def test_cli_capacity_answer_and_errors():
     base = "--preset llama3-70b --gpu h100 --rate 10 --prompt 1000 --output 200 --slo-tpot 50ms"
     out = _run(base)
     assert out.exit_code == 0, out.output
-    assert "answer: 5 replica(s) x (tp 1, pp 1), int4 weights, bf16 KV = 5 GPUs, $1.389/M output tokens" in out.output
+    assert "answer: 1 replica(s) x (tp 4, pp 1), fp8 weights, bf16 KV = 4 GPUs, $1.111/M output tokens" in out.output
     data = json.loads(_run(base + " --format json").output)
-    assert data["best"]["gpus"] == 5 and data["slo_tpot_seconds"] == 0.05
+    assert data["best"]["gpus"] == 4 and data["slo_tpot_seconds"] == 0.05
     for bad, message in (
         (base + " --tp 8", "--tp cannot be given with --rate"),
         (base.replace("50ms", "5xs"), "--slo-tpot ('5xs') must be a duration"),

@@ -28,6 +28,8 @@ def test_most_rows_within_a_factor_1_5_of_the_default_prediction():
         (error,) = log_errors([row], *default_efficiencies(row.gpu))
         ratios.append(math.exp(error))  # measured / predicted (latency: predicted / measured)
     within = [r for r in ratios if 1 / 1.5 <= r <= 1.5]
-    # 2 of 4 (predicted / measured 0.48 .. 1.02): the misses are the 128-token first-token latencies
-    # at tp 4 (0.48 on H100, 0.62 on A100): the fixed overheads do not grow with 80 layers and 4 ranks
-    assert len(within) == 2 and min(ratios) == pytest.approx(0.48, abs=0.005)
+    # 5 of 7: the 128-token first-token latencies at tp 4 land at 0.81 (H100 and A100) since the
+    # overheads are per layer (80 layers, not the 32 of the rows they were fitted on); the misses, 0.58
+    # and 0.61, are H200's v0.7a Llama-2-70B at 128 in / 2048 and 4096 out (its engine reached about half
+    # the bandwidth the launch-blog rows did: the model over-predicts them)
+    assert len(ratios) == 7 and len(within) == 5 and min(ratios) == pytest.approx(0.58, abs=0.005)

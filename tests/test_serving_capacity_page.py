@@ -15,8 +15,8 @@ from sizing.serve.published import PUBLISHED_SERVING
 
 def test_capacity_section_states_the_answer_and_its_derivation():
     text = capacity_section()
-    assert "**answer: 5 replica(s) x (tp 1, pp 1), int4 weights, bf16 KV = 5 GPUs, $1.389/M output tokens" in text
-    assert "⌈10 / 2.08⌉ = 5 replicas x tp 1 = 5 GPUs" in text
+    assert "**answer: 1 replica(s) x (tp 4, pp 1), fp8 weights, bf16 KV = 4 GPUs, $1.111/M output tokens" in text
+    assert "⌈10 / 10.05⌉ = 1 replicas x tp 4 = 4 GPUs" in text
     assert "| tp x pp" in text
 
 
@@ -31,4 +31,4 @@ def test_throughput_vs_latency_has_one_rising_curve_per_tp():
 def test_calibration_section_has_every_calibrated_row():
     fitted, unseen = calibration_section().split("Published rows the fit did not see")
     assert fitted.count("| h100-sxm") + fitted.count("| a100-80gb") + fitted.count("| h200") == len(PUBLISHED_SERVING)
-    assert unseen.count("| yes") == 2 and unseen.count("| no") == 2
+    assert unseen.count("| yes") == 5 and unseen.count("| no") == 2  # tests/test_serve_published_unseen.py

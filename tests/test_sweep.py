@@ -202,3 +202,21 @@ def test_a_config_without_context_needs_seq_len(tmp_path):
 def test_a_grid_value_stays_in_its_row_when_nothing_is_costed():
     rows, _ = sweep_rows("gpt2", {"mfu": [0.3, 0.5], "price_per_gpu_hour": "2"})  # gpt2: no published tokens
     assert [(r["mfu"], r["price_per_gpu_hour"], r["gpu_hours"]) for r in rows] == [(0.3, 2.0, None), (0.5, 2.0, None)]
+
+
+def test_a_point_is_built_as_modelconfig_builds_it():
+    """sweeps._config (the dataclass __init__ left out, __post_init__ kept) gives the config
+    ModelConfig(**fields) gives, and refuses what it refuses, with the same message."""
+    from sizing.inputs import PRESETS, ModelConfig
+    from sizing.plan.sweeps import _config
+
+    for preset in PRESETS.values():
+        fields = {f.name: getattr(preset.config, f.name) for f in dataclasses.fields(ModelConfig)}
+        built = _config(fields)
+        assert built == preset.config and hash(built) == hash(preset.config) and built.to_dict() == fields
+    bad = {**fields, "n_heads": 7}
+    with pytest.raises(SizingError) as direct:
+        ModelConfig(**bad)
+    with pytest.raises(SizingError) as fast:
+        _config(bad)
+    assert str(fast.value) == str(direct.value)

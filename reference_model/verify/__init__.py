@@ -4,6 +4,9 @@
 # use (PEP 562), so that importing the package stays cheap and nothing reaches past it.
 _LAZY = {
     "CheckResult": "reference_model.verify.check",
+    "check_units": "reference_model.verify.registry",
+    "iter_checks": "reference_model.verify.registry",
+    "ordered": "reference_model.verify.units",
     "run_checks": "reference_model.verify.registry",
     "verification_report_markdown": "reference_model.verify.report",
     "verify_hybrid_presets": "reference_model.verify.hybrid",

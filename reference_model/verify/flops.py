@@ -227,19 +227,30 @@ def full_size_probe(cfg: ModelConfig, shallow: bool = False) -> tuple[ModelConfi
     return dataclasses.replace(cfg, n_layers=layers), note
 
 
+def flops_share_key(name: str, cfg: ModelConfig, counter: str = "both", **_options) -> tuple:
+    """What the flops checks of two models can share: their toy-size run (the key of its cache
+    in `_toy_flops`). The parallel runner runs models with one key in one process, in order."""
+    return ("flops", small_config(cfg, TOY_SEQ_LEN), counter)
+
+
 def _toy_flops(
     name: str, cfg: ModelConfig, counter: str, cache: dict | None, notes: list[str], check_fn=check_flops
 ) -> FlopCheck:
     """The toy-size run of `cfg`, counted once per toy config within one `run_checks` (presets of
     one family often shrink to the same toy model: gpt2-medium/large/xl, qwen3-30b/235b)."""
-    toy = small_config(cfg, TOY_SEQ_LEN)
-    key = ("flops", toy, counter, check_fn)
+    key = (*flops_share_key(name, cfg, counter), check_fn)
     if cache is not None and key in cache:
         check, first = cache[key]
         notes.append(f"toy size, cpu: the same toy config as {first}, counted once for both")
         return check
     check = check_fn(
-        toy, name, TOY_SEQ_LEN, device="cpu", counters=counter, batch=TOY_BATCH, recompute=counter != "fvcore"
+        small_config(cfg, TOY_SEQ_LEN),
+        name,
+        TOY_SEQ_LEN,
+        device="cpu",
+        counters=counter,
+        batch=TOY_BATCH,
+        recompute=counter != "fvcore",
     )
     if cache is not None:
         cache[key] = (check, name)

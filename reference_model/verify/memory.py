@@ -18,7 +18,7 @@ from sizing.memory import activations_not_modelled
 def verify_memory(name: str, cfg: ModelConfig, *, toy_seq_len: int = 32, toy_batch: int = 2, **options) -> CheckResult:
     """`_verify_memory`, measured once per toy config within one `run_checks` (its `toy_cache`)."""
     cache = options.get("toy_cache")
-    key = ("memory", small_config(cfg, toy_seq_len), toy_seq_len, toy_batch, activations_not_modelled(cfg))
+    key = memory_share_key(name, cfg, toy_seq_len=toy_seq_len, toy_batch=toy_batch)
     if cache is not None and key in cache:
         first, result = cache[key]
         note = f"{name}: the same toy config as {first}, measured once for both"
@@ -27,6 +27,12 @@ def verify_memory(name: str, cfg: ModelConfig, *, toy_seq_len: int = 32, toy_bat
     if cache is not None:
         cache[key] = (name, result)
     return result
+
+
+def memory_share_key(name: str, cfg: ModelConfig, *, toy_seq_len: int = 32, toy_batch: int = 2, **_options) -> tuple:
+    """What the memory checks of two models can share: one toy-size measurement (the key of its
+    cache in `verify_memory`). The parallel runner runs models with one key in one process, in order."""
+    return ("memory", small_config(cfg, toy_seq_len), toy_seq_len, toy_batch, activations_not_modelled(cfg))
 
 
 def _verify_memory(name: str, cfg: ModelConfig, *, toy_seq_len: int = 32, toy_batch: int = 2) -> CheckResult:

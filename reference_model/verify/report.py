@@ -4,7 +4,7 @@ component, written by `sizing report --with-verification` (needs torch), which c
 
 from __future__ import annotations
 
-from reference_model.verify.registry import CheckResult, verify_flops, verify_memory, verify_params
+from reference_model.verify.registry import CheckResult, check_units, iter_checks
 from sizing.inputs import PRESETS
 
 # One preset per architecture family: the FLOP and memory checks run on these in full detail;
@@ -137,10 +137,20 @@ def _memory_section(results: dict[str, CheckResult]) -> list[str]:
     return out
 
 
-def verification_report_markdown() -> str:
-    params = {name: verify_params(name, preset.config) for name, preset in PRESETS.items()}
-    flops = {name: verify_flops(name, PRESETS[name].config) for name in FAMILY_PRESETS}
-    memory = {name: verify_memory(name, PRESETS[name].config) for name in FAMILY_PRESETS}
+def _run_all(workers: int | None) -> dict[tuple[str, str], CheckResult]:
+    """{(check, preset): result}: params on every preset, flops and memory on FAMILY_PRESETS, on
+    `workers` processes (registry.iter_checks; default every usable CPU)."""
+    every = [(name, preset.config) for name, preset in PRESETS.items()]
+    families = [(name, PRESETS[name].config) for name in FAMILY_PRESETS]
+    units = check_units(every, ["params"], share=False) + check_units(families, ["flops", "memory"], share=False)
+    return {(r.check, r.model): r for _unit, results in iter_checks(units, workers) for r in results}
+
+
+def verification_report_markdown(workers: int | None = None) -> str:
+    done = _run_all(workers)
+    params = {name: done["params", name] for name in PRESETS}
+    flops = {name: done["flops", name] for name in FAMILY_PRESETS}
+    memory = {name: done["memory", name] for name in FAMILY_PRESETS}
     summary = [
         [
             name,

@@ -19,9 +19,11 @@ from sizing.cli.memory_options import (
     tp_option,
     training_options,
 )
+from sizing.cli.memory_other import hybrid_inference, hybrid_preset_named, vision_preset_named, vlm_inference
+from sizing.cli.memory_other import refuse_given as _refuse_given
 from sizing.cli.option_layer import model_options, option
 from sizing.inputs import GIB, default_gpu_for, get_gpu
-from sizing.memory import inference_memory, training_memory
+from sizing.memory import EngineRun, inference_memory, training_memory
 from sizing.render import render_memory
 from sizing.validate import SizingError
 
@@ -57,8 +59,11 @@ def memory(preset, config_path, overrides, inference, fmt, verdict_only, **optio
       sizing memory --preset llama3-70b --inference --context 8192 --batch 16 --tp 8
       sizing memory --preset llama3-8b --gpu rtx4090 --finetune qlora --lora-rank 16
     """
-    if inference and _hybrid_preset(preset):
-        return _hybrid_inference(preset, overrides, fmt, **options)
+    if inference and hybrid_preset_named(preset):
+        return hybrid_inference(preset, overrides, fmt, **options)
+    if inference and vision_preset_named(preset):
+        return vlm_inference(preset, overrides, fmt, **options)
+    _refuse_given({"--images": options["images"], "--image-size": options["image_size"]}, "to a vision-language preset")
     model = resolve_model(preset, config_path, overrides)
     default_len = _default_len(model, config_path, inference, options["seq_len"], options["context"])
     gpu_key = _gpu_key(model, options["gpu"])
@@ -82,39 +87,6 @@ def _may_fit(result) -> bool:
     """Training: anything but a clear "does not fit" (fits or tight); inference: it fits."""
     verdict = getattr(result, "memory_verdict", None)
     return verdict.may_fit if verdict is not None else result.fits
-
-
-def _hybrid_preset(preset: str | None) -> bool:
-    """A state-space / linear-attention hybrid (sizing.hybrid): its inference memory is the
-    KV cache of its attention layers plus a fixed state, which `sizing hybrid` computes."""
-    if preset is None:
-        return False
-    from sizing.hybrid import HYBRID_PRESETS
-
-    return preset.strip().lower() in {p.name for p in HYBRID_PRESETS}
-
-
-def _hybrid_inference(preset: str, overrides, fmt: str, **options) -> None:
-    """`memory --inference` of a hybrid preset: `sizing hybrid`'s answer (weights, KV cache of the
-    attention layers, conv and SSM state, beside an all-attention model of the same shape)."""
-    from sizing.cli.hybrid import hybrid
-
-    unsupported = {"--set": overrides or None, "--quant": options["quant"], "--engine": options["engine"]}
-    unsupported |= {"--tp": options["tp"], "--prefill-chunk": options["prefill_chunk"]}
-    _refuse_given(unsupported, "to transformer models (a hybrid's memory is `sizing hybrid`'s)")
-    context = options["context"] or options["seq_len"] or 4096
-    click.get_current_context().invoke(
-        hybrid,
-        preset=preset,
-        config_path=None,
-        context=context,
-        batch=options["batch"] or 1,
-        weight_dtype=options["weight_dtype"] or "bf16",
-        kv_dtype=options["kv_dtype"] or "bf16",
-        ssm_dtype="fp32",
-        gpu=options["gpu"],
-        fmt=fmt,
-    )
 
 
 def _default_len(model, config_path: str | None, inference: bool, seq_len, context) -> int | None:
@@ -154,11 +126,13 @@ def _check_mode_options(
     engine,
     utilization,
     max_num_batched_tokens,
+    max_num_seqs,
     tp,
     **_,
 ) -> None:
     """The options of the other mode (training or inference) are errors, one line naming them."""
-    _check_deployed_options(inference, weight_dtype, quant, engine, utilization, max_num_batched_tokens, tp)
+    engine_settings = {"--max-num-batched-tokens": max_num_batched_tokens, "--max-num-seqs": max_num_seqs}
+    _check_deployed_options(inference, weight_dtype, quant, engine, utilization, engine_settings, tp)
     if inference:
         _refuse_training_options(seq_len if context is not None else None, micro_batch, zero, dp)
         _refuse_given({"--finetune": finetune, "--lora-rank": lora_rank, "--lora-targets": lora_targets}, "to training")
@@ -237,6 +211,7 @@ def _inference(
     engine,
     utilization,
     max_num_batched_tokens,
+    max_num_seqs,
     **_,
 ):
     """Inference memory (weights + KV cache + prefill peak); with --engine its split is printed
@@ -257,45 +232,35 @@ def _inference(
     )
     if engine is None:
         return result
-    _echo_engine(result, engine, utilization, max_num_batched_tokens, tp, fmt)
+    run = EngineRun(engine, utilization, max_num_batched_tokens, max_num_seqs)
+    _echo_engine(result, model, run, tp or 1, fmt)
     return None
 
 
-def _check_deployed_options(inference, weight_dtype, quant, engine, utilization, max_num_batched_tokens, tp) -> None:
+def _check_deployed_options(inference, weight_dtype, quant, engine, utilization, engine_settings: dict, tp) -> None:
     """--quant and --engine apply to inference; --quant replaces --weight-dtype; the engine's options need --engine."""
     if not inference:
         _refuse_given(
             {"--quant": quant, "--engine": engine, "--gpu-memory-utilization": utilization, "--tp": tp}
-            | {"--max-num-batched-tokens": max_num_batched_tokens},
+            | engine_settings,
             "to inference: add --inference",
         )
     if quant is not None and weight_dtype is not None:
         raise UserError(f"--quant {quant} names the weight format; leave out --weight-dtype {weight_dtype}")
     if engine is None:
-        _refuse_given(
-            {"--gpu-memory-utilization": utilization, "--max-num-batched-tokens": max_num_batched_tokens},
-            "with --engine (e.g. --engine vllm)",
-        )
+        _refuse_given({"--gpu-memory-utilization": utilization} | engine_settings, "with --engine (e.g. --engine vllm)")
 
 
-def _echo_engine(result, engine: str, utilization, max_num_batched_tokens, tp, fmt: str) -> None:
-    """The engine's split of the GPU (sizing/memory/engine.py); exit 3 when the engine would not start."""
-    from sizing.memory import DEFAULT_MAX_NUM_BATCHED_TOKENS, engine_memory
+def _echo_engine(result, model, run, tp: int, fmt: str) -> None:
+    """The engine's split of the GPU (sizing/memory/engine.py): one rank's weights as the engine
+    allocates them, its profiling run, the KV blocks; exit 3 when the engine would not start."""
+    from sizing.memory import engine_memory_for
     from sizing.render import render_engine
-    from sizing.serve import model_weights_bytes
 
-    e = engine_memory(
-        result.config,
-        model_weights_bytes(result.config, result.quant or result.weight_dtype),  # whole; engine_memory divides by tp
-        result.context,
-        engine,
-        result.gpu,
-        utilization,
-        result.kv_dtype,
-        tp or 1,
-        max_num_batched_tokens or DEFAULT_MAX_NUM_BATCHED_TOKENS,
-    )
-    click.echo(render_engine(e, fmt, result.quant or result.weight_dtype).rstrip("\n"))
+    positions = model.preset.serving_context if model.preset else None
+    weights = result.quant or result.weight_dtype
+    e = engine_memory_for(result.config, weights, result.context, result.gpu, run, result.kv_dtype, tp, positions)
+    click.echo(render_engine(e, fmt, weights).rstrip("\n"))
     if not e.fits:
         raise SystemExit(EXIT_DOES_NOT_FIT)
 
@@ -389,10 +354,3 @@ def _with_parallel_advice(result, cfg, dp: int, micro_batch: int, gpu_key: str):
 def _is_gpu_count(hint: str) -> bool:
     """sizing.memory's own "fewest ZeRO-3 ranks" hints, which min_gpus_that_fit answers instead."""
     return hint.startswith(("ZeRO-3 over at least", "recompute full and ZeRO-3 over at least"))
-
-
-def _refuse_given(options: dict, applies: str) -> None:
-    """A UserError naming the options given (not None) that apply only to the other mode."""
-    given = [name for name, value in options.items() if value is not None]
-    if given:
-        raise UserError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} {applies}")

@@ -47,13 +47,21 @@ inference_options = options(
         "prefilled at once).  [default: one sequence's context]",
     ),
     option(
+        "images",
+        default=None,
+        help="Inference, a vision-language preset: images in each prompt (their tokens join it).  [default: 1]",
+    ),
+    option("image_size", default=None, help="Inference, a vision-language preset: HEIGHTxWIDTH.  [default: 896x896]"),
+    option(
         "quant",
         help="Inference: a deployed weight format (GPTQ/AWQ, MXFP4, NVFP4, fp8, GGUF) with its real "
         "bits per weight and 16-bit tensors, instead of --weight-dtype.",
     ),
 )
 
-engine_options = options(option("engine"), option("gpu_memory_utilization"), option("max_num_batched_tokens"))
+engine_options = options(
+    option("engine"), option("gpu_memory_utilization"), option("max_num_batched_tokens"), option("max_num_seqs")
+)
 
 # inference under tensor parallelism: memory per GPU
 tp_option = option("tp", help="Inference: tensor-parallel GPUs; memory per GPU (weights / tp, its KV heads).  "

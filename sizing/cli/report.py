@@ -29,20 +29,34 @@ def report(out_dir, check, with_verification, force):
     missing = [name for name in ("pandas", "tabulate", "matplotlib") if not _importable(name)]
     if missing:
         raise UserError(f"sizing report needs {', '.join(missing)}: pip install 'transformer-sizing[report]'")
-    from sizing.report import ReportFolderError, check_reports, write_reports
+    from sizing.cli.progress import progress_bar
+    from sizing.report import ReportFolderError, report_steps
 
-    def echo(line):
-        click.echo(line, err=True)
+    # on a terminal a bar counts the pages as they are built, with the notes above it
+    with progress_bar(report_steps(with_verification), "report") as bar:
+        run = _check if check else partial(_write, force=force)
+        try:
+            result = run(out_dir, with_verification, echo=bar.say, on_step=bar.advance)
+        except ReportFolderError as exc:
+            raise UserError(str(exc)) from None
+    _say(out_dir, check, result)
 
-    try:
-        _run(out_dir, check, with_verification, echo, check_reports, partial(write_reports, force=force))
-    except ReportFolderError as exc:
-        raise UserError(str(exc)) from None
+
+def _check(out_dir, with_verification, **options):
+    from sizing.report import check_reports
+
+    return check_reports(out_dir, with_verification, **options)
 
 
-def _run(out_dir, check, with_verification, echo, check_reports, write_reports):
+def _write(out_dir, with_verification, force, **options):
+    from sizing.report import write_reports
+
+    return write_reports(out_dir, with_verification, force=force, **options)
+
+
+def _say(out_dir, check, stale_or_written):
     if check:
-        stale = check_reports(out_dir, with_verification, echo=echo)
+        stale = stale_or_written
         if stale:
             click.echo(f"{out_dir}/ is stale ({len(stale)} file(s)); regenerate with `sizing report`:")
             for line in stale:
@@ -50,8 +64,7 @@ def _run(out_dir, check, with_verification, echo, check_reports, write_reports):
             sys.exit(1)
         click.echo(f"{out_dir}/ is fresh")
         return
-    written = write_reports(out_dir, with_verification, echo=echo)
-    click.echo(f"wrote {len(written)} files to {out_dir}/")
+    click.echo(f"wrote {len(stale_or_written)} files to {out_dir}/")
 
 
 def _importable(name: str) -> bool:

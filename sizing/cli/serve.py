@@ -42,10 +42,13 @@ def serve(preset, config_path, overrides, fmt, **options):
     With --rate: the capacity plan instead (continuous batching; replicas x (tp, pp), GPUs, $/M
     tokens), searching tp, the weight and KV dtypes and the batch.
     """
-    model = resolve_model(preset, config_path, overrides)
     missing = [f"--{name}" for name in ("prompt", "output") if options[name] is None]
     if missing:
         raise UserError(f"{' and '.join(missing)} needed, e.g. --prompt 4096 --output 256")
+    if _other_model_answered(preset, fmt, **options):
+        return
+    _refuse_images(options["images"], options["image_size"])
+    model = resolve_model(preset, config_path, overrides)
     options["gpu"] = options["gpu"] or default_gpu_for(model.preset.name if model.preset else None)
     options["weight_dtype"] = _weight_format(options["quant"], options["weight_dtype"])
     if options["rate"] is not None:
@@ -55,6 +58,48 @@ def serve(preset, config_path, overrides, fmt, **options):
     if _layout_answered(model, fmt, **options):
         return
     _estimate(model, fmt, **options)
+
+
+def _other_model_answered(preset: str | None, fmt: str, **options) -> bool:
+    """A hybrid or vision-language preset: served on the same step model by sizing.serve.hybrid_vlm
+    (True, printed; exit 3 when it does not fit); any other model: False."""
+    from sizing.hybrid import HYBRID_PRESETS
+    from sizing.vision import VISION_PRESETS, parse_image_size
+
+    name = (preset or "").strip().lower()
+    kind = (
+        "hybrid"
+        if name in {p.name for p in HYBRID_PRESETS}
+        else "vlm"
+        if name in {p.name for p in VISION_PRESETS}
+        else None
+    )
+    if kind is None:
+        return False
+    from sizing.render import render_other_serve
+    from sizing.serve import serve_hybrid, serve_vlm
+
+    args = (name, options["prompt"], options["output"], options["batch"], options["gpu"] or "h100", options["tp"])
+    dtypes = {"weight_dtype": options["weight_dtype"], "kv_dtype": options["kv_dtype"]}
+    try:
+        if kind == "hybrid":
+            _refuse_images(options["images"], options["image_size"])
+            result = serve_hybrid(*args, **dtypes)
+        else:
+            size = parse_image_size(options["image_size"] or "896x896")
+            images = 1 if options["images"] is None else options["images"]
+            result = serve_vlm(*args, **dtypes, images=images, image_size=size)
+    except SizingError as exc:
+        raise UserError(str(exc)) from None
+    click.echo(render_other_serve(result, fmt).rstrip("\n"))
+    if not result.fits:
+        raise SystemExit(3)
+    return True
+
+
+def _refuse_images(images, image_size) -> None:
+    if images is not None or image_size is not None:
+        raise UserError("--images and --image-size apply to a vision-language preset (see `sizing vision`)")
 
 
 def _layout_answered(model, fmt: str, *, gpus, tp: int, **options) -> bool:

@@ -17,6 +17,12 @@ workload_options = options(
     option("gpu", help="GPU name (see `sizing gpus`).  [default: h100-sxm, or the preset's published run's GPU]"),
     option("batch", default=1, short="-b"),
     option("prompt", help="Prompt tokens per sequence (required)."),
+    option(
+        "images",
+        default=None,
+        help="A vision-language preset: images in each prompt (their tokens join it).  [default: 1]",
+    ),
+    option("image_size", default=None, help="A vision-language preset: HEIGHTxWIDTH in pixels.  [default: 896x896]"),
     option("output", help="Output tokens per sequence, the first from the prefill (required, at least 2)."),
     option("tp", default=1, help="Tensor-parallel GPUs per replica."),
     option("gpus", help="GPUs in all, a multiple of --tp (replicas = gpus / tp).  [default: tp]"),

@@ -248,8 +248,11 @@ _add("gpu_memory_utilization", ("--gpu-memory-utilization", "--mem-fraction-stat
      "With --engine: the GPU share the engine takes.  [default: vllm 0.9, sglang 0.88]",
      _number("--gpu-memory-utilization", 0, 1, what="a number in (0, 1]"), dest="utilization")  # fmt: skip
 _add("max_num_batched_tokens", ("--max-num-batched-tokens",), "engine",
-     "With --engine vllm: tokens of the profiling forward.  [default: 8192]",
-     _count("--max-num-batched-tokens", maximum=MAX_SEQ_LEN), advanced=True)  # fmt: skip
+     "With --engine vllm: tokens of the profiling forward.  [default: vLLM's, 8192 on a GPU of >= 70 GiB that "
+     "is not an A100, else 2048]", _count("--max-num-batched-tokens", maximum=MAX_SEQ_LEN), advanced=True)  # fmt: skip
+_add("max_num_seqs", ("--max-num-seqs",), "engine",
+     "With --engine vllm: rows its profiling sampler draws (and the most running requests).  [default: vLLM's, "
+     "1024 on a GPU of >= 70 GiB that is not an A100, else 256]", _count("--max-num-seqs"), advanced=True)  # fmt: skip
 _add("prefill_chunk", ("--prefill-chunk",), "engine", "Tokens per prefill forward (chunked prefill).",
      _length("--prefill-chunk"), advanced=True)  # fmt: skip
 _add("prefix_cached", ("--prefix-cached",), "engine",

@@ -62,6 +62,7 @@ def sweep(preset, config_path, axes, with_memory, sort, fmt, **run_values):
       sizing sweep -p llama2-7b --set n_layers=24,32,48 --set d_model=4096,5120 --tokens 1T,2T --gpu h100,b200
       sizing sweep -p llama2-7b --set n_layers=16:64:8 --format csv
     """
+    from sizing.cli.progress import download_progress, progress_bar
     from sizing.plan import HEADLINE_COLUMNS, MEMORY_COLUMNS, grid_size, sweep_rows
     from sizing.render import render_rows
 
@@ -72,7 +73,10 @@ def sweep(preset, config_path, axes, with_memory, sort, fmt, **run_values):
         size = grid_size(grid)
         if size > MAX_POINTS:
             raise UserError(f"the grid has {size:,} points, more than {MAX_POINTS:,}; narrow an axis")
-        rows, skipped = sweep_rows(preset or config_path, grid, memory=with_memory)
+        # a bar on a terminal when the grid can take a second or more (~20,000 points/s; ~100/s with --memory)
+        bar_steps = size if size > (100 if with_memory else 10_000) else 0
+        with download_progress(fmt), progress_bar(bar_steps, "sweep", fmt) as bar:
+            rows, skipped = sweep_rows(preset or config_path, grid, memory=with_memory, progress=bar.advance)
     except SizingError as exc:
         raise UserError(str(exc)) from None
     columns = list(grid) + [c for c in HEADLINE_COLUMNS + (MEMORY_COLUMNS if with_memory else []) if c not in grid]

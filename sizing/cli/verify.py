@@ -12,6 +12,7 @@ from click.core import ParameterSource
 
 from sizing.cli.common import UserError, resolve_model
 from sizing.cli.option_layer import option, options
+from sizing.cli.progress import download_progress
 from sizing.cli.spec_table_commands import VERIFY_CHECKS
 from sizing.inputs import PRESETS, format_int
 from sizing.render import csv_text, heading, table
@@ -59,12 +60,13 @@ def verify(
       sizing verify --all --format markdown
       sizing verify --params --config config.json --set n_layers=4
     """
-    if check_hybrid and not (presets or all_presets or config_path or any(flags.values()) or check_parallel):
-        return _verify_hybrid(fmt)
-    if check_parallel and not (presets or all_presets or config_path or any(flags.values())):
-        return _verify_parallel(fmt)
-    models = _models(presets, all_presets, config_path, overrides)
-    checks = [name for name, _ in CHECK_FLAGS if flags.get(f"check_{name}")] or [name for name, _ in CHECK_FLAGS]
+    standalone = [name for name, on in (("parallel", check_parallel), ("hybrid", check_hybrid or all_presets)) if on]
+    if standalone and not (presets or all_presets or config_path or any(flags.values())):
+        models, checks = [], []  # --parallel and/or --hybrid alone: no model needed
+    else:
+        with download_progress(fmt):  # a hub id's config.json: the hub's own bar on a terminal
+            models = _models(presets, all_presets, config_path, overrides)
+        checks = [name for name, _ in CHECK_FLAGS if flags.get(f"check_{name}")] or [name for name, _ in CHECK_FLAGS]
     given = [
         option
         for option, name in (("--seq-len", "seq_len"), ("--counter", "counter"))
@@ -89,46 +91,29 @@ def verify(
         import torch  # noqa: F401  (only to say how to install it: the reference model needs it)
     except ImportError:
         raise UserError(INSTALL_HINT) from None
-    from reference_model.verify import run_checks
+    from reference_model.verify import check_units
 
-    results = run_checks(models, checks, **check_options)
-    if check_parallel:
-        from reference_model.verify import verify_parallel
-
-        results.append(verify_parallel())
-    if check_hybrid or all_presets:
-        from reference_model.verify import verify_hybrid_presets
-
-        results.extend(verify_hybrid_presets())
+    results = _run(check_units(models, checks, standalone, **check_options), fmt)
     click.echo(_render(results, fmt), nl=False)
     if not all(r.ok for r in results):
         raise SystemExit(1)
 
 
-def _verify_hybrid(fmt):
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        raise UserError(INSTALL_HINT) from None
-    from reference_model.verify import verify_hybrid_presets
+def _run(units, fmt) -> list:
+    """Every unit on every CPU (reference_model/verify/runner.py), the results in the serial
+    order; on a terminal a bar counts the checks and a mismatch is written as it is found."""
+    from reference_model.verify import iter_checks, ordered
+    from sizing.cli.progress import progress_bar
 
-    results = verify_hybrid_presets()
-    click.echo(_render(results, fmt), nl=False)
-    if not all(r.ok for r in results):
-        raise SystemExit(1)
-
-
-def _verify_parallel(fmt):
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        raise UserError(INSTALL_HINT) from None
-    from reference_model.verify import verify_parallel
-
-    result = verify_parallel()
-    click.echo(_render([result], fmt), nl=False)
-    if not result.ok:
-        raise SystemExit(1)
+    finished = []
+    with progress_bar(sum(unit.size for unit in units), "verify", fmt) as bar:
+        for unit, results in iter_checks(units):
+            finished.append((unit, results))
+            for r in results:
+                if not r.ok:
+                    bar.note(f"MISMATCH {r.model} ({r.check})")
+            bar.advance(unit.size, unit.label)
+    return ordered(finished)
 
 
 def _models(presets, all_presets, config_path, overrides):

@@ -244,6 +244,12 @@ def flop_components(cfg: ModelConfig, seq_len: int, attention: str = "full") -> 
     return rows
 
 
+def forward_flops(cfg: ModelConfig, seq_len: int, attention: str = "full") -> int:
+    """Forward matmul FLOPs of one sequence: the sum of flop_components' forward, without their
+    formula text or per-token values (FlopBreakdown.forward; sweeps call it for thousands of configs)."""
+    return sum(term.flops(cfg, seq_len, attention) for term in FLOP_TERMS if term.present(cfg))
+
+
 @dataclass(frozen=True)
 class FlopBreakdown:
     """Matmul FLOPs of one sequence of `seq_len` tokens; per-token values divide by T."""
@@ -303,7 +309,13 @@ def decode_keys(cfg: ModelConfig, context: int) -> int:
 
 
 def _weight_flops_per_token(cfg: ModelConfig) -> int:
-    return sum(c.forward_per_token for c in flop_components(cfg, 1) if c.key not in SELECTIVE_RECOMPUTE_KEYS)
+    """Every weight matmul of one token: the components at T = 1 less QK^T and AV (from the
+    FLOP_TERMS functions, without their formula text: a serving search calls it thousands of times)."""
+    return sum(
+        term.flops(cfg, 1, "full")
+        for term in FLOP_TERMS
+        if term.present(cfg) and term.key not in SELECTIVE_RECOMPUTE_KEYS
+    )
 
 
 def decode_flops_per_token(cfg: ModelConfig, context: int) -> int:

@@ -318,7 +318,8 @@ def total_params(cfg: ModelConfig) -> int:
     """The sum of the components (param_components), without building their text: sweeps call it
     for thousands of configs. `cfg` may also be a Preset or a preset name."""
     cfg = as_config(cfg)
-    return sum(term_count(cfg, term) for term in PARAM_TERMS if term.present(cfg))
+    layers = {kind: count(cfg) for kind, (count, _symbol) in LAYER_KINDS.items()}  # once, not per term
+    return sum(t.params(cfg) * (layers[t.layers] if t.per_layer else 1) for t in PARAM_TERMS if t.present(cfg))
 
 
 def embedding_params(cfg: ModelConfig) -> int:

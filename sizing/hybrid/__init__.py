@@ -9,6 +9,8 @@ _LAZY = {
     "HYBRID_PRESETS": "sizing.hybrid.presets",
     "Mamba2Mixer": "sizing.hybrid.mixers",
     "all_attention_kv_bytes": "sizing.hybrid.memory",
+    "decode_flops_per_token": "sizing.hybrid.model",
+    "prefill_flops": "sizing.hybrid.model",
     "hybrid_from_hf_config": "sizing.hybrid.hf",
     "hybrid_inference_memory": "sizing.hybrid.memory",
     "hybrid_preset": "sizing.hybrid.presets",

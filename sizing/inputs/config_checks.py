@@ -5,9 +5,11 @@ their resolved sizes; ModelConfig.__post_init__ calls check_types and check_cons
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 from sizing.validate import (
+    MAX_COUNT,
     MAX_FLOAT,
     SizingError,
     require_bool,
@@ -63,6 +65,7 @@ def _positive_number(name: str, value: Any) -> float:
 
 
 _FLOAT_CHECKS = {"rotary_fraction": require_fraction, "rope_theta": _positive_number, "norm_eps": _positive_number}
+_FLOAT_MAXIMUM = {"rotary_fraction": 1.0, "rope_theta": MAX_FLOAT, "norm_eps": MAX_FLOAT}  # each check's (0, max]
 
 
 class ConfigError(SizingError):
@@ -73,7 +76,14 @@ class ConfigError(SizingError):
 def check_types(cfg: ModelConfig, field_kinds: tuple[tuple[str, str, bool], ...]) -> None:
     """Every field against its declared type, before any formula sees it: bools are
     bools ("false" is not false), ints are ints within MAX_COUNT (not bools, not
-    floats), floats are finite numbers within bounds, kinds are among their choices."""
+    floats), floats are finite numbers within bounds, kinds are among their choices.
+
+    Sweeps build tens of thousands of configs, so a first pass only tests that each value has
+    exactly the expected type and range (`_fast_check`); when one does not, the full checks
+    run field by field in declared order, and the first bad field raises its message (or, for
+    an int subclass, passes)."""
+    if _fast_check(cfg.__dict__, _field_groups(field_kinds)):
+        return
     for name, kind, optional in field_kinds:
         value = getattr(cfg, name)
         if value is None and optional:
@@ -86,6 +96,39 @@ def check_types(cfg: ModelConfig, field_kinds: tuple[tuple[str, str, bool], ...]
             _FLOAT_CHECKS[name](name, value)
         else:
             require_choice(name, value, _CHOICES[name])
+
+
+@functools.cache
+def _field_groups(field_kinds: tuple[tuple[str, str, bool], ...]) -> tuple:
+    """The fields by kind: ints (name, minimum, optional), bools (name, optional), choices
+    (name, frozenset, optional), floats (name, maximum, optional: each is in (0, maximum])."""
+    ints = tuple((n, _INT_MINIMUM.get(n, 1), o) for n, k, o in field_kinds if k == "int")
+    bools = tuple((n, o) for n, k, o in field_kinds if k == "bool")
+    choices = tuple((n, frozenset(_CHOICES[n]), o) for n, k, o in field_kinds if k == "str")
+    floats = tuple((n, _FLOAT_MAXIMUM[n], o) for n, k, o in field_kinds if k == "float")
+    return ints, bools, choices, floats
+
+
+def _fast_check(values: dict[str, Any], groups: tuple) -> bool:
+    """True when every field has exactly its type and is within its range or choices."""
+    ints, bools, choices, floats = groups
+    for name, low, optional in ints:
+        v = values[name]
+        if not (type(v) is int and low <= v <= MAX_COUNT) and not (optional and v is None):
+            return False
+    for name, optional in bools:
+        v = values[name]
+        if v is not True and v is not False and not (optional and v is None):
+            return False
+    for name, allowed, optional in choices:
+        v = values[name]
+        if not (type(v) is str and v in allowed) and not (optional and v is None):
+            return False
+    for name, high, optional in floats:
+        v = values[name]
+        if not (type(v) is float and 0 < v <= high) and not (optional and v is None):  # NaN fails too
+            return False
+    return True
 
 
 def check_consistency(cfg: ModelConfig) -> None:

@@ -1,30 +1,35 @@
 """The serving engine's own memory: how vLLM and SGLang split one GPU into weights, the
-profiled activation peak, CUDA graphs, memory outside torch, and paged KV cache blocks, and
-so the KV capacity and the maximum concurrency the engine reports at start-up.
+profiled activation peak, memory outside torch and paged KV cache blocks, and so the KV capacity
+and the maximum concurrency the engine reports at start-up.
 
-vLLM (docs "Engine arguments" and "Conserving memory"; vllm/v1/worker/gpu_worker.py
-determine_available_memory): the engine may use `gpu_memory_utilization` x the GPU's memory.
-It loads the weights, runs one profiling forward of `max_num_batched_tokens` dummy tokens
-(and the sampler over `max_num_seqs` rows), and measures the torch peak plus the memory
-allocated outside torch (CUDA context, NCCL, cuBLAS workspaces). What is left becomes the KV
-cache, in blocks of `block_size` tokens (16 by default) for every layer:
+vLLM (vllm/v1/worker/gpu_worker.py determine_available_memory, vllm/utils/mem_utils.py
+memory_profiling; docs "Engine arguments"): the engine may use `gpu_memory_utilization` x the
+total memory the device reports (torch.cuda.mem_get_info: 79.22 GiB on an H100 80GB, not the
+81,559 MiB nvidia-smi shows; sizing/memory/engine_data.py). It loads the weights (one rank's:
+engine_weights.py), runs one profiling forward of `max_num_batched_tokens` dummy tokens and its
+sampler (engine_profile.py), and measures the torch peak and the memory allocated outside torch
+since start-up. What is left becomes the KV cache, in blocks of `block_size` tokens for every
+layer:
 
-    KV bytes = utilization x GPU - weights - activation peak - non-torch memory
-    blocks = floor(KV bytes / (block_size x KV bytes per token))
+    KV bytes = utilization x reported memory - weights - activation peak - non-torch memory
+    blocks   = floor(KV bytes / (block_size x KV bytes per token))        (vLLM block_size 16)
 
 It logs "GPU KV cache size: blocks x block_size tokens" and "Maximum concurrency for
-max_model_len tokens per request: tokens / max_model_len x". CUDA graphs are captured after the
-KV cache is allocated, so they come out of the (1 - utilization) share (checked here).
+max_model_len tokens per request: blocks / blocks per request". With sliding-window or chunked
+layers the hybrid allocator (vllm/v1/core/kv_cache_utils.py) still prints the tokens as if every
+layer held them, but a request needs only window + max_num_batched_tokens positions of a local
+layer, so the concurrency is higher. CUDA graphs are captured after the KV cache is allocated:
+they come out of the (1 - utilization) share (checked here).
 
-SGLang (docs "Hyperparameter tuning", python/sglang/srt/model_executor/model_runner.py
-profile_max_num_token): `mem_fraction_static` of the GPU holds the weights and the KV pool; the
-rest (1 - fraction) is for activations and CUDA graphs. KV pool = fraction x GPU - weights -
-non-torch memory, at one token per page.
+SGLang (python/sglang/srt/model_executor/model_runner.py profile_max_num_token):
+`mem_fraction_static` x the GPU's memory holds the weights and the token pool; the rest is for
+activations and CUDA graphs: pool = fraction x memory - weights - the memory outside torch taken
+before the pool, at one token per page.
 
-Under tensor parallelism each GPU holds weights / tp and its share of the KV heads; an MLA
-latent cache (one shared latent per token) and KV heads fewer than tp are replicated.
-Not modelled: sliding-window layers' smaller allocation under vLLM's hybrid KV allocator (every
-layer is counted at full context here, as vLLM does without it), speculative-decoding drafts.
+Under tensor parallelism each rank holds its weights (with the replicated parts) and its share of
+the KV heads; an MLA latent cache (one shared latent per token) and KV heads fewer than tp are
+replicated. Checked against engine start-up logs row by row (sizing/data/engine_logs.json,
+reports/serving.md). Not modelled: a VLM's encoder profiling run, speculative-decoding drafts.
 """
 
 from __future__ import annotations
@@ -32,21 +37,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sizing.inputs import GIB, ModelConfig, get_gpu
+from sizing.memory.engine_data import (
+    VLLM_PROFILES,
+    default_non_torch_bytes,
+    reported_memory_bytes,
+    vllm_default_batch,
+)
+from sizing.memory.engine_profile import profile_peak
 from sizing.memory.kv import dtype_bytes
-from sizing.memory.prefill import prefill_activation_peak_bytes
 from sizing.validate import SizingError, require_choice, require_fraction, require_int
 from sizing.vocabulary import DTYPE_BITS, ceil_div
 
 ENGINES = ("vllm", "sglang")
 DEFAULT_BLOCK_SIZE = {"vllm": 16, "sglang": 1}  # vLLM --block-size default; SGLang pages one token
-# vLLM's documented default; SGLang picks its default from the GPU's memory and the TP size
-# (server_args.py), so 0.88 here is an assumption: pass the value the engine logs.
+# vLLM's long-standing default (0.92 in its 2026 releases); SGLang picks its default from the GPU's
+# memory and the TP size (server_args.py), so 0.88 here is an assumption: pass the value it logs.
 DEFAULT_UTILIZATION = {"vllm": 0.9, "sglang": 0.88}
-DEFAULT_MAX_NUM_BATCHED_TOKENS = 8192  # vLLM V1 default for the OpenAI server (chunked prefill on)
-DEFAULT_MAX_NUM_SEQS = 256  # vLLM --max-num-seqs default
-# Assumed, not measured: both engines log the measured figures at start-up (vLLM "non-torch
-# memory", "Graph capturing finished ... took X GiB"); pass those instead.
-DEFAULT_NON_TORCH_BYTES = GIB // 2
+DEFAULT_MAX_NUM_BATCHED_TOKENS = 8192  # vLLM V1's server default on an H100-class GPU (engine_data.py)
+DEFAULT_MAX_NUM_SEQS = 256  # vLLM's --max-num-seqs default below the H100 class
+# Assumed, not measured: SGLang's memory outside torch before the pool (CUDA context, NCCL), and
+# the CUDA graphs both engines capture; both engines log the measured figures at start-up.
+SGLANG_OUTSIDE_TORCH_BYTES = GIB // 2
 DEFAULT_CUDA_GRAPH_BYTES = GIB // 2
 
 
@@ -56,6 +67,17 @@ def kv_bytes_per_token(cfg: ModelConfig, kv_dtype: str = "bf16", tp: int = 1) ->
     require_int("tp", tp)
     per_layer = cfg.kv_lora_rank + cfg.qk_rope_head_dim if cfg.is_mla else 2 * ceil_div(cfg.kv_heads, tp) * cfg.d_head
     return dtype_bytes(per_layer * cfg.n_layers, kv_dtype)
+
+
+def request_kv_bytes(cfg: ModelConfig, max_model_len: int, block: int, per_token: int, batched: int) -> int:
+    """One request's KV at max_model_len on one rank, as vLLM's allocator holds it: whole blocks,
+    a local layer only its window (or chunk) + max_num_batched_tokens positions."""
+    per_layer = per_token // cfg.n_layers
+    full = ceil_div(max_model_len, block) * block * per_layer * cfg.n_global_layers
+    if not cfg.n_local_layers:
+        return full
+    span = min(max_model_len, cfg.local_window + batched)
+    return full + ceil_div(span, block) * block * per_layer * cfg.n_local_layers
 
 
 @dataclass(frozen=True)
@@ -80,6 +102,7 @@ class EngineMemory:
     cuda_graph_bytes: int
     outside_budget_bytes: int  # the GPU share the engine leaves: CUDA graphs must fit here (vLLM)
     max_num_seqs: int
+    request_bytes: int = 0  # one request of max_model_len, as the allocator holds it (0: tokens x per token)
 
     @property
     def kv_tokens(self) -> int:
@@ -87,13 +110,17 @@ class EngineMemory:
 
     @property
     def max_concurrency(self) -> float:
-        """Requests of max_model_len tokens the cache holds at once (vLLM's start-up line)."""
-        return self.kv_tokens / self.max_model_len
+        """Requests of max_model_len the cache holds at once (vLLM's start-up line)."""
+        one = self.request_bytes or self.max_model_len * self.kv_bytes_per_token
+        return self.num_blocks * self.block_size * self.kv_bytes_per_token / one
 
     @property
     def fits(self) -> bool:
         """The engine starts: one request of max_model_len fits, and the CUDA graphs fit outside."""
-        return self.kv_tokens >= self.max_model_len and self.cuda_graph_bytes <= self.outside_budget_bytes
+        return self.max_concurrency >= 1 and self.cuda_graph_bytes <= self.outside_budget_bytes
+
+    def term(self, name: str) -> int:
+        return next(t.bytes for t in self.terms if t.name == name)
 
     def to_dict(self) -> dict:
         return {
@@ -115,102 +142,137 @@ class EngineMemory:
         }
 
 
+@dataclass(frozen=True)
+class EngineRun:
+    """How the engine is started: its settings, each None for the engine's own default."""
+
+    engine: str = "vllm"
+    utilization: float | None = None
+    max_num_batched_tokens: int | None = None
+    max_num_seqs: int | None = None
+    block_size: int | None = None
+    non_torch_bytes: int | None = None
+    cuda_graph_bytes: int = DEFAULT_CUDA_GRAPH_BYTES
+    gpu_memory_bytes: int | None = None  # the total the engine logs; None: the GPU's reported memory
+    profile: str = "v1"  # vLLM generation: "v1" (2025-) or "v0"
+
+    def checked(self, gpu) -> EngineRun:
+        """Every field valid, the engine's defaults (by GPU for vLLM's batch) filled in."""
+        require_choice("engine", self.engine, ENGINES)
+        require_choice("vllm profile", self.profile, VLLM_PROFILES)
+        utilization = DEFAULT_UTILIZATION[self.engine] if self.utilization is None else self.utilization
+        require_fraction("gpu_memory_utilization", utilization)
+        tokens, seqs = vllm_default_batch(gpu)
+        tokens = tokens if self.max_num_batched_tokens is None else self.max_num_batched_tokens
+        seqs = seqs if self.max_num_seqs is None else self.max_num_seqs
+        block = DEFAULT_BLOCK_SIZE[self.engine] if self.block_size is None else self.block_size
+        non_torch = self.non_torch_bytes
+        if non_torch is None:
+            non_torch = default_non_torch_bytes() if self.engine == "vllm" else SGLANG_OUTSIDE_TORCH_BYTES
+        total = reported_memory_bytes(gpu)[0] if self.gpu_memory_bytes is None else self.gpu_memory_bytes
+        for name, value in (("max_num_batched_tokens", tokens), ("max_num_seqs", seqs), ("block_size", block)):
+            require_int(name, value)
+        require_int("non_torch_bytes", non_torch, minimum=0)
+        require_int("cuda_graph_bytes", self.cuda_graph_bytes, minimum=0)
+        require_int("gpu_memory_bytes", total)
+        return EngineRun(
+            self.engine, utilization, tokens, seqs, block, non_torch, self.cuda_graph_bytes, total, self.profile
+        )
+
+
 def engine_memory(
     cfg: ModelConfig,
-    weights_bytes: int,
+    weights_per_rank: int,
     max_model_len: int,
-    engine: str = "vllm",
     gpu: str = "h100",
-    utilization: float | None = None,
+    run: EngineRun | None = None,
     kv_dtype: str = "bf16",
     tp: int = 1,
-    max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS,
-    max_num_seqs: int = DEFAULT_MAX_NUM_SEQS,
-    block_size: int | None = None,
-    non_torch_bytes: int = DEFAULT_NON_TORCH_BYTES,
-    cuda_graph_bytes: int = DEFAULT_CUDA_GRAPH_BYTES,
     activation_dtype: str = "bf16",
-    gpu_memory_bytes: int | None = None,
 ) -> EngineMemory:
-    """The engine's split of one GPU (module docstring); `weights_bytes` is the whole model's
-    (any format), divided over tp here. `gpu_memory_bytes`: the total the engine logs
-    (torch.cuda.mem_get_info), for a GPU the table lacks or reports differently."""
-    utilization, block_size = _checked_settings(
-        engine, kv_dtype, utilization, block_size, max_model_len, max_num_batched_tokens, max_num_seqs
-    )
-    require_int("non_torch_bytes", non_torch_bytes, minimum=0)
-    require_int("cuda_graph_bytes", cuda_graph_bytes, minimum=0)
+    """The engine's split of one GPU (module docstring) for a model whose rank holds
+    `weights_per_rank` bytes (engine_weights.engine_weights_bytes_per_rank for a format)."""
+    entry = get_gpu(gpu)
+    run = (run or EngineRun()).checked(entry)
+    require_int("max_model_len", max_model_len)
+    require_choice("kv_dtype", kv_dtype, DTYPE_BITS)
     if cfg.n_heads % require_int("tp", tp):
         raise SizingError(f"tp ({tp}) must divide n_heads ({cfg.n_heads}): each rank holds whole heads")
-    entry = get_gpu(gpu)
-    total = entry.memory_bytes if gpu_memory_bytes is None else require_int("gpu_memory_bytes", gpu_memory_bytes)
-    budget = int(total * utilization)
-    weights = ceil_div(weights_bytes, require_int("tp", tp))
+    budget = int(run.gpu_memory_bytes * run.utilization)
     terms = [
-        EngineTerm("engine budget", budget, f"{utilization:g} x {total / GIB:.2f} GiB ({entry.key})", _BUDGET[engine]),
-        EngineTerm("weights", weights, f"weights / tp {tp}", "the model's weight bytes in its format"),
-        EngineTerm("non-torch memory", non_torch_bytes, "CUDA context, NCCL, cuBLAS workspaces", _ASSUMED),
+        EngineTerm("engine budget", budget, _budget_formula(run), _BUDGET[run.engine]),
+        EngineTerm("weights", require_int("weights_per_rank", weights_per_rank), f"one rank's of tp {tp}", _WEIGHTS),
+        _non_torch_term(run),
     ]
-    if engine == "vllm":  # SGLang keeps activations outside its static fraction: nothing profiled
-        terms.append(_profiled_peak_term(cfg, activation_dtype, max_num_batched_tokens, max_num_seqs))
+    if run.engine == "vllm":  # SGLang keeps activations outside its static fraction: nothing profiled
+        terms.append(_profiled_peak_term(cfg, run, tp, dtype_bytes(1, activation_dtype)))
     kv_budget = budget - sum(t.bytes for t in terms[1:])
     per_token = kv_bytes_per_token(cfg, kv_dtype, tp)
-    num_blocks = max(0, kv_budget) // (block_size * per_token)
+    num_blocks = max(0, kv_budget) // (run.block_size * per_token)
+    request = request_kv_bytes(cfg, max_model_len, run.block_size, per_token, run.max_num_batched_tokens)
     return EngineMemory(
-        engine,
+        run.engine,
         entry.key,
         max_model_len,
         tp,
         tuple(terms),
         kv_budget,
         per_token,
-        block_size,
+        run.block_size,
         num_blocks,
-        cuda_graph_bytes,
-        total - budget,
-        max_num_seqs,
+        run.cuda_graph_bytes,
+        run.gpu_memory_bytes - budget,
+        run.max_num_seqs,
+        request if run.engine == "vllm" else 0,
     )
 
 
-def _checked_settings(
-    engine: str,
-    kv_dtype: str,
-    utilization: float | None,
-    block_size: int | None,
-    max_model_len: int,
-    max_num_batched_tokens: int,
-    max_num_seqs: int,
-) -> tuple[float, int]:
-    """The engine's settings checked, with its own defaults filled in: (utilization, block_size)."""
-    require_choice("engine", engine, ENGINES)
-    require_choice("kv_dtype", kv_dtype, DTYPE_BITS)
-    utilization = DEFAULT_UTILIZATION[engine] if utilization is None else utilization
-    require_fraction("gpu_memory_utilization", utilization)
-    for name, value in (("max_model_len", max_model_len), ("max_num_batched_tokens", max_num_batched_tokens)):
-        require_int(name, value)
-    require_int("max_num_seqs", max_num_seqs)
-    block_size = DEFAULT_BLOCK_SIZE[engine] if block_size is None else require_int("block_size", block_size)
-    return utilization, block_size
+def _budget_formula(run: EngineRun) -> str:
+    return f"{run.utilization:g} x {run.gpu_memory_bytes / GIB:.2f} GiB"
 
 
-def _profiled_peak_term(
-    cfg: ModelConfig, activation_dtype: str, max_num_batched_tokens: int, max_num_seqs: int
-) -> EngineTerm:
-    """vLLM's profiling forward: max_num_batched_tokens dummy tokens, the sampler over
-    min(max_num_seqs, tokens) rows; its torch peak is taken from the budget."""
-    a = dtype_bytes(1, activation_dtype)
-    tokens = max_num_batched_tokens
-    peak = prefill_activation_peak_bytes(cfg, tokens, min(max_num_seqs, tokens), a)
+def _non_torch_term(run: EngineRun) -> EngineTerm:
+    if run.engine == "sglang":
+        return EngineTerm("non-torch memory", run.non_torch_bytes, "CUDA context, NCCL, before the pool", _SGLANG_NT)
+    return EngineTerm("non-torch memory", run.non_torch_bytes, "cuBLAS workspaces, NCCL, custom all-reduce", _VLLM_NT)
+
+
+def _profiled_peak_term(cfg: ModelConfig, run: EngineRun, tp: int, activation_bytes: int) -> EngineTerm:
+    """vLLM's profiling run on one rank (engine_profile.py); its torch peak is taken from the budget."""
+    peak = profile_peak(cfg, run.max_num_batched_tokens, run.max_num_seqs, tp, run.profile, activation_bytes)
+    rows = min(run.max_num_seqs, run.max_num_batched_tokens)
     return EngineTerm(
         "profiled activation peak",
-        peak,
-        f"one forward of max_num_batched_tokens {tokens} (and the sampler's {min(max_num_seqs, tokens)} rows)",
-        "vLLM profile_run; peak = max(attention, MLP, logits) (sizing/memory/prefill.py)",
+        peak.peak,
+        f"max of a {run.max_num_batched_tokens}-token forward and the sampler over {rows} rows ({peak.phase})",
+        f"vLLM {run.profile} profile_run (sizing/memory/engine_profile.py)",
     )
 
 
 _BUDGET = {
-    "vllm": "vLLM --gpu-memory-utilization (default 0.9): requested = utilization x total GPU memory",
-    "sglang": "SGLang --mem-fraction-static: weights + KV pool; the rest holds activations and CUDA graphs",
+    "vllm": "--gpu-memory-utilization x the memory torch.cuda.mem_get_info reports",
+    "sglang": "--mem-fraction-static: weights + KV pool; the rest holds activations and CUDA graphs",
 }
-_ASSUMED = "assumed 0.5 GiB; the engine logs the measured figure at start-up"
+_WEIGHTS = "the model in its format split over tp, replicated parts whole (sizing/memory/engine_weights.py)"
+_VLLM_NT = "median of the logged figures (sizing/data/engine_logs.json); the engine logs the measured one"
+_SGLANG_NT = "assumed 0.5 GiB; the engine logs the memory it has left after loading"
+
+
+def engine_memory_for(
+    cfg: ModelConfig,
+    weights: str,
+    max_model_len: int,
+    gpu: str = "h100",
+    run: EngineRun | None = None,
+    kv_dtype: str = "bf16",
+    tp: int = 1,
+    max_positions: int | None = None,
+) -> EngineMemory:
+    """engine_memory with one rank's weights in `weights` (a dtype or a deployed format) as the
+    engine allocates them (engine_weights.py); `max_positions`: the rotary cache's rows, the
+    model's max_position_embeddings (max_model_len when not given)."""
+    from sizing.memory.engine_weights import engine_weights_bytes_per_rank
+
+    positions = max_model_len if max_positions is None else max_positions
+    rank = engine_weights_bytes_per_rank(cfg, weights, tp, get_gpu(gpu), positions)
+    return engine_memory(cfg, rank, max_model_len, gpu, run, kv_dtype, tp)

@@ -84,12 +84,19 @@ def inference_memory(
         prefill_peak_bytes=peak,
         prefill_chunk=prefill_chunk,
         quant=quant,
-        weights_note=None if quant is not None else _plain_dtype_note(weight_dtype),
+        weights_note=_quant_note(cfg, quant) if quant is not None else _plain_dtype_note(weight_dtype),
         tp=tp,
         runtime_reserve=runtime_reserve,
         **limits,
         **_kv_detail_fields(cfg, context, batch, kv_dtype, tp),
     )
+
+
+def _quant_note(cfg: ModelConfig, quant: str) -> str | None:
+    """quant.py's note on a format whose name has meant two files (an MoE's K-quant mix)."""
+    from sizing.memory.quant import quant_note
+
+    return quant_note(cfg, quant)
 
 
 def _plain_dtype_note(weight_dtype: str) -> str | None:

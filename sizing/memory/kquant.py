@@ -11,6 +11,13 @@ quant.py whose source is ggml's.
                 parsed from its name, so all of a layer's experts move together)
 
 use_more_bits: the first and last eighth of the layers and every third between.
+
+The `2023` mixes are llama.cpp's before PR #4872 (2024-01-12): for an MoE model its mixes did not
+reach the expert ffn_down tensors (named blk.N.ffn_down.E.weight then) and attn_output kept the
+base type (PR #4906 moved it to Q5_K for 8 experts; PR #4927 fixed the per-layer ffn_down mix of
+experts). The first Mixtral-8x7B GGUF files (December 2023) were made so: their blk.31.ffn_down
+experts are q4_K in a Q4_K_M file (abetlen/llama-cpp-python issue #1014 lists the tensors). A
+dense model's 2023 mix is the current one.
 """
 
 from __future__ import annotations
@@ -46,8 +53,11 @@ def kquant_overrides(
 ) -> list[tuple[int, Fraction]]:
     """(parameters, bits per weight) of every tensor the mix `key` stores at another type than its
     base, layer by layer. `value`, `key_matrix`, `output`: one layer's attn_v, attn_k and
-    attn_output weights; down_of_layer(layer): that layer's ffn_down weights (all its experts)."""
+    attn_output weights; down_of_layer(layer): that layer's ffn_down weights (all its experts).
+    A `-2023` key: llama.cpp's mix before PR #4872 (module docstring)."""
+    key, legacy = key.removesuffix("-2023"), key.endswith("-2023")
     eight_experts = cfg.is_moe and cfg.n_experts == 8
+    moe_mix = not (legacy and cfg.is_moe)  # the 2023 mixes never reached an MoE's ffn_down / attn_output
     out = []
     for layer in range(cfg.n_layers):
         v = _attn_v_type(cfg, layer, key)
@@ -55,8 +65,8 @@ def kquant_overrides(
             out.append((value, v))
         if eight_experts and key_matrix:
             out.append((key_matrix, Q8_0))
-        if eight_experts and key == "q4_k_m":
+        if eight_experts and key == "q4_k_m" and moe_mix:
             out.append((output, Q5_K))
-        if key in ("q4_k_m", "q5_k_m") and use_more_bits(layer, cfg.n_layers):
+        if key in ("q4_k_m", "q5_k_m") and use_more_bits(layer, cfg.n_layers) and moe_mix:
             out.append((down_of_layer(layer), Q6_K))
     return out

@@ -126,6 +126,8 @@ FORMATS: dict[str, QuantFormat] = {
         _gguf("q6_k", _Q6K, "210 bytes per 256"),
         _gguf("q5_k_m", Fraction(176 * 8, 256), "Q5_K 176 bytes per 256; Q6_K mix", more_bits=_Q6K),
         _gguf("q4_k_m", Fraction(144 * 8, 256), "Q4_K 144 bytes per 256; Q6_K mix", more_bits=_Q6K),
+        _gguf("q5_k_m-2023", Fraction(176 * 8, 256), "as q5_k_m, llama.cpp's mix before 2024", more_bits=_Q6K),
+        _gguf("q4_k_m-2023", Fraction(144 * 8, 256), "as q4_k_m, llama.cpp's mix before 2024", more_bits=_Q6K),
         _gguf("q4_0", Fraction(18 * 8, 32), "18 bytes per 32"),
     ]
 }
@@ -264,5 +266,17 @@ def plain_dtype_note(dtype: str) -> str | None:
         return (
             "--weight-dtype int4 counts every parameter at exactly 4 bits, no scales or "
             "zero points and no 16-bit tensors; --quant names a deployed format (e.g. gptq-int4-g128, q4_k_m)"
+        )
+    return None
+
+
+def quant_note(cfg: ModelConfig, quant: str) -> str | None:
+    """What a format's bytes assume, where the same name has meant two files: an MoE model's
+    K-quant mix changed in llama.cpp in January 2024 (kquant.py)."""
+    if cfg.is_moe and quant in ("q4_k_m", "q5_k_m"):
+        older = quantized_weights(cfg, f"{quant}-2023").bytes
+        return (
+            f"{quant} as llama.cpp mixes it since January 2024 (ffn_down in Q6_K in the use_more_bits layers); files "
+            f"made before, such as the first Mixtral-8x7B GGUFs, hold {older / 1e9:.2f} GB: --quant {quant}-2023"
         )
     return None

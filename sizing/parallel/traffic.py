@@ -29,7 +29,9 @@
 
 from __future__ import annotations
 
-from sizing.inputs import GPU, ModelConfig, Workload
+from typing import TYPE_CHECKING
+
+from sizing.inputs import GPU, ModelConfig
 from sizing.memory import get_precision
 from sizing.parallel.comms import Collective
 from sizing.parallel.layout import ParallelLayout
@@ -37,6 +39,9 @@ from sizing.parallel.memory import fsdp2_local_numel, tp_local_numel, unit_gathe
 from sizing.parallel.shapes import Tensor, first_stage_tensors, last_stage_tensors
 from sizing.parallel.stages import block_tensors_per_ep_rank, candidate_stages, stage_kinds, stage_layers
 from sizing.vocabulary import ceil_div
+
+if TYPE_CHECKING:
+    from sizing.inputs import Workload
 
 DIMENSIONS = ("dp", "tp", "pp", "cp", "ep")
 

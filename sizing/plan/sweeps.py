@@ -22,13 +22,12 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import itertools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from sizing.estimate import _resolve_model
 from sizing.formulas import flops as F
-from sizing.formulas import model_flops_per_token
 from sizing.formulas import params as P
 from sizing.inputs import ModelConfig, get_gpu, parse_field_value
 from sizing.plan.sweep_values import parse_run_value, parse_values
@@ -86,6 +85,7 @@ MEMORY_COLUMNS = [
     "training_max_micro_batch",
 ]
 assert set(HEADLINE_COLUMNS + MEMORY_COLUMNS) <= set(COLUMNS)
+PROGRESS_EVERY = 2048  # points between two calls of sweep_rows' progress (every config with memory=True)
 
 
 @dataclass(frozen=True)
@@ -97,9 +97,12 @@ class Skipped:
         return {"point": self.point, "reason": self.reason}
 
 
-def sweep_rows(model: Any, grid: dict[str, Any], *, memory: bool = False) -> tuple[list[dict[str, Any]], list[Skipped]]:
+def sweep_rows(
+    model: Any, grid: dict[str, Any], *, memory: bool = False, progress: Callable[[int], None] | None = None
+) -> tuple[list[dict[str, Any]], list[Skipped]]:
     """(rows, skipped): one row per valid point of the grid's product, config axes outermost.
-    Each row holds the grid's fields, then HEADLINE_COLUMNS (and MEMORY_COLUMNS with memory=True)."""
+    Each row holds the grid's fields, then HEADLINE_COLUMNS (and MEMORY_COLUMNS with memory=True).
+    `progress(n)`: told that n more points are done, every PROGRESS_EVERY points or so (the CLI's bar)."""
     if not isinstance(grid, dict) or not all(isinstance(f, str) for f in grid):
         raise SizingError(f"grid ({show(grid)}) must be a dict of field -> values, e.g. {{'n_layers': [24, 32]}}")
     target = _resolve_model(model)
@@ -127,14 +130,16 @@ def sweep_rows(model: Any, grid: dict[str, Any], *, memory: bool = False) -> tup
         _RunPoint.prepare(dict(zip(run_axes, combo, strict=True)), defaults, target)
         for combo in itertools.product(*run_axes.values())
     ]
+    done = 0  # points since progress was last told
     for combo in itertools.product(*config_axes.values()):
+        done = _tell(progress, done, 1 if memory else PROGRESS_EVERY) + len(run_points)
         config_point = dict(zip(config_axes, combo, strict=True))
         try:
             bad = next((v for v in combo if isinstance(v, _Invalid)), None)
             if bad is not None:
                 raise SizingError(bad.reason)
             # a new ModelConfig per point: its __post_init__ validates every field
-            cfg = ModelConfig(**{**base_fields, **config_point}) if config_point else target.config
+            cfg = _config({**base_fields, **config_point}) if config_point else target.config
         except SizingError as exc:
             skipped += [Skipped({**_shown(config_point), **run.point}, str(exc)) for run in run_points]
             continue
@@ -148,7 +153,26 @@ def sweep_rows(model: Any, grid: dict[str, Any], *, memory: bool = False) -> tup
                 rows.append({**point, **{k: v for k, v in figures.items() if v is not None or k not in point}})
             except SizingError as exc:
                 skipped.append(Skipped(point, str(exc)))
+    _tell(progress, done, 1)
     return rows, skipped
+
+
+def _tell(progress: Callable[[int], None] | None, done: int, every: int) -> int:
+    """Tell `progress` of the `done` points once they reach `every`; returns the points still untold."""
+    if progress is None or done < every:
+        return done
+    progress(done)
+    return 0
+
+
+def _config(fields: dict[str, Any]) -> ModelConfig:
+    """ModelConfig(**fields) for a dict holding every field: the same object, validated by the
+    same __post_init__, without the dataclass __init__'s one frozen setattr per field (half the
+    cost of a point; tests/test_sweep.py checks it equals ModelConfig(**fields) on every preset)."""
+    cfg = object.__new__(ModelConfig)
+    cfg.__dict__.update(fields)
+    cfg.__post_init__()
+    return cfg
 
 
 @dataclass(frozen=True)
@@ -217,29 +241,24 @@ class _LeanModel:
         self.total = P.total_params(cfg)
         self.embedding = P.embedding_params(cfg)
         self.active = self.total - P.inactive_expert_params(cfg)
-        self._breakdowns: dict[tuple, F.FlopBreakdown] = {}
+        self._forward: dict[tuple[int, str], int] = {}
 
-    def breakdown(self, seq_len: int, attention: str, recompute: str) -> F.FlopBreakdown:
-        """FlopBreakdown from the FLOP_TERMS functions, without their formula text."""
-        key = (seq_len, attention, recompute)
-        if key not in self._breakdowns:
-            cfg = self.cfg
-            components = []
-            for t in F.FLOP_TERMS:
-                if t.present(cfg):
-                    forward = t.flops(cfg, seq_len, attention)
-                    # no formula text, no per-token value: the lean path reads the totals only
-                    components.append(F.FlopComponent(t.key, "", forward, None, t.in_blocks))
-            self._breakdowns[key] = F.FlopBreakdown(seq_len, attention, recompute, tuple(components))
-        return self._breakdowns[key]
+    def forward(self, seq_len: int, attention: str) -> int:
+        """Forward FLOPs of one sequence (FlopBreakdown.forward, from the FLOP_TERMS functions
+        without their formula text); recomputation does not enter the model FLOPs of a row."""
+        key = (seq_len, attention)
+        if key not in self._forward:
+            self._forward[key] = F.forward_flops(self.cfg, seq_len, attention)
+        return self._forward[key]
 
     def row(self, rp: _RunPoint, memory: bool) -> dict[str, Any]:
         """The headline figures at one run point: estimate()'s, from the same functions
-        (training_cost's steps, with the run checked once in _RunPoint)."""
+        (model_flops_per_token is forward + backward per token; training_cost's steps, with the
+        run checked once in _RunPoint)."""
         cfg = self.cfg
         cfg.check_context(rp.seq_len, "seq_len")
-        fl = self.breakdown(rp.seq_len, rp.attention, rp.recompute)
-        per_token = model_flops_per_token(fl)
+        forward = self.forward(rp.seq_len, rp.attention)
+        per_token = F.per_token(F.TRAINING_PER_FORWARD * forward, rp.seq_len)
         row: dict[str, Any] = dict.fromkeys(HEADLINE_COLUMNS)
         row.update(
             params_total=self.total,
@@ -248,7 +267,7 @@ class _LeanModel:
             seq_len=rp.seq_len,
             attention=rp.attention,
             recompute=rp.recompute,
-            forward_flops_per_token=fl.per_token(fl.forward),
+            forward_flops_per_token=F.per_token(forward, rp.seq_len),
             training_flops_per_token=per_token,
             flops_6n_per_token=F.kaplan_6n_per_token(self.active),
             gpu=rp.gpu,

@@ -17,6 +17,7 @@ _LAZY = {
     "render_layouts": "sizing.render.moe_layout",
     "render_memory": "sizing.render.memory",
     "render_no_fit": "sizing.render.parallel",
+    "render_other_serve": "sizing.render.serve_other",
     "render_parallel_plan": "sizing.render.parallel",
     "render_plan": "sizing.render.plan",
     "render_rows": "sizing.render.rows",

@@ -24,10 +24,11 @@ def engine_rows(e: EngineMemory) -> list[list]:
         ]
     )
     rows.append(["KV cache tokens", f"blocks x {e.block_size}", format_int(e.kv_tokens), "'GPU KV cache size'"])
+    one = e.request_bytes or e.max_model_len * e.kv_bytes_per_token
     rows.append(
         [
             f"max concurrency at {e.max_model_len} tokens",
-            "KV tokens / max_model_len",
+            f"KV blocks' bytes / one request's {format_gib(one)} (whole blocks; a local layer: window + batch)",
             f"{e.max_concurrency:.2f}x",
             "'Maximum concurrency for ... tokens per request'",
         ]

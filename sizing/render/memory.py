@@ -243,7 +243,12 @@ def inference_rows(mem: InferenceMemory) -> list[list]:
 
 def _weights_row(mem: InferenceMemory) -> list:
     if mem.quant is None:
-        return [f"weights ({mem.weight_dtype})", f"N·{DTYPE_BITS[mem.weight_dtype] / 8:g}", _gib(mem.weights_bytes)]
+        from sizing.memory import DEPLOYED_AS
+
+        deployed = DEPLOYED_AS.get(mem.weight_dtype)
+        width = f"N·{DTYPE_BITS[mem.weight_dtype] / 8:g}"
+        formula = f"{width} in the blocks, token table and lm_head 16-bit ({deployed})" if deployed else width
+        return [f"weights ({mem.weight_dtype})", formula, _gib(mem.weights_bytes)]
     from sizing.memory import get_format
 
     f = get_format(mem.quant)

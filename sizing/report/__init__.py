@@ -2,9 +2,9 @@
 published_runs, conventions_page, plots), assembled and written atomically by `build`.
 pandas, tabulate and matplotlib are imported inside the page builders only."""
 
-from sizing.report.build import build_reports, check_reports, write_reports
+from sizing.report.build import build_reports, check_reports, report_steps, write_reports
 
-__all__ = ["build_reports", "check_reports", "write_reports"]
+__all__ = ["build_reports", "check_reports", "report_steps", "write_reports"]
 
 
 # Names the rest of the code imports from this package, each loaded from its module on first

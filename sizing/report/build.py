@@ -101,52 +101,45 @@ def verification_markdown(echo: Callable[[str], None] = print) -> str | None:
     )
 
 
-def build_reports(
-    with_verification: bool = False, existing_dir: Path | None = None, echo: Callable[[str], None] = print
-) -> dict[str, bytes]:
-    """Every file of the report folder. verification.md is built only when asked; the index
-    links it when it is built now or already sits in `existing_dir`."""
-    from sizing.report.compute_optimal import PAGE as COMPUTE_OPTIMAL_PAGE
-    from sizing.report.compute_optimal import iso_flop_plot, render_compute_optimal
-    from sizing.report.conventions_page import render_conventions
-    from sizing.report.hybrid_memory import PAGE as HYBRID_PAGE
-    from sizing.report.hybrid_memory import hybrid_memory_plot, render_hybrid_memory
-    from sizing.report.index import render_index
-    from sizing.report.parallel_layouts import render_parallel_layouts
-    from sizing.report.plots import render_plots
-    from sizing.report.published_runs import render_published_runs
-    from sizing.report.serve_plots import render_serve_plots
-    from sizing.report.serving_page import render_serving
-    from sizing.report.sheet import render_sheet
-    from sizing.report.step_time_page import PAGE as STEP_TIME_PAGE
-    from sizing.report.step_time_page import render_step_time
+def report_steps(with_verification: bool = False) -> int:
+    """How many steps `build_reports` reports to `on_step`: its jobs, the index, the verification page."""
+    from sizing.report.jobs import JOBS
 
-    files: dict[str, str | bytes] = {
-        "conventions.md": render_conventions(),
-        "published-runs.md": render_published_runs(),
-        COMPUTE_OPTIMAL_PAGE: render_compute_optimal(),
-        STEP_TIME_PAGE: render_step_time(),
-    }
-    for preset in PRESETS.values():
-        files[f"presets/{preset.name}.md"] = render_sheet(preset)
-    plots = [*render_plots(), iso_flop_plot()]
-    files.update({plot.path: plot.png for plot in plots})
-    serve_plots = render_serve_plots()
-    files.update({plot.path: plot.png for plot in serve_plots})
-    files["serving.md"] = render_serving(serve_plots, existing_dir)
-    hybrid_plot = hybrid_memory_plot()
-    files[hybrid_plot.path], files[HYBRID_PAGE] = hybrid_plot.png, render_hybrid_memory(hybrid_plot)
-    files["parallel-layouts.md"], parallel_plot = render_parallel_layouts()
-    files[parallel_plot.path] = parallel_plot.png
+    return len(JOBS) + 1 + (1 if with_verification else 0)
+
+
+def build_reports(
+    with_verification: bool = False,
+    existing_dir: Path | None = None,
+    echo: Callable[[str], None] = print,
+    on_step: Callable[[str], None] | None = None,
+) -> dict[str, bytes]:
+    """Every file of the report folder, its pages built on every CPU (sizing/report/jobs.py).
+    verification.md is built only when asked; the index links it when it is built now or
+    already sits in `existing_dir`. `on_step(what)` is called as each step finishes
+    (report_steps() of them)."""
+    from sizing.report.index import render_index
+    from sizing.report.jobs import JOBS, run_jobs
+
+    step = on_step or (lambda _what: None)
+    files: dict[str, str | bytes] = {}
+    plots_by_job: dict[str, list] = {}
+    for label, (built, plots) in run_jobs(existing_dir):
+        files.update(built)
+        plots_by_job[label] = plots
+        step(label)
+    plots = [plot for label, _job in JOBS for plot in plots_by_job[label]]  # in JOBS order, whatever finished first
     if with_verification:
         text = verification_markdown(echo)
         if text is not None:
             files[VERIFICATION_FILE] = text
+        step(VERIFICATION_FILE)
     has_verification = VERIFICATION_FILE in files or (
         existing_dir is not None and (Path(existing_dir) / VERIFICATION_FILE).is_file()
     )
     has_gpu_profile = existing_dir is not None and (Path(existing_dir) / GPU_PROFILE_FILE).is_file()
     files["README.md"] = render_index(plots, has_verification, has_gpu_profile)
+    step("README.md")
     return {path: data.encode("utf-8") if isinstance(data, str) else data for path, data in sorted(files.items())}
 
 
@@ -156,6 +149,7 @@ def write_reports(
     existing_dir: Path | None = None,
     echo: Callable[[str], None] = print,
     force: bool = False,
+    on_step: Callable[[str], None] | None = None,
 ) -> list[str]:
     """Build everything first (a failure writes nothing), then write each file atomically and
     the manifest last. Touches only what it owns (sizing/report/ownership.py): a foreign file
@@ -166,7 +160,7 @@ def write_reports(
     out_dir = check_out_dir(out_dir, for_writing=True)
     if not force:  # the names known before the build (seconds) are checked at once
         refuse_foreign(out_dir, foreign_files(out_dir, dict.fromkeys(KNOWN_PAGES, b""), read_manifest(out_dir)))
-    files = build_reports(with_verification, existing_dir if existing_dir is not None else out_dir, echo)
+    files = build_reports(with_verification, existing_dir if existing_dir is not None else out_dir, echo, on_step)
     try:
         refuse_links(out_dir, files)
         manifest = read_manifest(out_dir)
@@ -203,10 +197,15 @@ def png_equivalent(committed: bytes, fresh: bytes) -> str | None:
     return None
 
 
-def check_reports(out_dir: Path, with_verification: bool = False, echo: Callable[[str], None] = print) -> list[str]:
+def check_reports(
+    out_dir: Path,
+    with_verification: bool = False,
+    echo: Callable[[str], None] = print,
+    on_step: Callable[[str], None] | None = None,
+) -> list[str]:
     """Regenerate into a temporary folder and list what in `out_dir` is stale (empty: fresh)."""
     out_dir = check_out_dir(out_dir)
     with tempfile.TemporaryDirectory(prefix="sizing-report-") as tmp:
-        written = write_reports(Path(tmp), with_verification, existing_dir=out_dir, echo=echo)
+        written = write_reports(Path(tmp), with_verification, existing_dir=out_dir, echo=echo, on_step=on_step)
         expected = {rel: (Path(tmp) / rel).read_bytes() for rel in written}
     return stale_files(expected, out_dir, MANAGED_DIRS, png_equivalent, owned=read_manifest(out_dir))

@@ -52,7 +52,7 @@ def iso_flop_plot() -> Plot:
         ax.plot([], [], color="black", linestyle="-", marker="o", label="Epoch AI replication (optimum: dot)")
         ax.plot([], [], color="black", linestyle="--", marker="s", label="Hoffmann et al. A3 (optimum: square)")
         ax.set_xscale("log")
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="upper right")
 
     return Plot(
         PLOT_PATH,

@@ -38,7 +38,7 @@ def hybrid_memory_plot(data: dict | None = None) -> Plot:
             ax.plot(data["x"], s["hybrid"], color=f"C{i}", marker="o", markersize=3, label=f"{name}")
             ax.plot(data["x"], s["all_attention"], color=f"C{i}", linestyle="--", label=f"{name}, all attention")
         ax.set_xscale("log", base=2)
-        ax.legend(fontsize=6)
+        ax.legend(fontsize=6, loc="lower center")
 
     return Plot(
         PLOT,

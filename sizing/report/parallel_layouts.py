@@ -113,7 +113,7 @@ def _memory_plot(published: list[tuple[str, ParallelPlan]], question: list[tuple
     return Plot(
         PLOT_PATH,
         title,
-        _render(title, labels, data, draw),
+        _render(title, labels, data, draw, margins={"left": 0.33}),  # the layouts' names beside the bars
         "Stacked by kind; the black tick is the GPU's memory. From sizing.parallel.",
     )
 

@@ -75,7 +75,7 @@ def _roofline_plot() -> Plot:
                 ax.annotate(f"b{b}", (x, y), fontsize=6, xytext=(3, -8), textcoords="offset points")
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.legend(fontsize=6, ncol=2)
+        ax.legend(fontsize=6, ncol=2, loc="lower right")
 
     return Plot(
         "plots/serving-roofline.png",
@@ -102,7 +102,7 @@ def _tokens_plot() -> Plot:
                 ax.axvline(s["max_batch"], color=color, linestyle=":", linewidth=1)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
-        ax.legend(fontsize=6, ncol=2)
+        ax.legend(fontsize=6, ncol=2, loc="upper left")
 
     return Plot(
         "plots/serving-tokens-per-second.png",

@@ -57,7 +57,7 @@ def throughput_latency_plot() -> Plot:
             ax.plot(s["tpot_ms"], s["tokens_per_second_per_gpu"], marker="o", markersize=3, color=f"C{i}", label=name)
         ax.axvline(data["slo_tpot_ms"], color="grey", linestyle=":", linewidth=1, label="TPOT 50 ms")
         ax.set_xscale("log")
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="lower right")
 
     return Plot(
         "plots/serving-throughput-vs-latency.png",
@@ -130,19 +130,42 @@ def calibration_section() -> str:
             )
     return "\n\n".join(
         [
-            f"The default efficiencies are one pair per GPU type and one set of engine overheads (5 ms per prefill "
-            f"forward, 3 ms per decode step, 40 us per sequence), fitted together in log space to the rows above "
-            f"({CALIBRATION_SOURCE}; sizing/data/serve_efficiency.json, sizing/serve/calibration.py). Measured / "
-            "predicted, row by row (> 1: the engine did better than the default predicts; latency rows as "
-            "predicted / measured). H100: 0.50 to 1.58, RMS log error 0.34; A100: 0.83 to 1.08, 0.10; H200 (its "
-            "own launch-blog rows): 0.48 to 1.27, 0.31. GPUs without rows borrow their kin's pair (the data "
-            f"file says which and why). All calibration rows: {_distribution(ratios)}.",
+            "The default efficiencies are one pair per GPU type (H100 and H200 share the GH100 die's) and one set of "
+            f"engine overheads ({overhead_text()}), fitted together in log space to the rows above "
+            f"({CALIBRATION_SOURCE}; sizing/data/serve_efficiency.json, sizing/serve/calibration.py, "
+            "tools/fit_serve_efficiency.py), each row timed with the engine it was measured on: TensorRT-LLM before "
+            "v0.7 read a GQA model's KV cache once per query head (8 x for Llama-2-70B), and its static session "
+            "harness paid a per-sequence cost the model of a current engine does not. Measured / predicted, row by "
+            "row (> 1: the engine did better than the default predicts; latency rows as predicted / measured): "
+            f"{_spreads()}. GPUs without rows borrow their kin's pair (the data file says which and why, and widens "
+            f"their uncertainty). All calibration rows: {_distribution(ratios)}.",
             fmt.markdown_table(rows),
             "Published rows the fit did not see (use: check in sizing/data/published_serving.json), at the default "
             "efficiencies; tests/test_serve_published_unseen.py checks that none beats the bound: "
             f"{_distribution([_ratio(r) for r in _unseen()])}.",
             fmt.markdown_table(_unseen_rows()),
         ]
+    )
+
+
+def _spreads() -> str:
+    """Each fitted GPU's measured / predicted range and RMS log error over its own rows."""
+    parts = []
+    for gpu, (c, b) in SERVE_EFFICIENCY_BY_GPU.items():
+        errors = log_errors([r for r in PUBLISHED_SERVING if r.gpu == gpu], c, b)
+        low, high = min(math.exp(e) for e in errors), max(math.exp(e) for e in errors)
+        rms = math.sqrt(sum(e * e for e in errors) / len(errors))
+        parts.append(f"{gpu} ({c:.2f}, {b:.2f}): {low:.2f} to {high:.2f}, RMS log error {rms:.2f}")
+    return "; ".join(parts)
+
+
+def overhead_text() -> str:
+    from sizing.serve import engine_overhead, session_per_sequence_seconds
+
+    o = engine_overhead()
+    return (
+        f"{o.prefill * 1e6:g} us per layer of a prefill forward, {o.step * 1e6:g} us per layer of a decode step; the "
+        f"static session harness's {session_per_sequence_seconds() * 1e6:g} us per sequence charged to its rows"
     )
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from sizing.report import cells as fmt
 from sizing.report.plots import Plot
 from sizing.report.serving_capacity import CAPACITY_GPU, CAPACITY_MODEL, RATE, calibration_section, capacity_section
+from sizing.report.serving_checks import all_rows_summary, checkpoint_section, engine_log_section
 from sizing.serve import (
     MEASURED_FILE,
     MEASURED_HEADERS,
@@ -117,9 +118,8 @@ def render_serving(plots: list[Plot], existing_dir: Path | None = None) -> str:
         "# Serving on the roofline",
         "What `sizing serve` predicts ([docs/serving.md](../docs/serving.md)): time to first token, time per "
         "output token, tokens/s and $ per million tokens from the exact FLOPs and bytes of a prefill and of each "
-        "decode step, at the default efficiencies (calibrated per GPU type against the published rows below: "
-        "H100 0.40 of the dense peak and 0.45 of the bandwidth; $2 per GPU-hour) and, as the bound, at "
-        "efficiencies 1.",
+        "decode step, at the default efficiencies (calibrated per GPU type against the published rows below; $2 per "
+        "GPU-hour) and, as the bound, at efficiencies 1 and no engine overhead.",
         f"## Three presets on an {GPU}",
         f"bf16 weights, KV cache and matmuls; prompt {PROMPT}, output {OUTPUT}; static batch; prefill counted "
         "causal. Tokens/s are decode tokens per second per GPU.",
@@ -132,6 +132,11 @@ def render_serving(plots: list[Plot], existing_dir: Path | None = None) -> str:
         fmt.markdown_table(published_rows()),
         "## Calibration of the default efficiencies",
         calibration_section(),
+        all_rows_summary(),
+        "## Engine memory against start-up logs",
+        engine_log_section(),
+        "## Quantized checkpoints against their files",
+        checkpoint_section(),
         f"## Capacity: {CAPACITY_MODEL} at {RATE} requests/s on {CAPACITY_GPU}",
         capacity_section(),
         "## Plots",

@@ -88,7 +88,7 @@ def engine_iteration(
     if decodes + prefill_tokens < 1:
         raise SizingError("an iteration needs at least one decode or one prefill token")
     flops = decode_step_flops(cfg, context, decodes, s.mla) if decodes else 0
-    kv = kv_read_bytes_per_rank(cfg, context, decodes, s.kv_dtype, s.tp, s.mla) if decodes else 0
+    kv = kv_read_bytes_per_rank(cfg, context, decodes, s.kv_dtype, s.tp, s.mla) * s.kv_read_repeat if decodes else 0
     prompts = 0
     if prefill_tokens:
         share = prefill_tokens / s.prompt  # prompts' worth of prefill in this iteration
@@ -97,11 +97,10 @@ def engine_iteration(
         kv += share * chunked_prefill_kv_reread_bytes(cfg, s.prompt, chunk, 1, s.kv_dtype, s.tp, s.mla)
         prompts = math.ceil(share)
     tokens = decodes + prefill_tokens
-    if prefill_tokens == 0:  # a decode step: the bytes exactly as serve's (the token table's unread rows too)
-        moved = weights_step_bytes(cfg, context, decodes, s.weight_dtype, s.kv_dtype, tp=s.tp, mla=s.mla)
-        return machine.roofline(flops, moved.per_rank(s.tp), decodes)
+    if prefill_tokens == 0:  # a decode step: exactly serve's (the token table's unread rows too)
+        return machine.decode_step(context, decodes).roofline
     weights = weights_step_bytes(cfg, context, 1, s.weight_dtype, s.kv_dtype, new_tokens=tokens, tp=s.tp, mla=s.mla)
-    return machine.roofline(flops, weights.weight_bytes / s.tp + kv, tokens, decodes + prompts)
+    return machine.roofline(flops, weights.weight_bytes / s.tp + kv, tokens, decodes + prompts, kv_bytes=kv)
 
 
 @dataclass(frozen=True)

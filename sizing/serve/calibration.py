@@ -46,6 +46,7 @@ class ServeEfficiency:
     bandwidth: float
     overhead: StepOverhead
     basis: str  # "fitted on N rows", "as <gpu>: why", or "assumed"
+    attention: float | None = None  # the decode attention kernel's share of HBM on its KV reads (None: bandwidth)
 
     @property
     def pair(self) -> tuple[float, float]:
@@ -53,17 +54,19 @@ class ServeEfficiency:
 
 
 @cache
-def _table() -> tuple[dict[str, tuple[float, float, str]], StepOverhead]:
+def _table() -> tuple[dict[str, tuple[float, float, float | None, str]], StepOverhead]:
     content = data_files.builtin("serve_efficiency.json")
     o = content["overhead"]
-    overhead = StepOverhead(o["prefill_forward_ms"] / _MS, o["decode_step_ms"] / _MS, o["per_sequence_us"] / _US)
+    overhead = StepOverhead(
+        o["prefill_forward_us_per_layer"] / _US, o["decode_step_us_per_layer"] / _US, o["per_sequence_us"] / _US
+    )
     pairs = {
-        r["gpu"]: (r["compute"], r["bandwidth"], f"fitted on {r['rows']} rows: {r['source']}")
+        r["gpu"]: (r["compute"], r["bandwidth"], r.get("attention"), f"fitted on {r['rows']} rows: {r['source']}")
         for r in content["fitted"]
     }
     for r in content["borrowed"]:
-        c, b, _ = pairs[r["from"]]
-        pairs[r["gpu"]] = (c, b, f"as {r['from']}: {r['why']}")
+        c, b, a, _ = pairs[r["from"]]
+        pairs[r["gpu"]] = (c, b, a, f"as {r['from']}: {r['why']}; {r['uncertainty']}")
     return pairs, overhead
 
 
@@ -72,20 +75,49 @@ def engine_overhead() -> StepOverhead:
     return _table()[1]
 
 
+def session_per_sequence_seconds() -> float:
+    """The per-sequence cost of TensorRT-LLM's static gptSessionBenchmark (v0.5-v0.7), fitted with
+    the overheads on the published rows it measured; the model of a current engine has none."""
+    content = data_files.builtin("serve_efficiency.json")
+    return content["overhead"]["static_session_per_sequence_us"] / _US
+
+
 def serve_efficiency(gpu: str) -> ServeEfficiency:
     """The efficiencies `gpu` serves at when none are given."""
     key = get_gpu(gpu).key
     pairs, overhead = _table()
-    c, b, basis = pairs.get(
-        key, (DEFAULT_SERVE_COMPUTE_EFFICIENCY, DEFAULT_SERVE_BANDWIDTH_EFFICIENCY, "assumed: no row, no kin")
+    c, b, a, basis = pairs.get(
+        key, (DEFAULT_SERVE_COMPUTE_EFFICIENCY, DEFAULT_SERVE_BANDWIDTH_EFFICIENCY, None, "assumed: no row, no kin")
     )
-    return ServeEfficiency(key, c, b, overhead, basis)
+    return ServeEfficiency(key, c, b, overhead, basis, a)
+
+
+def borrowed_note(gpu: str) -> str | None:
+    """A note for the output when `gpu`'s efficiencies are not fitted on its own rows."""
+    e = serve_efficiency(gpu)
+    if e.basis.startswith("fitted"):
+        return None
+    return f"{e.gpu}'s efficiencies {e.compute:g} / {e.bandwidth:g} are not its own: {e.basis}"
 
 
 def fitted_efficiencies() -> dict[str, tuple[float, float]]:
     """The pairs fitted on each GPU's own rows (not the borrowed ones)."""
     content = data_files.builtin("serve_efficiency.json")
     return {r["gpu"]: (r["compute"], r["bandwidth"]) for r in content["fitted"]}
+
+
+def fit_groups() -> dict[str, list[str]]:
+    """GPUs fitted together on their rows, by group (one die: H100 and H200 share the GH100's pair)."""
+    groups: dict[str, list[str]] = {}
+    for r in data_files.builtin("serve_efficiency.json")["fitted"]:
+        groups.setdefault(r.get("group", r["gpu"]), []).append(r["gpu"])
+    return groups
+
+
+def fitted_attention() -> dict[str, float | None]:
+    """The attention efficiency fitted with each GPU's pair (None where the file gives none)."""
+    content = data_files.builtin("serve_efficiency.json")
+    return {r["gpu"]: r.get("attention") for r in content["fitted"]}
 
 
 def default_efficiencies(gpu: str) -> tuple[float, float]:

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 
 from sizing.inputs import GPU, ModelConfig, default_gpu_for, get_gpu, get_preset
 from sizing.memory import dtype_bytes, kv_heads_per_rank, prefill_activation_peak_bytes, prefill_tokens
-from sizing.serve.calibration import serve_efficiency
+from sizing.serve.calibration import borrowed_note, serve_efficiency
 from sizing.serve.chunked import chunked_decode_seconds
-from sizing.serve.notes import context_notes, serve_notes  # noqa: F401  (context_notes: capacity.py imports it here)
+from sizing.serve.notes import context_notes, serve_notes
 from sizing.serve.quant_bytes import WEIGHT_CHOICES, model_weights_bytes, weights_step_bytes
 from sizing.serve.result import ServeEstimate, ServeSettings, StepEstimate
 from sizing.serve.roofline import (
@@ -36,15 +36,7 @@ from sizing.serve.roofline import (
     tp_ring_allreduce_seconds,
 )
 from sizing.serve.work import chunked_prefill_kv_reread_bytes, decode_step_flops, kv_read_bytes_per_rank, prefill_flops
-from sizing.validate import (
-    MAX_PRICE,
-    SizingError,
-    require_choice,
-    require_efficiency,
-    require_int,
-    require_number,
-    show,
-)
+from sizing.validate import SizingError, require_choice, require_efficiency, require_int, require_price, show
 from sizing.vocabulary import (
     ATTENTION_CONVENTIONS,
     DEFAULT_MLA_IMPL,
@@ -56,7 +48,7 @@ from sizing.vocabulary import (
     ceil_div,
 )
 
-__all__ = ["ServeEstimate", "serve"]
+__all__ = ["ServeEstimate", "context_notes", "serve"]
 
 
 @dataclass(frozen=True)
@@ -75,12 +67,20 @@ class StepModel:
         object.__setattr__(self, "peak", self.gpu.peak_flops_per_second(self.s.activation_dtype))
 
     def roofline(
-        self, flops: float, rank_bytes: float, tokens: int, sequences: int | None = None, prefill: bool = False
+        self,
+        flops: float,
+        rank_bytes: float,
+        tokens: int,
+        sequences: int | None = None,
+        prefill: bool = False,
+        kv_bytes: float = 0.0,
     ) -> Roofline:
-        """Per GPU: FLOPs split over tp, the bytes one rank moves, plus the all-reduces of
-        `tokens` activations, each its bandwidth term and its fixed latency (NVLink inside a node
-        of GPUS_PER_NODE, the network past it), plus the engine's overhead for a forward over
-        `sequences` sequences (a prefill forward's when `prefill`)."""
+        """Per GPU: FLOPs split over tp, the bytes one rank moves (of which `kv_bytes` are the
+        attention kernel's KV reads, at the attention efficiency; the rest at the bandwidth
+        efficiency), plus the all-reduces of `tokens` activations, each its bandwidth term and its
+        fixed latency (NVLink inside a node of GPUS_PER_NODE, the network past it), plus the
+        engine's overhead for a forward over `sequences` sequences (a prefill forward's when
+        `prefill`)."""
         s, cfg = self.s, self.cfg
         comm = 0.0
         if s.tp > 1:
@@ -94,16 +94,22 @@ class StepModel:
             flops / s.tp,
             rank_bytes,
             compute_seconds(flops / s.tp, self.peak, s.compute_efficiency),
-            memory_seconds(rank_bytes, self.gpu.hbm_bytes_per_second, s.bandwidth_efficiency),
+            memory_seconds(rank_bytes - kv_bytes, self.gpu.hbm_bytes_per_second, s.bandwidth_efficiency)
+            + memory_seconds(kv_bytes, self.gpu.hbm_bytes_per_second, s.kv_efficiency),
             comm,
-            s.overhead.seconds(tokens if sequences is None else sequences, prefill),
+            s.overhead.seconds(tokens if sequences is None else sequences, prefill, cfg.n_layers),
         )
 
     def decode_step(self, context: int, batch: int | None = None) -> StepEstimate:
         b, s = (self.s.batch if batch is None else batch), self.s
         flops = decode_step_flops(self.cfg, context, b, s.mla)
         moved = weights_step_bytes(self.cfg, context, b, s.weight_dtype, s.kv_dtype, tp=s.tp, mla=s.mla)
-        return StepEstimate(context, flops, moved, self.roofline(flops, moved.per_rank(s.tp), b))
+        r = self.roofline(flops, moved.per_rank(s.tp, s.kv_read_repeat), b, kv_bytes=self._kv_read(moved))
+        return StepEstimate(context, flops, moved, r)
+
+    def _kv_read(self, moved) -> float:
+        """The KV bytes one rank's attention kernel reads in a step: its slice, kv_read_repeat times."""
+        return moved.per_rank(self.s.tp, self.s.kv_read_repeat) - moved.weight_bytes / self.s.tp
 
     def verify_step(self, context: int, batch: int, new_tokens: int) -> Roofline:
         """One forward of `new_tokens` tokens for each of b sequences at C = context .. context +
@@ -113,7 +119,8 @@ class StepModel:
         flops = sum(decode_step_flops(self.cfg, context + i, batch, s.mla) for i in range(new_tokens))
         end = context + new_tokens - 1
         moved = weights_step_bytes(self.cfg, end, batch, s.weight_dtype, s.kv_dtype, new_tokens, s.tp, s.mla)
-        return self.roofline(flops, moved.per_rank(s.tp), batch * new_tokens, batch)
+        rank = moved.per_rank(s.tp, s.kv_read_repeat)
+        return self.roofline(flops, rank, batch * new_tokens, batch, kv_bytes=self._kv_read(moved))
 
     def prefill(self) -> tuple[int, int, float, Roofline]:
         """(FLOPs, forwards, bytes per GPU, roofline) of the batch's prefill: the weights read once
@@ -129,8 +136,8 @@ class StepModel:
         written = kv_read_bytes_per_rank(cfg, s.prompt, s.batch, s.kv_dtype, s.tp, s.mla)
         reread = chunked_prefill_kv_reread_bytes(cfg, s.prompt, s.prefill_chunk, s.batch, s.kv_dtype, s.tp, s.mla)
         n_bytes = forwards * weights / s.tp + written + reread
-        per_forward_overhead = s.overhead.seconds(s.batch, prefill=True) * (forwards - 1)  # the first: roofline's
-        r = self.roofline(flops, n_bytes, s.prompt * s.batch, s.batch, prefill=True)
+        per_forward_overhead = s.overhead.seconds(s.batch, True, cfg.n_layers) * (forwards - 1)  # the first: roofline's
+        r = self.roofline(flops, n_bytes, s.prompt * s.batch, s.batch, prefill=True, kv_bytes=reread)
         return (
             flops,
             forwards,
@@ -223,6 +230,8 @@ def serve(
     mla: str = DEFAULT_MLA_IMPL,
     served_context: int | None = None,
     overhead: StepOverhead | None = None,
+    kv_read_repeat: int = 1,
+    attention_efficiency: float | None = None,
 ) -> ServeEstimate:
     """Serving `model` (a preset name or a ModelConfig) on `gpu`: b sequences of `prompt` tokens
     generating `output` tokens each, prefilled together (in chunks of `prefill_chunk` tokens), then
@@ -236,9 +245,22 @@ def serve(
     cfg, name, trained_context, served_context = _resolve(model, name, trained_context, served_context)
     s = _settings(cfg, prompt, output, batch, tp, gpus, weight_dtype, kv_dtype, activation_dtype, attention)
     gpu_entry = get_gpu(gpu)
-    s = _with_gpu_rates(s, gpu_entry, compute_efficiency, bandwidth_efficiency, price, prefill_chunk, mla, overhead)
+    s = _with_gpu_rates(
+        s,
+        gpu_entry,
+        compute_efficiency,
+        bandwidth_efficiency,
+        price,
+        prefill_chunk,
+        mla,
+        overhead,
+        attention_efficiency,
+    )
+    s = dataclasses.replace(s, kv_read_repeat=require_int("kv_read_repeat", kv_read_repeat))
     machine = StepModel(cfg, gpu_entry, s)
     notes = serve_notes(cfg, s, trained_context, served_context)
+    if compute_efficiency is None and bandwidth_efficiency is None and (borrowed := borrowed_note(gpu_entry.key)):
+        notes.append(borrowed)
     return _estimate(name, machine, notes)
 
 
@@ -251,15 +273,23 @@ def _with_gpu_rates(
     prefill_chunk: int | None,
     mla: str,
     overhead: StepOverhead | None = None,
+    attention_efficiency: float | None = None,
 ) -> ServeSettings:
     """The settings with their rates: efficiencies and overheads left None are the GPU's
-    calibrated ones; tp > 1 needs the GPU's link bandwidth for its all-reduces."""
+    calibrated ones (the attention efficiency follows a given bandwidth efficiency: at 1 and 1,
+    the bound); tp > 1 needs the GPU's link bandwidth for its all-reduces."""
     calibrated = serve_efficiency(gpu_entry.key)
+    if attention_efficiency is None:
+        attention_efficiency = calibrated.attention if bandwidth_efficiency is None else bandwidth_efficiency
     compute_efficiency = calibrated.compute if compute_efficiency is None else compute_efficiency
     bandwidth_efficiency = calibrated.bandwidth if bandwidth_efficiency is None else bandwidth_efficiency
     s = _with_rates(s, compute_efficiency, bandwidth_efficiency, price, prefill_chunk)
     overhead = calibrated.overhead if overhead is None else overhead
-    s = dataclasses.replace(s, mla=require_choice("mla", mla, MLA_IMPLS), overhead=overhead)
+    if attention_efficiency is not None:
+        require_efficiency("attention_efficiency", attention_efficiency)  # item 3: a floor keeps it finite
+    s = dataclasses.replace(
+        s, mla=require_choice("mla", mla, MLA_IMPLS), overhead=overhead, attention_efficiency=attention_efficiency
+    )
     if s.tp > 1 and gpu_entry.nvlink_gbs is None:
         raise SizingError(f"tp ({s.tp}) needs a GPU link bandwidth; gpu {gpu_entry.key} has none in the table")
     return s
@@ -354,7 +384,7 @@ def _with_rates(
 ) -> ServeSettings:
     require_efficiency("compute_efficiency", compute_efficiency)
     require_efficiency("bandwidth_efficiency", bandwidth_efficiency)
-    require_number("price", price, 0, MAX_PRICE)
+    require_price("price", price)  # as the CLI's --price
     if chunk is not None:
         require_int("prefill_chunk", chunk)
     return dataclasses.replace(

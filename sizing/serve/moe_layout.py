@@ -173,7 +173,7 @@ class _Setup:
             memory_seconds(read + kv, gpu.hbm_bytes_per_second, self.bandwidth_efficiency),
             comm,
             local_hit,
-            self.overhead.seconds(per_rank),
+            self.overhead.seconds(per_rank, layers=cfg.n_layers),
         )
 
     def _pipeline(self, gpus: int, batch: int, split: tuple[int, int]) -> LayoutStep:
@@ -201,7 +201,7 @@ class _Setup:
             pp * st["memory"],
             pp * st["comm"],
             st["experts_read"] / GPUS_PER_NODE,
-            pp * self.overhead.seconds(batch // pp),  # each stage's forward pays the step's cost
+            pp * self.overhead.seconds(batch // pp, layers=ceil_div(self.cfg.n_layers, pp)),  # each stage's layers
         )
 
 

@@ -1,5 +1,5 @@
-"""The notes a serving estimate prints beside its numbers, and the one context check of serving
-(split from estimate.py, which held them and the step model together)."""
+"""The notes `sizing serve` prints beside its estimate, and the one context check of serving
+(`serve`, `serve --rate`, speculate): what each answer assumes, said once."""
 
 from __future__ import annotations
 
@@ -37,6 +37,13 @@ def context_notes(
     return notes
 
 
+def overhead_text(s: ServeSettings) -> str:
+    """The engine's overheads as the notes say them."""
+    o = s.overhead
+    text = f"{o.prefill * 1e6:g} us per layer of a prefill forward, {o.step * 1e6:g} us per layer of a decode step"
+    return text + (f", {o.per_sequence * 1e6:g} us per sequence in a forward" if o.per_sequence else "")
+
+
 def serve_notes(
     cfg: ModelConfig, s: ServeSettings, trained_context: int | None, served_context: int | None
 ) -> list[str]:
@@ -45,9 +52,7 @@ def serve_notes(
         f"prefill FLOPs counted {s.attention}"
         + (" (serving kernels skip the masked tiles)" if s.attention == "causal" else " (T keys per query)"),
         "static batch: prompts prefilled together, then decoded in lockstep; each TP all-reduce pays NCCL's "
-        f"ring latency; the engine's overhead (scheduling, launch, sampling): {s.overhead.prefill * 1e3:g} ms per "
-        f"prefill forward, {s.overhead.step * 1e3:g} ms per decode step, {s.overhead.per_sequence * 1e6:g} us per "
-        "sequence in a forward",
+        f"ring latency; the engine's overhead (kernel launches, scheduling, sampling): {overhead_text(s)}",
     ]
     if (quant := format_note(s.weight_dtype, s.activation_dtype)) is not None:
         notes.append(quant)

@@ -13,7 +13,10 @@ sequence of a batch prefilled, then decoded to the full output length, which is 
 first-token latency rows are batch 1. "LLaMA 7B" is LLaMA-1 7B, "LLaMA 70B" Llama-2-70B (GQA).
 H100 runs FP8 weights, KV cache and matmuls; A100 FP16 (the page does not say which A100: the
 80 GB SXM, the faster of the two, keeps the bound an upper bound). TensorRT-LLM's H200 launch
-blog (v0.5.0): H200 FP8 static-batch throughput of Llama-2-13B and 70B.
+blog (v0.5.0): H200 FP8 static-batch throughput of Llama-2-13B and 70B; its Falcon180B-H200 blog
+(v0.7a, the improved GQA generation kernel): Llama-2-70B FP8 on one H200. Before v0.7 the
+generation kernel read a GQA model's KV head once per query head: those rows carry
+`kv_per_query_head` and are timed with h / h_kv times the KV read (ServeSettings.kv_read_repeat).
 """
 
 from __future__ import annotations
@@ -41,6 +44,17 @@ class PublishedServing:
     metric: str  # "output tokens/s per GPU" | "first-token latency ms"
     source: str
     use: str = "calibration"  # or "check": kept out of the fit
+    kv_per_query_head: bool = False  # TensorRT-LLM before v0.7 on GQA: the KV read h / h_kv times
+    harness: str = ""  # "static-session": TensorRT-LLM's gptSessionBenchmark (v0.5-v0.7), its per-sequence cost
+
+    def kv_read_repeat(self) -> int:
+        """The decode step's KV reads per cached byte under this row's engine (ServeSettings.kv_read_repeat)."""
+        if not self.kv_per_query_head:
+            return 1
+        from sizing.inputs import get_preset
+
+        cfg = get_preset(self.preset).config
+        return cfg.n_heads // cfg.kv_heads
 
 
 @cache
@@ -63,11 +77,21 @@ def predicted(
     compute_efficiency: float | None = None,
     bandwidth_efficiency: float | None = None,
     overhead: StepOverhead | None = None,
+    attention_efficiency: float | None = None,
 ) -> float:
     """A published row's metric predicted by the step model (the GPU's calibrated efficiencies
     and overheads where None): output tokens/s per GPU (prefill included, static batch) or the
-    first-token latency in ms."""
+    first-token latency in ms. A row of the static session harness pays its per-sequence cost
+    (calibration.session_per_sequence_seconds, or `overhead`'s when given); others pay none."""
+    import dataclasses
+
+    from sizing.serve.calibration import engine_overhead, session_per_sequence_seconds
     from sizing.serve.estimate import serve
+
+    if overhead is None:
+        overhead = dataclasses.replace(engine_overhead(), per_sequence=session_per_sequence_seconds())
+    if row.harness != "static-session":
+        overhead = dataclasses.replace(overhead, per_sequence=0.0)
 
     est = serve(
         row.preset,
@@ -82,6 +106,8 @@ def predicted(
         compute_efficiency=compute_efficiency,
         bandwidth_efficiency=bandwidth_efficiency,
         overhead=overhead,
+        kv_read_repeat=row.kv_read_repeat(),
+        attention_efficiency=attention_efficiency,
     )
     if row.metric == TTFT_METRIC:
         return est.ttft_seconds * 1e3

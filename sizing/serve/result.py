@@ -37,6 +37,19 @@ class ServeSettings:
     prefill_chunk: int | None = None
     mla: str = DEFAULT_MLA_IMPL  # MLA decode implementation (ignored without latent attention)
     overhead: StepOverhead = NO_OVERHEAD  # the engine's fixed costs per forward (calibration.py)
+    # KV bytes a decode step reads per cached byte: 1 for kernels that read each KV head once for
+    # its query group (FlashAttention, FlashInfer, vLLM and TensorRT-LLM since v0.7's GQA/XQA
+    # kernels); h / h_kv for TensorRT-LLM's generation kernel before v0.7 on a GQA model, which read
+    # a KV head once per query head (the published rows of that engine carry it: published.py)
+    kv_read_repeat: int = 1
+    # the attention kernel's share of the HBM bandwidth on its KV reads (paged, scattered blocks:
+    # lower than the GEMMs'); None: the bandwidth efficiency (calibration.py fits it per GPU)
+    attention_efficiency: float | None = None
+
+    @property
+    def kv_efficiency(self) -> float:
+        """The share of HBM bandwidth the attention kernel reads the KV cache at."""
+        return self.bandwidth_efficiency if self.attention_efficiency is None else self.attention_efficiency
 
     @property
     def replicas(self) -> int:
@@ -60,6 +73,8 @@ class ServeSettings:
             "prefill_chunk": self.prefill_chunk,
             "mla": self.mla,
             "overhead": self.overhead.to_dict(),
+            "kv_read_repeat": self.kv_read_repeat,
+            "attention_efficiency": self.kv_efficiency,
         }
 
 

@@ -65,22 +65,23 @@ def tp_allreduces_per_layer(parallel_block: bool) -> int:
 
 @dataclass(frozen=True)
 class StepOverhead:
-    """The engine's cost of one forward outside the roofline (scheduling, kernel launches,
-    sampling): a prefill forward pays `prefill`, a decode (or mixed) step `step`, and each
-    sequence in the forward `per_sequence`. Zero for the bound; the calibrated values are in
-    sizing/data/serve_efficiency.json (calibration.py)."""
+    """The engine's cost of one forward outside the roofline: kernel launches and their gaps,
+    scheduling, sampling. Per layer: each layer launches the same kernels (norms, GEMMs,
+    attention, all-reduces), so a prefill forward pays `prefill` and a decode (or mixed) step
+    `step` for every layer it runs; each sequence in the forward adds `per_sequence`. Zero for the
+    bound; the calibrated values are in sizing/data/serve_efficiency.json (calibration.py)."""
 
-    prefill: float = 0.0
-    step: float = 0.0
+    prefill: float = 0.0  # seconds per layer of a prefill forward
+    step: float = 0.0  # seconds per layer of a decode or mixed step
     per_sequence: float = 0.0
 
-    def seconds(self, sequences: int, prefill: bool = False) -> float:
-        return (self.prefill if prefill else self.step) + self.per_sequence * sequences
+    def seconds(self, sequences: int, prefill: bool = False, layers: int = 1) -> float:
+        return (self.prefill if prefill else self.step) * layers + self.per_sequence * sequences
 
     def to_dict(self) -> dict:
         return {
-            "prefill_forward_seconds": self.prefill,
-            "decode_step_seconds": self.step,
+            "prefill_forward_seconds_per_layer": self.prefill,
+            "decode_step_seconds_per_layer": self.step,
             "per_sequence_seconds": self.per_sequence,
         }
 

@@ -132,7 +132,7 @@ def routed_expert_params(cfg: ModelConfig) -> int:
     """Parameters of the routed experts, all layers: sizing.formulas.params' `moe.experts` component
     (E·L·expert_params today; 0 for a dense model). Everything else of an MoE layer (router,
     shared experts as their own component) is always read."""
-    return sum(c.count for c in P.param_components(cfg) if c.key == "moe.experts")
+    return sum(P.term_count(cfg, t) for t in P.PARAM_TERMS if t.key == "moe.experts" and t.present(cfg))  # no text
 
 
 @dataclass(frozen=True)
@@ -159,10 +159,11 @@ class StepBytes:
     def total(self) -> float:
         return self.weight_bytes + self.kv_bytes
 
-    def per_rank(self, tp: int) -> float:
-        """Bytes one of tp ranks moves: the weights split evenly, its own KV slice."""
+    def per_rank(self, tp: int, kv_read_repeat: int = 1) -> float:
+        """Bytes one of tp ranks moves: the weights split evenly, its own KV slice (read
+        `kv_read_repeat` times by the attention kernel: ServeSettings.kv_read_repeat)."""
         kv = self.kv_bytes if self.kv_bytes_per_rank is None else self.kv_bytes_per_rank
-        return self.weight_bytes / tp + kv
+        return self.weight_bytes / tp + kv * kv_read_repeat
 
     def to_dict(self) -> dict:
         weights = self.weight_bytes

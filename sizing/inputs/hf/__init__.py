@@ -3,6 +3,7 @@
 # Names the rest of the code imports from this package, each loaded from its module on first
 # use (PEP 562), so that importing the package stays cheap and nothing reaches past it.
 _LAZY = {
+    "SHOW_DOWNLOAD_PROGRESS": "sizing.inputs.hf.hub",
     "_get": "sizing.inputs.hf.fields",
     "_layer_indices": "sizing.inputs.hf.fields",
     "_read_json_object": "sizing.inputs.hf.config_file",

@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 from sizing.inputs.config import ConfigError
@@ -27,6 +30,27 @@ _TRUE = {"1", "ON", "YES", "TRUE"}
 # not ending in '.git'. Checked here so a bad id is one line, not the client's exception.
 _HUB_PART = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,94}[A-Za-z0-9])?")
 _REVISION = re.compile(r"[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)*")
+
+
+# Whether huggingface_hub may draw its own download bar (tqdm, on stderr). Off unless the command
+# layer turns it on (sizing.cli.progress.download_progress: stderr a terminal, output not JSON),
+# so piped output, JSON and the Python API stay quiet. This module never prints itself.
+SHOW_DOWNLOAD_PROGRESS: ContextVar[bool] = ContextVar("show_download_progress", default=False)
+
+
+@contextmanager
+def _download_bars() -> Iterator[None]:
+    """huggingface_hub's bars as SHOW_DOWNLOAD_PROGRESS says, restored afterwards."""
+    from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
+
+    was_disabled = are_progress_bars_disabled()
+    if not SHOW_DOWNLOAD_PROGRESS.get() and not was_disabled:
+        disable_progress_bars()
+    try:
+        yield
+    finally:
+        if not was_disabled and are_progress_bars_disabled():
+            enable_progress_bars()
 
 
 def looks_like_hub_id(text: str) -> bool:
@@ -97,7 +121,8 @@ def _download(repo: str, fetch: dict, where: str, revision: str | None) -> str:
 
     hf_logging.set_verbosity_error()  # one Error line, not the client's retry warnings
     try:
-        return hf_hub_download(repo, "config.json", **fetch)
+        with _download_bars():
+            return hf_hub_download(repo, "config.json", **fetch)
     except hub_errors.GatedRepoError:
         raise ConfigError(
             f"{where} is gated: accept its licence on huggingface.co, then log in (hf auth login, or HF_TOKEN)"
