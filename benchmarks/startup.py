@@ -48,6 +48,10 @@ TIMED = [
 ]
 FLOOR = "python -c 'import click' (the floor)"
 API_TARGET_US = 100.0
+# Figures are recorded only from a quiet machine: the 1-minute load average below this before and
+# after the run (on 2 shared cores a busy neighbour moves a ratio by ~20%). Otherwise --record
+# writes that the figures need a quiet run, and none of them.
+QUIET_LOAD = 0.5
 # copied into the temporary source tree that pip installs (not the venvs, caches or reports)
 IGNORED = shutil.ignore_patterns(".git", ".venv*", "build", "*.egg-info", "__pycache__", "reports", "tests", "docs")
 
@@ -152,45 +156,69 @@ def machine() -> str:
     )
 
 
-def load() -> str:
+def load() -> float | None:
+    """The 1-minute load average, None where the platform has none."""
     try:
-        return f"load average (1 min) {os.getloadavg()[0]:.2f}"
-    except OSError:  # not on every platform
-        return "load average unknown"
+        return os.getloadavg()[0]
+    except OSError:
+        return None
 
 
-def measure(python: Path, runs: int, command: str) -> str:
-    """The figures as a markdown page (what --record writes)."""
+def load_text(value: float | None) -> str:
+    return "load average unknown" if value is None else f"load average (1 min) {value:.2f}"
+
+
+def quiet(*loads: float | None) -> bool:
+    return all(v is not None and v < QUIET_LOAD for v in loads)
+
+
+def measure(python: Path, runs: int, command: str) -> tuple[str, str]:
+    """(the figures as a markdown page, the page --record writes): the figures from a quiet
+    machine (QUIET_LOAD), else a page that says they need a quiet run."""
     load_before = load()
     times = paired_times(python, runs)
     api = api_microseconds(python)
     load_after = load()
     found = {label: imported_on_path(python, args) for label, args, _ in TIMED}
     today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
-    return "\n".join(
+    head = [
+        "# Startup of `sizing estimate`, `sizing --help` and `sizing.estimate()`",
+        "",
+        f"Run {today} by `{command}` (see its docstring): the console script of `pip install .` "
+        "in a clean venv, against `python -c 'import click'` in the same venv.",
+        "",
+        f"Machine: {machine()}; {load_text(load_before)} before, {load_text(load_after)} after.",
+        "",
+    ]
+    imports = [
+        f"Heavy or avoided modules imported by `{label}`: {', '.join(m) or 'none'}." for label, m in found.items()
+    ]
+    needs_quiet = "\n".join(
         [
-            "# Startup of `sizing estimate`, `sizing --help` and `sizing.estimate()`",
+            *head,
+            f"**Needs a quiet run**: the load average was not below {QUIET_LOAD} before and after, so no "
+            "figure is recorded (rerun `python benchmarks/startup.py --record` on a quiet machine).",
             "",
-            f"Recorded {today} by `{command}` (see its docstring): the console script of `pip install .` "
-            "in a clean venv, against `python -c 'import click'` in the same venv.",
+            *imports,
             "",
-            f"Machine: {machine()}; {load_before} before, {load_after} after (other processes share the CPUs).",
-            "",
+        ]
+    )
+    figures = "\n".join(
+        [
+            *head,
             f"Paired rounds ({runs}), bytecode cached; a ratio is the median over rounds of command / floor.",
             "",
             *table(times),
             "",
             f'`sizing.estimate("llama2-7b")`: {api:.1f} us CPU per call (target <= {API_TARGET_US:.0f} us).',
             "",
-            *[
-                f"Heavy or avoided modules imported by `{label}`: {', '.join(m) or 'none'}."
-                for label, m in found.items()
-            ],
+            *imports,
             "",
             "Import-time breakdown: `python -X importtime -m sizing estimate -p llama2-7b` in that venv.",
             "",
         ]
     )
+    return figures, figures if quiet(load_before, load_after) else needs_quiet
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -210,12 +238,12 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         venv = args.venv or Path(tmp) / "venv"
         python = venv / "bin" / "python" if args.reuse else build_venv(venv, shlex.split(args.pip_args))
-        page = measure(python, args.runs, command.strip())
+        page, recorded = measure(python, args.runs, command.strip())
     print(page)
     if args.record:
         from sizing.report.files import write_bytes_atomic  # a temporary file beside the record, then os.replace
 
-        write_bytes_atomic(args.out, page.encode())
+        write_bytes_atomic(args.out, recorded.encode())
         print(f"wrote {args.out}")
     return 0
 

@@ -54,6 +54,7 @@ _LAZY = {
     "attention_impl": "sizing.vocabulary",
     "require_choice": "sizing.validate",
     "require_int": "sizing.validate",
+    "show": "sizing.validate",
 }
 
 

@@ -8,11 +8,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, NamedTuple
 
-from sizing.formulas import ATTENTION_NOTES, CONVENTIONS, model_flops_per_token
+from sizing.formulas import ATTENTION_NOTES, CONVENTIONS, model_flops_per_token, mtp_summary
 from sizing.formulas import flops as F
 from sizing.formulas import params as P
 from sizing.inputs import (
@@ -28,7 +28,7 @@ from sizing.inputs import (
     parse_quantity,
     resolve_target,
 )
-from sizing.mfu_choice import mfu_source, step_model_mfu
+from sizing.mfu_choice import assumed_plan, mfu_source, step_model_mfu
 from sizing.training import (
     DEFAULT_PUE,
     TrainingRun,
@@ -98,10 +98,15 @@ class Estimate:
         return self.work.recompute or "none"
 
     @cached_property
+    def plan(self):
+        """The ParallelPlan work.gpus GPUs assume (sizing.mfu_choice.assumed_plan); None: no GPU count or fit."""
+        return assumed_plan(self.config, self.work, self.gpu)
+
+    @cached_property
     def mfu_layout(self):
-        """sizing.parallel's LayoutMfu: the plan `sizing parallel --gpus N` finds for work.gpus GPUs
-        (layout, global batch, recompute, step, MFU), when the MFU is the step model's; else None."""
-        return step_model_mfu(self.config, self.work, self.gpu, self.mfu_given)
+        """sizing.parallel's LayoutMfu of that plan (layout, global batch, recompute, step, MFU),
+        when the MFU is the step model's; else None."""
+        return step_model_mfu(self.config, self.work, self.plan, self.mfu_given)
 
     @property
     def mfu_source(self) -> str:
@@ -142,12 +147,28 @@ class Estimate:
 
     @cached_property
     def memory(self):
-        """sizing.memory's MemorySummary (what `sizing estimate` prints), or None when memory=False."""
+        """sizing.memory's MemorySummary (what `sizing estimate` prints), or None when memory=False.
+        With a GPU count, its training part is the assumed layout's most-loaded GPU
+        (sizing.parallel.LayoutMemory), so the memory and the cost describe one run; without, one
+        GPU at micro-batch 1, no ZeRO."""
         if self.memory_gpu is None:
             return None
         from sizing.memory import summary_for_estimate  # sizing.memory never imports this module
 
-        return summary_for_estimate(self.config, self.seq_len, self.memory_gpu)
+        summary = summary_for_estimate(self.config, self.seq_len, self.memory_gpu)
+        if self.plan is None or self.memory_gpu != self.gpu:
+            return summary
+        from sizing.parallel import LayoutMemory
+
+        return replace(summary, training=LayoutMemory(self.plan))
+
+    @cached_property
+    def mtp(self) -> dict | None:
+        """The config's multi-token-prediction modules (sizing.formulas.mtp), sized apart from every
+        total above; None when it has none."""
+        if not self.config.mtp_modules:
+            return None
+        return mtp_summary(self.config, self.seq_len, self.config.mtp_modules, self.attention)
 
     @property
     def decode_per_token(self) -> int:
@@ -170,6 +191,42 @@ class Estimate:
     def decode_per_token_absorbed(self) -> int | None:
         """MLA only: decode with the up-projections absorbed into q and o (latent cache); None otherwise."""
         return F.decode_flops_by_form(self.config, self.flops.seq_len).get("absorbed")
+
+    def _training_dict(self, attention: str) -> dict[str, Any]:
+        """The `training` object of to_dict(): the cost of the run and, where known, its energy."""
+        t = self.training
+        out = {
+            "tokens": t.run.tokens,
+            "flops": t.flops,
+            "hardware_flops": t.hardware_flops,
+            "hfu": t.run.mfu * t.hardware_flops / t.flops,
+            "flops_6n": t.flops_6n,
+            "gpu": t.gpu.key,
+            "gpu_name": t.gpu.name,
+            "dtype": t.dtype,
+            "peak_flops_per_second": t.peak_flops_per_second,
+            "mfu": t.run.mfu,
+            "mfu_source": self.mfu_source,
+            "mfu_meaning": mfu_meaning(attention, t.dtype),
+            "mfu_layout": self.mfu_layout.to_dict() if self.mfu_layout is not None else None,
+            "gpu_hours": t.gpu_hours,
+            "gpu_hours_band": self._band(t.gpu_hours),
+            "gpu_hours_6n": t.gpu_hours_6n,
+            "num_gpus": t.run.num_gpus,
+            "wall_clock_days": t.wall_clock_days,
+            "wall_clock_days_band": self._band(t.wall_clock_days),
+            "price_per_gpu_hour": t.run.price_per_gpu_hour,
+            "cost_usd": t.cost_usd,
+        }
+        if self.energy is not None:
+            out.update(self.energy.to_dict())
+        return out
+
+    def _band(self, value: float) -> list[float] | None:
+        """The band of a time answer proportional to the step (GPU-hours, days), from the step
+        model's band (sizing.parallel.band); None when the MFU did not come from the step model."""
+        band = self.mfu_layout.band if self.mfu_layout is not None else None
+        return None if band is None else list(band.scaled(value))
 
     def to_dict(self) -> dict[str, Any]:
         fl = self.flops
@@ -204,32 +261,11 @@ class Estimate:
             "conventions": dict(CONVENTIONS, attention=ATTENTION_NOTES[fl.attention]),
         }
         if self.training:
-            t = self.training
-            out["training"] = {
-                "tokens": t.run.tokens,
-                "flops": t.flops,
-                "hardware_flops": t.hardware_flops,
-                "hfu": t.run.mfu * t.hardware_flops / t.flops,
-                "flops_6n": t.flops_6n,
-                "gpu": t.gpu.key,
-                "gpu_name": t.gpu.name,
-                "dtype": t.dtype,
-                "peak_flops_per_second": t.peak_flops_per_second,
-                "mfu": t.run.mfu,
-                "mfu_source": self.mfu_source,
-                "mfu_meaning": mfu_meaning(fl.attention, t.dtype),
-                "mfu_layout": self.mfu_layout.to_dict() if self.mfu_layout is not None else None,
-                "gpu_hours": t.gpu_hours,
-                "gpu_hours_6n": t.gpu_hours_6n,
-                "num_gpus": t.run.num_gpus,
-                "wall_clock_days": t.wall_clock_days,
-                "price_per_gpu_hour": t.run.price_per_gpu_hour,
-                "cost_usd": t.cost_usd,
-            }
-            if self.energy is not None:
-                out["training"].update(self.energy.to_dict())
+            out["training"] = self._training_dict(fl.attention)
         if self.memory is not None:
             out["memory"] = self.memory.to_dict()
+        if self.mtp is not None:
+            out["mtp"] = dict(self.mtp, checkpoint_total=self.params.total + self.mtp["params_checkpoint"])
         return out
 
 
@@ -343,8 +379,7 @@ def _workload(target: ModelTarget, work: Workload | None, loose: dict) -> tuple[
 
 
 def _seq_len(target: ModelTarget, seq_len: int | str | None) -> tuple[int, str]:
-    """(T, where it came from): as given, else the preset's or the file's context; checked
-    against the model's own limits."""
+    """(T, where it came from): as given, else the preset's or file's context; checked against the model."""
     if seq_len is None:
         if target.context is None:
             raise SizingError("seq_len must be given for a config that is not a preset and states no context")
@@ -359,8 +394,7 @@ _resolve_model = resolve_target  # the name sizing.plan.sweeps imports
 
 
 def _count(name: str, value: int | str, maximum: int) -> int:
-    """An int, or a string as the CLI takes it, exactly: a token budget in SI ('2T', '1.4e12'),
-    a sequence length with K = 1024 ('4096', '128K' = 131,072)."""
+    """An int, or the CLI's string, exactly: tokens in SI ('2T'), a seq_len with K = 1024 ('128K')."""
     if isinstance(value, str):
         value = (parse_length if name == "seq_len" else parse_quantity)(value, name, maximum)
     return require_int(name, value, 1, maximum)

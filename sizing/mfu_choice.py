@@ -9,14 +9,26 @@ from sizing.inputs import ModelConfig, Workload
 from sizing.vocabulary import DEFAULT_MFU
 
 
-def step_model_mfu(cfg: ModelConfig, work: Workload, gpu: str, mfu_given: float | None):
-    """The step model's plan for work.gpus GPUs (sizing.parallel.best_layout_mfu, imported only
-    here), when it sets the MFU: no MFU given, a GPU count, tokens to cost, a bf16/fp16 peak."""
-    if mfu_given is not None or work.gpus is None or work.tokens is None or work.dtype not in (None, "bf16", "fp16"):
+def assumed_plan(cfg: ModelConfig, work: Workload, gpu: str):
+    """The run a GPU count assumes: the step model's plan for work.gpus GPUs (the fastest layout
+    that fits, as `sizing parallel --gpus N`; sizing.parallel.best_layout_plan, imported only here),
+    when there is one to search: a GPU count and a bf16/fp16 peak. Its layout sets the memory
+    shown, and, unless an MFU is given, the training cost's MFU."""
+    if work.gpus is None or work.dtype not in (None, "bf16", "fp16"):
         return None
-    from sizing.parallel import best_layout_mfu
+    from sizing.parallel import best_layout_plan
 
-    return best_layout_mfu(cfg, work, gpu)
+    return best_layout_plan(cfg, work, gpu)
+
+
+def step_model_mfu(cfg: ModelConfig, work: Workload, plan, mfu_given: float | None):
+    """The MFU of the assumed plan (sizing.parallel.layout_mfu) when it sets the training cost's:
+    no MFU given, tokens to cost, a plan."""
+    if mfu_given is not None or work.tokens is None or plan is None:
+        return None
+    from sizing.parallel import layout_mfu
+
+    return layout_mfu(cfg, work, plan)
 
 
 def mfu_source(work: Workload, gpu: str, mfu_given: float | None, layout) -> str:

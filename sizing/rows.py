@@ -43,7 +43,8 @@ COLUMNS: dict[str, str] = {
     "cost_usd": "gpu_hours x price_per_gpu_hour",
     "inference_memory_bytes": "bf16 weights + bf16 KV cache at seq_len, batch 1",
     "inference_fits": "inference_memory_bytes fits one GPU",
-    "training_memory_bytes": "training bytes per GPU: bf16-mixed AdamW, micro-batch 1, no ZeRO, no recompute",
+    "training_memory_bytes": "training bytes per GPU: bf16-mixed AdamW, micro-batch 1, no ZeRO, no recompute; "
+    "with num_gpus, the most-loaded GPU of the assumed layout",
     "training_fits": "training_memory_bytes fits one GPU",
     "training_max_micro_batch": "largest micro-batch that fits one GPU in that setting (None: not even 1)",
 }

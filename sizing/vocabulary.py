@@ -41,7 +41,9 @@ PRECISION_ALIASES: dict[str, str] = {"mixed": "bf16-mixed"}
 
 # ---- optimizers (sizing.memory.states.OPTIMIZERS has the bytes of each) and fine-tuning modes
 OPTIMIZER_NAMES: tuple[str, ...] = ("adamw", "sgd", "adam8bit")
-OPTIMIZER_ALIASES: dict[str, str] = {"adam": "adamw"}
+# bitsandbytes' paged optimizers keep the same states, paged to CPU only when the GPU runs out
+# (transformers OptimizerNames paged_adamw_8bit, paged_adamw_32bit): counted resident, as their unpaged kin.
+OPTIMIZER_ALIASES: dict[str, str] = {"adam": "adamw", "paged-adam8bit": "adam8bit", "paged-adamw": "adamw"}
 FINETUNE_MODES: tuple[str, ...] = ("full", "lora", "qlora")  # every weight trains; adapters; adapters on NF4
 
 # ---- named defaults
@@ -99,3 +101,18 @@ def attention_impl(name: str) -> str:
 # reduction dtypes a stack may use (sizing.parallel.memory_stack)
 FP8_RECIPE_NAMES = ("tensorwise", "blockwise", "mxfp8")
 GRAD_REDUCE_DTYPES = ("fp32", "bf16")
+# The cross-entropy kernel (sizing.memory.stack_activations) and what selective recompute drops.
+LOSS_KERNELS = ("eager", "fused", "chunked")
+SELECTIVE_POLICIES = ("attention", "op")
+# Pipeline schedules beyond a layout's own (1f1b, interleaved) that change what a rank holds or
+# when (sizing.parallel.schedule for the time, sizing.parallel.dualpipe for DualPipe's memory).
+EXTRA_PIPELINE_SCHEDULES = ("zero-bubble", "dualpipe")
+# The sequence length a fine-tune is sized at when none is given: axolotl's examples
+# (examples/llama-3/lora-8b.yml, qlora.yml: sequence_len 2048 / 4096) and NeMo 2's SFT recipes
+# (nemo/collections/llm/recipes/llama3_8b.py finetune_recipe: seq_length 2048) train adapters on
+# short instruction data, not at the pretraining context.
+DEFAULT_FINETUNE_SEQ_LEN = 2048
+# A config file's default training context when it states no pretraining context and its
+# max_position_embeddings is long (a served context reached by RoPE scaling, not the pretraining one).
+DEFAULT_CONFIG_SEQ_LEN = 4096
+MAX_TRAINED_CONTEXT = 8192  # max_position_embeddings up to this are taken as the pretraining context

@@ -32,3 +32,46 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+# ---- `sizing ui` in a browser (tests/test_ui_browser.py, tests/test_ui_journeys.py): one server and
+# one Chromium for the whole session, a fresh context per test (tests/ui_pages.py has the helpers)
+@pytest.fixture(scope="session")
+def ui_server():
+    import threading
+
+    from sizing.ui.server import make_server
+
+    srv = make_server("127.0.0.1", 0)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+    thread.join(5)
+
+
+@pytest.fixture(scope="session")
+def chromium_browser():
+    from playwright.sync_api import sync_playwright
+    from ui_pages import CHROMIUM, LAUNCH_ARGS
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def ui_page(chromium_browser):
+    """A page at desktop size that fails its test on a page error, a console error (other than a
+    400's, which a bad-input flow expects) or an HTTP 5xx."""
+    from ui_pages import TIMEOUT_MS, watch
+
+    context = chromium_browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    failures = watch(page)
+    yield page
+    context.close()
+    assert not failures

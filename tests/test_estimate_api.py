@@ -43,7 +43,9 @@ def test_estimate_parses_quantities_exactly_and_refuses_bad_ones():
 
 def test_config_file_context_fields():
     assert read_config_file(HF / "openai-community__gpt2.json").context_field == "n_positions"
-    assert read_config_file(HF / "Qwen__Qwen2-7B.json").context == 131072
+    # Qwen2-7B states max_position_embeddings 131,072 and no pretraining field: trained at the default 4,096
+    qwen = read_config_file(HF / "Qwen__Qwen2-7B.json")
+    assert (qwen.context, qwen.served_context) == (4096, 131072)
 
 
 def test_to_dict_is_the_cli_json():

@@ -56,9 +56,11 @@ def test_all_to_all_over_ep_and_expert_gradients_over_edp():
 
 def test_expert_gemms_at_their_per_rank_shape():
     # (local experts, tokens per local expert, width per rank, tokens dispatched) for t = 4096 tokens
-    # of a tp group: etp 1 splits the tokens over tp (2048 each), etp 2 keeps them and halves f
+    # of a tp group: each rank dispatches its own t / tp = 2048 (sequence parallelism); etp 1 puts
+    # 8 ep ranks x 2048 x 2 / 8 = 4096 on each local expert, etp 2 the same on half the width (the
+    # etp group all-gathers what its two ranks received: arXiv:2504.14960 sec. 3.3)
     assert expert_share(MIXTRAL, ParallelLayout(dp=8, tp=2, ep=8), 4096, 1.0) == (1, 4096, 14_336, 2048)
-    assert expert_share(MIXTRAL, ParallelLayout(dp=8, tp=2, ep=4, etp=2), 4096, 1.0) == (2, 4096, 7168, 4096)
+    assert expert_share(MIXTRAL, ParallelLayout(dp=8, tp=2, ep=4, etp=2), 4096, 1.0) == (2, 4096, 7168, 2048)
 
 
 def test_search_takes_ep_from_the_whole_stage():

@@ -71,6 +71,8 @@ def symbols(cfg: ModelConfig, seq_len: int | None = None) -> dict[str, Fraction]
     if cfg.is_mla:
         values |= {"d_n": cfg.qk_nope_head_dim, "d_r": cfg.qk_rope_head_dim, "d_v": cfg.v_head_dim}
         values |= {"r_kv": cfg.kv_lora_rank, "r_q": cfg.q_lora_rank or 0}
+    if cfg.has_indexer:  # DeepSeek-V3.2's sparse attention
+        values |= {"H_I": cfg.index_heads, "d_I": cfg.index_head_dim, "k_I": cfg.index_topk}
     if seq_len is not None:
         values["T"] = seq_len
     if cfg.sliding_window is not None:

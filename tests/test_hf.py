@@ -475,6 +475,9 @@ def test_supported_model_types():
         "olmo2",
         "gemma3",
         "llama4",
+        "deepseek_v32",
+        "glm4_moe",
+        "minimax_m2",
     }
 
 

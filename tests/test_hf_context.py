@@ -44,7 +44,10 @@ def test_transformers5_rope_parameters_and_a_scaling_without_original_are_read()
     five = {"max_position_embeddings": 131072, "rope_parameters": {"original_max_position_embeddings": 8192}}
     assert stated_contexts(five).training == 8192
     linear = {"max_position_embeddings": 32768, "rope_scaling": {"rope_type": "linear", "factor": 8.0}}
-    assert stated_contexts(linear).training == 32768  # states no pretraining context: the served one
+    # states no pretraining context, and 32,768 is longer than a trained one (MAX_TRAINED_CONTEXT 8,192): 4,096
+    assert stated_contexts(linear).training == 4096
+    short = {"max_position_embeddings": 8192}  # Llama 3 8B: its served context is the trained one
+    assert stated_contexts(short).training == 8192
     odd = {"max_position_embeddings": 2048, "rope_scaling": {"original_max_position_embeddings": 4096}}
     assert stated_contexts(odd).training == 2048  # never longer than what it serves
 
@@ -82,3 +85,12 @@ def test_memory_defaults_a_config_to_its_pretraining_context_and_serves_its_full
     serve = json.loads(out.output)
     # KV cache at 131,072 tokens: 2 (K, V) x 32 layers x 8 kv heads x 128 x 2 bytes x 131,072 = 16 GiB
     assert serve["context"] == 131072 and serve["kv_cache_bytes"] == 2 * 32 * 8 * 128 * 2 * 131072
+
+
+def test_a_long_served_context_is_not_the_default_training_context():
+    """Issue 40: Qwen2.5-7B's config.json (max_position_embeddings 131,072, no RoPE scaling block)
+    trained by default at 131,072 reported 1.1 TiB; the default is now 4,096, said so."""
+    qwen = {"max_position_embeddings": 131072, "sliding_window": 131072}
+    got = stated_contexts(qwen)
+    assert (got.training, got.served) == (4096, 131072)
+    assert "131,072 is a served context" in got.training_field

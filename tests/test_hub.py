@@ -78,6 +78,29 @@ def test_a_cached_id_needs_no_network_even_online(offline_cache, monkeypatch):
     assert read_config_file("meta-llama/Llama-3.1-8B").served_context == 131072
 
 
+def test_a_download_says_so_at_once_and_waits_seconds_not_minutes(offline_cache, monkeypatch, capsys):
+    """Issue 40: a hub id that needs the network says so on stderr before any wait, names
+    HF_HUB_OFFLINE=1, and asks huggingface_hub for a timeout of a few seconds."""
+    import huggingface_hub
+
+    from sizing.inputs.hf import hub
+
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    calls = []
+
+    def fake_download(repo, filename, local_files_only=False, etag_timeout=None, **kwargs):
+        if local_files_only:
+            raise OSError("not cached")
+        calls.append(etag_timeout)
+        assert "fetching config for owner/model; set HF_HUB_OFFLINE=1" in capsys.readouterr().err  # printed first
+        raise OSError("unreachable")
+
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", fake_download)
+    with pytest.raises(Exception, match="could not be fetched"):
+        hub.hub_config_path("owner/model")
+    assert calls == [hub.HUB_TIMEOUT_SECONDS] and hub.HUB_TIMEOUT_SECONDS <= 5
+
+
 def test_a_download_draws_the_hubs_bar_only_when_the_command_layer_asks(tmp_path, monkeypatch):
     """Issue 35: a hub download shows huggingface_hub's own progress bar on a terminal (the CLI's
     `download_progress`), and stays quiet by default (piped output, JSON, the Python API)."""

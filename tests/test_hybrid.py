@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from sizing.cli import main
 from sizing.hybrid import model as M
+from sizing.hybrid.activations import hybrid_activations_bytes
 from sizing.hybrid.hf import hybrid_from_hf_config
 from sizing.hybrid.memory import hybrid_inference_memory, kv_cache_bytes, state_bytes
 from sizing.hybrid.mixers import GatedDeltaNet, Mamba2Mixer
@@ -133,7 +134,7 @@ def test_nemotron_pattern_counts():
 @pytest.mark.parametrize(
     ("config", "field"),
     [
-        (dict(hybrid_preset("nemotron-h-8b").hf_config, hybrid_override_pattern="M-E*"), "hybrid_override_pattern"),
+        (dict(hybrid_preset("nemotron-h-8b").hf_config, hybrid_override_pattern="M-E*", moe_latent_size=64), "latent"),
         (dict(hybrid_preset("nemotron-h-8b").hf_config, hybrid_override_pattern="M-X*"), "hybrid_override_pattern"),
         (dict(hybrid_preset("bamba-9b").hf_config, attn_layer_indices=[99]), "attn_layer_indices"),
         (dict(hybrid_preset("qwen3-next-80b-a3b").hf_config, layer_types=["x"]), "layer_types"),
@@ -156,22 +157,29 @@ def test_cli_json_and_errors(tmp_path):
     bad = CliRunner().invoke(main, ["hybrid", "--preset", "nope"])
     assert bad.exit_code == 2 and bad.output.count("\n") == 1 and "--preset" in bad.output
     path = tmp_path / "config.json"
-    path.write_text(json.dumps({"model_type": "nemotron_h", "hybrid_override_pattern": "ME"}))
+    path.write_text(json.dumps({"model_type": "nemotron_h", "hybrid_override_pattern": "MX"}))
     bad = CliRunner().invoke(main, ["hybrid", "--config", str(path)])
     assert bad.exit_code == 2 and "hybrid_override_pattern" in bad.output and "Traceback" not in bad.output
 
 
 def test_every_hybrid_type_is_pointed_to_from_the_block_stack_converter():
-    from sizing.hybrid.hf import HYBRID_CONVERTERS
+    from sizing.hybrid import HYBRID_CONVERTERS
     from sizing.inputs.hf.families import REFUSED_MODEL_TYPES, SIZED_BY_COMMAND
 
     hybrid = {t for t, c in SIZED_BY_COMMAND.items() if c.startswith("sizing hybrid")}
     assert hybrid == set(HYBRID_CONVERTERS) and not hybrid & set(REFUSED_MODEL_TYPES)
 
 
-def test_block_stack_commands_name_the_hybrid_command():
-    out = CliRunner().invoke(main, ["memory", "--preset", "jamba-v0.1"])  # training: not a stack of blocks
-    assert out.exit_code == 2 and "sizing hybrid --preset jamba-v0.1" in out.output and out.output.count("\n") == 1
+def test_block_stack_commands_size_a_hybrid_whole():
+    """`memory` (training) takes a hybrid preset directly: exact model states, and the activations of
+    each layer kind (sizing.hybrid.activations)."""
+    out = CliRunner().invoke(main, ["memory", "--preset", "jamba-v0.1", "--seq-len", "4096", "--format", "json"])
+    assert out.exit_code == 3, out.output  # 51.6B parameters x 16 bytes do not fit one H100
+    memory = json.loads(out.output)["memory"]
+    assert memory["model_states_bytes"] == 16 * 51_570_323_328
+    assert memory["activations_bytes"] == hybrid_activations_bytes(hybrid_preset("jamba-v0.1").model(), 4096)
+    needs = CliRunner().invoke(main, ["memory", "--preset", "jamba-v0.1"])  # the preset states no context
+    assert needs.exit_code == 2 and "--seq-len is needed" in needs.output and needs.output.count("\n") == 1
 
 
 def test_max_batch_and_context_follow_from_attention_layers_only():
@@ -277,3 +285,19 @@ def test_memory_inference_of_a_hybrid_is_its_state_and_attention_kv():
     kv = json.loads(memory.output)["memory_bytes"]
     assert kv["kv_cache"] == 4 * 2 * 8 * 128 * 2 * 262_144
     assert kv["all_attention_kv_cache"] == 32 * 2 * 8 * 128 * 2 * 262_144
+
+
+def test_training_memory_of_a_mamba2_model_counts_each_layers_saved_tensors():
+    """Mamba2-2.7B, one sequence of T = 4096, bf16 (a = 2), d = 2560, d_inner 5120, 80 heads, 1 group of
+    N = 128, V = 50,288: every layer keeps its pre-norm (fp32 input and normalised copy, rstd, gain,
+    bf16 output) and what mamba_split_conv1d_scan_combined saves (zxbcdt, out_x, the gated norm's rstd);
+    outside the layers the ids, the final norm, lm_head's input, the fp32 log-probs and the targets."""
+    T, d, V = 4096, 2560, 50288
+    norm = 2 * T * d * 4 + T * 4 + d * 4 + T * d * 2  # 104,884,224
+    mamba = T * (5120 + (5120 + 2 * 128) + 80) * 2 + T * 5120 * 2 + T * 4  # zxbcdt + out_x + rstd: 128,598,016
+    outside = T * 8 + (2 * T * d * 4 + T * 4 + d * 4) + T * d * 2 + T * V * 4 + T * 8 + 4  # 928,868,356
+    expected = 64 * (norm + mamba) + outside
+    assert expected == 15_871_731_716
+    out = CliRunner().invoke(main, ["memory", "--preset", "mamba2-2.7b", "-T", "4096", "--format", "json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output)["memory"]["activations_bytes"] == expected

@@ -3,8 +3,9 @@ ast, relative imports resolved, imports inside functions included, `if TYPE_CHEC
 left out since they never run):
 
 - it has no cycle, not even one hidden behind an import placed inside a function;
-- `sizing` is the core: it never imports torch or reference_model at module level, and only
-  the command layer (sizing/cli/*) imports them at all, inside the command bodies;
+- `sizing` is the core: it never imports torch, transformers, reference_model or hf_meta (the `hf`
+  extra's meta-device counts) at module level, and only the command layer (sizing/cli/*) imports
+  them at all, inside the command bodies;
 - `sizing` never imports heavy optional packages at module level (`sizing estimate` stays light);
 - neither package imports examples/.
 """
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("sizing", "reference_model", "examples")
+PACKAGES = ("sizing", "reference_model", "hf_meta", "examples")
 HEAVY = ("torch", "fvcore", "pandas", "numpy", "matplotlib")  # never at module level in sizing
 COMMAND_LAYER = "sizing.cli"  # the only part of sizing that may run the reference model
 # sizing modules outside the command layer that import torch / reference_model inside a
@@ -179,7 +180,7 @@ def test_the_cycle_finder_finds_a_cycle_hidden_in_a_function():
 @pytest.mark.parametrize("name", [n for n in MODULES if _in(n, "sizing")])
 def test_sizing_keeps_torch_and_the_reference_model_in_the_command_layer(name):
     for i in IMPORTS[name]:
-        runs_model = i.target.split(".")[0] in ("torch", "reference_model")
+        runs_model = i.target.split(".")[0] in ("torch", "reference_model", "hf_meta", "transformers")
         if i.target.split(".")[0] in HEAVY or runs_model:
             assert i.in_function, f"{name}:{i.line} imports {i.target} at module level"
         if runs_model:
@@ -197,7 +198,7 @@ def _package_of(module: str) -> str:
     return module if MODULES[module].name == "__init__.py" else module.rpartition(".")[0]
 
 
-@pytest.mark.parametrize("package", ["sizing", "reference_model"])
+@pytest.mark.parametrize("package", ["sizing", "reference_model", "hf_meta"])
 def test_no_import_reaches_past_a_package_init(package):
     """Code imports another package's names from the package (`from sizing.memory import
     training_memory`), never from its modules: a package's modules are its own business."""
@@ -208,7 +209,11 @@ def test_no_import_reaches_past_a_package_init(package):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in MODULES:
                 target = node.module
-                if MODULES[target].name == "__init__.py" or target.split(".")[0] not in ("sizing", "reference_model"):
+                if MODULES[target].name == "__init__.py" or target.split(".")[0] not in (
+                    "sizing",
+                    "reference_model",
+                    "hf_meta",
+                ):
                     continue
                 owner = target.rpartition(".")[0]
                 inside = _package_of(name) == owner or _package_of(name).startswith(owner + ".")

@@ -15,7 +15,7 @@ def _memory(*args):
 
 
 def test_llama3_8b_qlora_on_an_rtx4090_answers_term_by_term():
-    out = _memory("--preset", "llama3-8b", "--gpu", "rtx4090", "--finetune", "qlora", "--format", "json")
+    out = _memory("--preset", "llama3-8b", "--gpu", "rtx4090", "--finetune", "qlora", "-T", "8192", "--format", "json")
     assert out.exit_code == 3, out.output  # at T = 8192 without recomputation: 69.13 GiB
     terms = json.loads(out.output)["per_gpu"]
     # Frozen base: the blocks' linears in NF4 with double quantisation, the rest bf16.
@@ -27,12 +27,12 @@ def test_llama3_8b_qlora_on_an_rtx4090_answers_term_by_term():
     assert terms["weights_bytes"] == 2 * 41_943_040 and terms["optimizer_bytes"] == 12 * 41_943_040
     assert (
         "would fit: --recompute full (19.68 GiB per GPU)"
-        in _memory("--preset", "llama3-8b", "--gpu", "rtx4090", "--finetune", "qlora").output
+        in _memory("--preset", "llama3-8b", "--gpu", "rtx4090", "--finetune", "qlora", "-T", "8192").output
     )
 
 
 def test_qlora_with_full_recompute_fits_a_4090():
-    out = _memory("--preset", "llama3-8b", "--gpu", "4090", "--finetune", "qlora", "--recompute", "full")
+    out = _memory("--preset", "llama3-8b", "--gpu", "4090", "--finetune", "qlora", "--recompute", "full", "-T", "8192")
     assert out.exit_code == 0, out.output
     assert "21,134,467,076" in out.output  # 19.68 GiB < 24 GiB
 
@@ -48,11 +48,11 @@ def test_lora_rank_and_targets_change_the_adapters():
 
 
 def test_finetune_full_is_the_ordinary_answer_and_bad_combinations_are_refused():
-    plain = _memory("--preset", "llama2-7b", "--gpu", "h100", "--format", "json").output
+    plain = _memory("--preset", "llama2-7b", "--gpu", "h100", "-T", "2048", "--format", "json").output
     full = _memory("--preset", "llama2-7b", "--gpu", "h100", "--finetune", "full", "--format", "json").output
-    assert plain == full
+    assert plain == full  # a fine-tune, full or not, is sized at the fine-tuning context 2,048 by default
     bad = _memory("--preset", "llama2-7b", "--lora-rank", "8")
-    assert bad.exit_code == 2 and "--lora-rank and --lora-targets apply to --finetune lora or qlora" in bad.output
+    assert bad.exit_code == 2 and "--lora-rank apply to --finetune lora or qlora" in bad.output
     bad = _memory("--preset", "llama2-7b", "--finetune", "qlora", "--lora-targets", "q,x")
     assert bad.exit_code == 2 and "--lora-targets" in bad.output
     bad = _memory("--preset", "llama2-7b", "--inference", "--finetune", "lora")
@@ -71,3 +71,18 @@ def test_consumer_gpus_are_in_the_table_with_sources():
         gpu = get_gpu(name)
         assert (gpu.key, gpu.memory_bytes, gpu.peak_tflops["bf16"]) == (key, gib * GIB, bf16)
         assert gpu.source
+
+
+def test_a_finetune_defaults_to_a_finetuning_context_and_says_what_would_fit():
+    """Issue 40: `memory --preset llama3-8b --gpu rtx4090 --finetune lora` sized the fine-tune at
+    the pretraining T = 8192 (78.77 GiB, no suggestion). Now T = 2048 (DEFAULT_FINETUNE_SEQ_LEN)
+    and every smallest change that fits is named."""
+    out = _memory("--preset", "llama3-8b", "--gpu", "rtx4090", "--finetune", "lora")
+    assert out.exit_code == 3, out.output
+    assert "T = 2,048: the fine-tuning default" in out.output
+    assert "would fit: --recompute full (19.02 GiB per GPU)" in out.output
+    assert "would fit: --finetune qlora --recompute full" in out.output
+    assert "would fit: --dp 4 --zero 3" in out.output
+    longer = _memory("--preset", "llama3-8b", "--gpu", "rtx4090", "--finetune", "lora", "-T", "8192")
+    assert "would fit: -T 1024 (23.48 GiB per GPU)" in longer.output
+    assert "would fit: --gpu h100-sxm (78.77 GiB per GPU)" in longer.output

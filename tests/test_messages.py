@@ -25,7 +25,7 @@ def test_the_value_is_echoed_as_typed():
 
 def test_a_mistyped_command_or_option_is_one_line_with_a_close_match():
     assert error("servee") == "Error: no command servee; did you mean serve?"
-    assert "commands: compare, estimate" in error("zzz")
+    assert "commands: calibrate, compare, estimate" in error("zzz")
     close = "(Did you mean one of: '--power', '--price', '--pue'?)"
     assert error("estimate", "--nope") == f"Error: No such option '--nope'. {close}"
 

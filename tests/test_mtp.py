@@ -46,3 +46,39 @@ def test_mtp_flops_by_hand():
 def test_bad_input_names_the_field(args, field):
     with pytest.raises(SizingError, match=field):
         mtp.mtp_training_flops(CFG, *args)
+
+
+def _estimate_json(*args: str) -> dict:
+    import json
+
+    from click.testing import CliRunner
+
+    from sizing.cli import main
+
+    out = CliRunner().invoke(main, ["estimate", *args, "--format", "json"])
+    assert out.exit_code == 0, out.output
+    return json.loads(out.output)
+
+
+def test_estimate_prints_the_mtp_modules_the_config_states():
+    """DeepSeek-V3 (num_nextn_predict_layers 1): the module by component, sized apart from the 671B."""
+    result = _estimate_json("--preset", "deepseek-v3")
+    m = result["mtp"]
+    assert result["params"]["total"] == 671_026_404_352  # the MTP module is in no total
+    assert m["depth"] == 1 and m["params_shared"] == 11_610_067_968 and m["params_checkpoint"] == 13_463_426_048
+    assert m["checkpoint_total"] == 684_489_830_400
+    assert sum(m["module_components"].values()) == m["params_checkpoint"]
+    expected = mtp.mtp_training_flops(CFG, 4096, 1, "full")  # the estimate's T and attention convention
+    assert m["training_flops_per_token"] == expected // 4096 and m["forward_flops_per_token"] == expected // 3 // 4096
+
+
+def test_mtp_depth_overrides_the_config():
+    """--mtp-depth D: D modules (DeepSeek-V3 trains with D = 1; the option sizes others); 0: none."""
+    two = _estimate_json("--preset", "deepseek-v3", "--mtp-depth", "2")["mtp"]
+    assert two["params_checkpoint"] == 2 * 13_463_426_048
+    assert two["training_flops_per_token"] == mtp.mtp_training_flops(CFG, 4096, 2, "full") // 4096
+    assert "mtp" not in _estimate_json("--preset", "deepseek-v3", "--mtp-depth", "0")
+    assert "mtp" not in _estimate_json("--preset", "llama2-7b")
+    # GLM-4.5-Air (num_nextn_predict_layers 1): its MoE block 2,341,492,736 + 3 norms of d + eh_proj 2d·d, d = 4096
+    glm = _estimate_json("--preset", "glm-4.5-air")["mtp"]
+    assert glm["depth"] == 1 and glm["params_shared"] == 2_341_492_736 + 3 * 4096 + 2 * 4096 * 4096 == 2_375_059_456

@@ -80,3 +80,18 @@ def test_every_answer_says_what_mfu_means():
     assert "layout assumed" in est.output and "1,024 sequences x 4,096 = 4.19M tokens" in est.output
     par = CliRunner().invoke(main, ["parallel", "-p", "llama2-7b", "--gpus", "64", "--gpu", "h100"])
     assert "note: MFU = model FLOPs (6N-style matmuls + attention counted causal" in par.output
+
+
+def test_the_memory_shown_is_the_assumed_layouts():
+    """With --gpus the memory section is the most-loaded GPU of the layout the cost assumed (the
+    plan `sizing parallel --gpus N` prints), not one GPU without ZeRO: llama3-70b's 1,051 GiB of
+    model states cannot fit one H100, its dp 128 x tp 4 x pp 4 layout does."""
+    args = ("--preset", "llama3-70b", "--tokens", "15T", "--gpu", "h100", "--gpus", "2048")
+    est, par = _json("estimate", *args), _json("parallel", *args)
+    mem = est["memory"]["training"]
+    assert mem["layout_label"] == par["layout_label"] == est["training"]["mfu_layout"]["layout"]
+    assert mem["per_gpu"] == par["per_gpu"] and mem["per_gpu_bytes"] == par["per_gpu_bytes"] and mem["fits"]
+    text = CliRunner().invoke(main, ["estimate", *args]).output
+    assert "ZeRO 0 over dp 1" not in text and f"Training memory per GPU: {par['layout_label']}" in text
+    alone = _json("estimate", *args[:6])["memory"]["training"]  # no GPU count: one GPU, no ZeRO
+    assert alone["fits"] is False and "layout_label" not in alone

@@ -66,7 +66,9 @@ BAD_FIELDS = [
     (dict(dp=12, fsdp="hybrid", shard_group=8), "shard_group (8) must divide dp x cp (12)"),
     (dict(lora_targets=("q", "x")), "lora_targets ('x') must be one of"),
     (dict(lora_targets=()), "lora_targets (()) must be a non-empty tuple"),
-    (dict(finetune="lora", offload_params=True), "offload_params applies to full fine-tuning"),
+    (dict(finetune="qlora", lora_base="int8"), "lora_base (int8) applies to finetune lora"),
+    (dict(lora_trained=("embedding",)), "lora_trained applies to finetune lora or qlora"),
+    (dict(finetune="lora", lora_trained=("vision",)), "lora_trained"),
 ]
 
 

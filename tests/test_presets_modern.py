@@ -1,4 +1,4 @@
-"""The modern presets (sizing/inputs/presets_families.py): exact against transformers, and within the
+"""The modern presets (sizing/data/presets.json): exact against transformers, and within the
 rounding of the published figures (the rounding is the figure's own: "671B" is +-0.5B,
 "20.91B" +-0.005B; a source that truncates is checked as published <= ours < published + unit)."""
 
@@ -13,6 +13,7 @@ from sizing.inputs.presets import PRESETS, published_value
 
 FIXTURES = Path(__file__).parent / "fixtures"
 COUNTS = json.loads((FIXTURES / "hf_counts_modern.json").read_text())["counts"]
+COUNTS |= json.loads((FIXTURES / "hf_counts_2025.json").read_text())["counts"]  # tests/test_hf_2025.py
 MODERN = [p for p in PRESETS.values() if p.published is not None]
 NAMES = {
     "deepseek-v3",
@@ -30,12 +31,15 @@ NAMES = {
     "gpt-oss-120b",
     "phi-3-mini",
     "olmo-2-7b",
+    "kimi-k2",
+    "glm-4.5-air",
+    "minimax-m2",
 }
 
 
 def unit(text: str) -> Decimal:
     """The place of the last significant printed digit: "671B" -> 1e9, "400B" -> 1e11, "2.4B" -> 1e8."""
-    scale = {"B": Decimal(10) ** 9, "M": Decimal(10) ** 6}[text[-1]]
+    scale = {"T": Decimal(10) ** 12, "B": Decimal(10) ** 9, "M": Decimal(10) ** 6}[text[-1]]
     digits = text[:-1].replace(",", "")
     if "." in digits:
         return scale / Decimal(10) ** len(digits.split(".")[1])

@@ -23,6 +23,10 @@ from sizing.parallel.published_steps import _run, published_runs
 FIXTURE = Path(__file__).parent / "fixtures" / "published_memory.json"
 
 
+def _step_rows():
+    return [pytest.param(run, id=run.name) for run in published_runs()]
+
+
 def _plan(run):
     precision = "fp8" if run.options.precision == "fp8" else "bf16-mixed"
     work = Workload(run.seq_len, precision=precision, recompute=run.recompute, finetune=run.layout.finetune)
@@ -38,7 +42,7 @@ def _assert_may_fit(plan, name):
     assert verdict.may_fit, f"{name}: {verdict.describe()} ({plan.per_gpu_bytes / GIB:.2f} GiB on {plan.gpu.key})"
 
 
-@pytest.mark.parametrize("run", published_runs(), ids=lambda r: r.name)
+@pytest.mark.parametrize("run", _step_rows())
 def test_no_published_step_row_is_declared_not_fitting(run):
     _assert_may_fit(_plan(run), run.name)
 

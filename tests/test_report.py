@@ -88,7 +88,7 @@ def _table_rows(markdown: str) -> list[dict]:
 
 def test_published_runs_cite_a_source_and_a_difference(fresh):
     text = fresh["published-runs.md"].decode()
-    rows = _table_rows(text)
+    rows = _table_rows(text.split("## Step time:")[0])  # the step-time section's tables: the next test
     runs = pub.GPT3_TABLE_D1 + pub.LLAMA_GPU_HOURS + pub.LLAMA3_GPU_HOURS + pub.OTHER_RUNS
     assert len(rows) >= len(runs)
     notes = dict(re.findall(r"^\[\^(\d+)\]: (.+)$", text, flags=re.MULTILINE))  # the footnotes at the end
@@ -103,6 +103,25 @@ def test_published_runs_cite_a_source_and_a_difference(fresh):
     assert {"Llama-3-8B", "Llama-3-70B", "Llama-3.1-8B", "Llama-3.1-70B", "Llama-3.1-405B"} <= named
     for run in runs:  # each run's source text is one of the footnotes
         assert run["source"] in notes.values(), run["model"]
+
+
+def test_published_runs_list_every_step_time_run_with_error_and_band(fresh):
+    """The per-operation step model's section: the cross-validated error per source and overall, then
+    every published run with its error, its leave-one-source-out error and its band, citing its source."""
+    text = fresh["published-runs.md"].decode()
+    section = text.split("## Step time:")[1].split("## Sources")[0]
+    rows = _table_rows(section)
+    summary = [r for r in rows if "CV median abs. error" in r and "source" in r]
+    kinds = {r["kind"]: r["runs"] for r in rows if "CV median abs. error" in r and "kind" in r}
+    runs = [r for r in rows if "band" in r]
+    assert summary[-1]["source"] == "all" and summary[-1]["runs"] == "336"
+    assert kinds == {"dense": "275", "mixture of experts": "61"}
+    assert len(runs) == 336
+    notes = dict(re.findall(r"^\[\^(\d+)\]: (.+)$", text, flags=re.MULTILINE))
+    for row in runs:
+        marker = re.search(r" \[\^(\d+)\]$", row["run"])
+        assert marker and notes.get(marker.group(1)), row
+        assert row["error"].endswith("%") and row["CV error"].endswith("%") and " s (" in row["band"], row
 
 
 def test_llama31_405b_implied_mfu():

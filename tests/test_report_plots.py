@@ -49,3 +49,52 @@ def test_training_memory_plot_shows_what_fits():
     label, zero, dp, recompute = MEMORY_SETTINGS[-1]
     expected = training_memory(MEMORY_MODEL, MEMORY_CONTEXT, 16, zero=zero, dp=dp, recompute=recompute)
     assert data["series"][label][-1] == expected.per_gpu_bytes
+
+
+def test_gpu_hours_labels_stay_inside_and_off_the_points():
+    data = gpu_hours_data()
+    mids = {n: (p["params"], math.sqrt(p[HOURS_GPUS[0]] * p[HOURS_GPUS[1]])) for n, p in data.items()}
+    every = tuple((p["params"], p[g]) for p in data.values() for g in HOURS_GPUS)
+    ys = [y for _, y in every]
+    bounds = (10 ** math.floor(math.log10(min(ys))), 10 ** (math.ceil(math.log10(max(ys))) + 0.3))
+    placed = _label_positions(mids, CHAR, HEIGHT, markers=every, bounds=bounds)
+    for name, (x, y) in placed.items():
+        lx, ly, width = math.log10(x), math.log10(y), CHAR * len(name)
+        assert math.log10(bounds[0]) <= ly - HEIGHT / 2 and ly + HEIGHT / 2 <= math.log10(bounds[1]), name
+        for mx, my in every:  # no label box covers a marker
+            inside_x = lx - 0.02 < math.log10(mx) < lx + width + 0.02
+            assert not (inside_x and abs(math.log10(my) - ly) < HEIGHT / 2 + 0.06 - 1e-9), (name, mx, my)
+
+
+def _drawn(module, plot, monkeypatch):
+    """The axes a report plot draws, instead of its PNG: (legend labels, lines, x tick labels)."""
+    from matplotlib.figure import Figure
+
+    seen = {}
+
+    def render(title, labels, data, draw, margins=None):
+        ax = Figure().add_subplot()
+        draw(ax)
+        seen["ax"] = ax
+        return b""
+
+    monkeypatch.setattr(module, "_render", render)
+    plot()
+    ax = seen["ax"]
+    return ax.get_legend_handles_labels()[1], ax.get_lines(), [t.get_text() for t in ax.get_xticklabels()]
+
+
+def test_every_reference_line_is_in_the_legend(monkeypatch):
+    """parallel-memory.png's GPU memory ticks, serving-tokens-per-second.png's largest-batch lines
+    and the TPOT bound of serving-throughput-vs-latency.png are named in their legends."""
+    from sizing.report import parallel_layouts, serve_plots, serving_capacity
+
+    published = [(run.name, parallel_layouts.published_plan(run)[0]) for run in parallel_layouts.PUBLISHED_LAYOUTS]
+    legend, lines, _ = _drawn(parallel_layouts, lambda: parallel_layouts._memory_plot(published[:2], []), monkeypatch)
+    assert "GPU memory" in legend
+    legend, lines, ticks = _drawn(serve_plots, serve_plots._tokens_plot, monkeypatch)
+    dotted = [line.get_label() for line in lines if line.get_linestyle() == ":"]
+    assert dotted and all(not label.startswith("_") and label in legend for label in dotted)
+    assert ticks[:3] == ["1", "2", "4"]  # batches written as numbers
+    legend, _, ticks = _drawn(serving_capacity, serving_capacity.throughput_latency_plot, monkeypatch)
+    assert "TPOT bound 50 ms" in legend and {"10", "20", "50", "100"} <= set(ticks)  # milliseconds, not 10^k

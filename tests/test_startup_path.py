@@ -64,6 +64,26 @@ def test_estimate_path_imports_neither_importlib_metadata_nor_wcwidth():
     assert "sizing.cli.verify" not in loaded and "sizing.cli.report" not in loaded
 
 
+def test_a_stack_preset_skips_the_whole_model_readers():
+    """A stack preset never reaches sizing.whole (its hybrid and vision readers cost ~40 ms to import),
+    nor the --from readers: the shortcut in sizing.cli.any_model holds because no name is both."""
+    loaded = _in_fresh_process(
+        "import sys; sys.argv = ['sizing', 'estimate', '--preset', 'llama2-7b']\n"
+        "from sizing.cli import main\n"
+        "try:\n    main(standalone_mode=False)\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[:2] in (['sizing', 'whole'], ['sizing', 'hybrid'], "
+        "['sizing', 'vision']) or m == 'sizing.frameworks.detect'))"
+    )
+    assert loaded == []
+    from sizing.hybrid import HYBRID_PRESETS
+    from sizing.inputs import get_preset
+    from sizing.vision import VISION_PRESETS
+
+    for whole in (*HYBRID_PRESETS, *VISION_PRESETS):
+        with pytest.raises(KeyError):
+            get_preset(whole.name)
+
+
 def test_tabulate_keeps_its_real_version_and_metadata_still_imports_afterwards():
     version, real, metadata_version = _in_fresh_process(
         "from sizing.render.tables import import_tabulate\n"

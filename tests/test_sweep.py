@@ -214,7 +214,8 @@ def test_a_point_is_built_as_modelconfig_builds_it():
         fields = {f.name: getattr(preset.config, f.name) for f in dataclasses.fields(ModelConfig)}
         built = _config(fields)
         assert built == preset.config and hash(built) == hash(preset.config) and built.to_dict() == fields
-    bad = {**fields, "n_heads": 7}
+    llama = PRESETS["llama2-7b"].config  # not MLA: there d_model must divide into n_heads
+    bad = {**{f.name: getattr(llama, f.name) for f in dataclasses.fields(ModelConfig)}, "n_heads": 7}
     with pytest.raises(SizingError) as direct:
         ModelConfig(**bad)
     with pytest.raises(SizingError) as fast:

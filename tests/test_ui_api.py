@@ -36,6 +36,11 @@ REQUESTS = {
     "serve": [("preset", "llama2-70b"), ("tp", "4"), ("batch", "8"), ("prompt", "2048"), ("output", "256")],
     "plan": [("flops", "1e22"), ("gpus", "64")],
     "compare": [("preset", "llama2-7b"), ("preset", "mistral-7b"), ("seq-len", "4096"), ("tokens", "2T")],
+    "hybrid": [("preset", "jamba-v0.1"), ("context", "262144"), ("gpu", "h200")],
+    "vision": [("preset", "qwen2.5-vl-7b"), ("images", "2"), ("image-size", "1080x1920")],
+    "speculate": [("preset", "llama2-70b"), ("draft", "llama2-7b"), ("k", "4"), ("acceptance", "0.7")],
+    "serve-layout": [("preset", "llama3-70b"), ("gpu", "h100"), ("weights", "bf16"), ("gpus", "8"), ("gpus", "16")],
+    "sweep": [("preset", "llama2-7b"), ("set", "n_layers=24,32"), ("tokens", "1T,2T")],
 }
 
 
@@ -163,20 +168,29 @@ def test_the_vendored_chart_library_matches_its_readme():
     assert "MIT License" in (vendor / "chart.js-LICENSE.md").read_text()
 
 
+# what the page shows is these files: its own static files (not vendor/) and the modules that
+# lay an answer out (cards, words and units, the memory bar)
+PAGE_FILES = ("cards.py", "fields.py", "fit.py")
+
+
 def static_digest() -> str:
-    """One hash of the page's own files (sizing/ui/static/*, not vendor/): the README's
-    screenshot, written by tests/test_ui_browser.py::test_screenshot, is current while this is
-    the hash recorded beside it."""
+    """One hash of the page's own files: the screenshots (docs/img/ui.png and docs/img/ui/*.png,
+    written by the browser tests with SIZING_UI_SCREENSHOT / SIZING_UI_SCREENSHOTS) are current
+    while this is the hash recorded beside them."""
     digest = hashlib.sha256()
-    for path in sorted(p for p in (ROOT / "sizing" / "ui" / "static").glob("*") if p.is_file()):
+    package = ROOT / "sizing" / "ui"
+    files = [p for p in (package / "static").glob("*") if p.is_file()] + [package / name for name in PAGE_FILES]
+    for path in sorted(files):
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 
 
 def test_the_readme_screenshot_is_current():
-    """Regenerate with: SIZING_UI_SCREENSHOT=docs/img/ui.png python -m pytest tests/test_ui_browser.py -k screenshot"""
-    recorded = (ROOT / "docs" / "img" / "ui.png.sha256").read_text().strip()
-    assert recorded == static_digest(), "sizing/ui/static changed: regenerate docs/img/ui.png (docs/ui.md)"
+    """Regenerate with (docs/ui.md): SIZING_UI_SCREENSHOT=docs/img/ui.png SIZING_UI_SCREENSHOTS=docs/img/ui
+    python -m pytest -m 'browser' tests/test_ui_browser.py tests/test_ui_journeys.py -k 'screenshot or journey'"""
+    for name in ("ui.png.sha256", "ui/journeys.sha256"):
+        recorded = (ROOT / "docs" / "img" / name).read_text().strip()
+        assert recorded == static_digest(), f"the page changed: regenerate docs/img/{name}'s pictures (docs/ui.md)"
     assert "docs/img/ui.png" in (ROOT / "README.md").read_text()
 
 

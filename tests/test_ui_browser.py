@@ -1,9 +1,10 @@
-"""`sizing ui` in a real browser: Debian's Chromium driven by Playwright. Each flow reads the
-numbers the page shows and asserts they equal the API's answer for the same request, and the API
-equals `--format json` (tests/test_ui_api.py), so a change to any number breaks one of them.
+"""`sizing ui` in a real browser (Debian's Chromium driven by Playwright): every question answers
+with the CLI's numbers and passes axe-core at desktop and phone size; the page's state behaves
+(options persist across questions and in the link, incompatible choices are disabled, a pasted
+config replaces the preset, an error keeps the last answer and marks its field); long work shows
+progress and can be cancelled; the serving roofline is per GPU. The journeys people bring are in
+tests/test_ui_journeys.py; the fixtures (one server, one browser) in tests/conftest.py.
 
-Skipped on a machine without /usr/bin/chromium, except in CI (CI=true), where it must run.
-Playwright's own browser download is never used (`executable_path` is the system Chromium).
 With SIZING_UI_SCREENSHOT=PATH the README's screenshot is written to PATH (docs/ui.md says when).
 """
 
@@ -11,234 +12,224 @@ from __future__ import annotations
 
 import json
 import os
-import threading
+import shlex
 from pathlib import Path
-from urllib.parse import parse_qsl, urlsplit
 
 import pytest
-from test_ui_api import static_digest
+from click.testing import CliRunner
+from ui_pages import (
+    PHONE,
+    ROOT,
+    act,
+    cards,
+    open_page,
+    overflow,
+    page_query,
+    require_browser,
+    save_screenshot,
+    serious_axe_violations,
+    settle,
+    table,
+)
 
-from sizing.ui.api import ENDPOINTS, answer, fits_by_gpu
-from sizing.ui.server import make_server, url_of
+from sizing.cli import main
+from sizing.ui.api import ENDPOINTS, js_safe
+from sizing.ui.cards import get
+from sizing.ui.fields import leaves
 
-CHROMIUM = "/usr/bin/chromium"
-ROOT = Path(__file__).resolve().parents[1]
-HF_CONFIG = ROOT / "tests" / "fixtures" / "hf_configs" / "Qwen__Qwen2-0.5B.json"
-STATIC = ROOT / "sizing" / "ui" / "static"
-LAUNCH_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-TIMEOUT_MS = 120_000  # the fit list asks all 16 GPUs; a busy 2-core runner is slow
-
-if not os.environ.get("CI"):  # in CI a missing browser or Playwright is a failure, not a skip
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"no {CHROMIUM} (the browser tests run in CI)", allow_module_level=True)
-    pytest.importorskip("playwright.sync_api")
-from playwright.sync_api import sync_playwright  # noqa: E402  (after the skip: absent on a bare machine)
-
+require_browser()
 pytestmark = pytest.mark.browser
 
-
-@pytest.fixture(scope="module")
-def server():
-    srv = make_server("127.0.0.1", 0)
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
-    thread.join(5)
+QWEN = ROOT / "tests" / "fixtures" / "hf_configs" / "Qwen__Qwen2-0.5B.json"
 
 
-@pytest.fixture(scope="module")
-def chromium_browser():
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
-        yield chromium
-        chromium.close()
+def cli_of_page(page):
+    """The CLI's JSON for the command line the page shows (the question it asked)."""
+    args = shlex.split(page.text_content("#command"))[1:]
+    out = CliRunner().invoke(main, args)
+    assert out.exit_code in (0, 3), out.output
+    return js_safe(json.loads(out.stdout))
 
 
-@pytest.fixture
-def ui_page(chromium_browser):
-    context = chromium_browser.new_context(viewport={"width": 1280, "height": 1000})
-    tab = context.new_page()
-    tab.set_default_timeout(TIMEOUT_MS)
-    failures = []
-    tab.on("pageerror", lambda exc: failures.append(f"page error: {exc}"))
-    tab.on("response", lambda r: r.status >= 500 and failures.append(f"{r.status} {r.url}"))
-    # a 400 (bad input) is part of a flow; anything else the console reports is a failure
-    tab.on("console", lambda m: m.type == "error" and "status of 400" not in m.text and failures.append(m.text))
-    yield tab
-    context.close()
-    assert not failures
+def assert_page_is_the_cli(page):
+    expected = cli_of_page(page)
+    for card in cards(page):
+        assert card["value"] == get(expected, card["path"]), card
+    assert table(page, "all-numbers") == dict(leaves(expected))
+    return expected
 
 
-def settle(ui_page):
-    """Wait until the page's last question, its chart and its fit list have all come back."""
-    ui_page.wait_for_selector("body[data-state=done]", state="attached")
+@pytest.mark.parametrize("tab", [*ENDPOINTS, "browse"])
+def test_every_question_answers_and_passes_axe(ui_page, ui_server, tab):
+    open_page(ui_page, ui_server, f"?tab={tab}")
+    assert ui_page.get_attribute(f"#tabs [data-tab='{tab}']", "aria-selected") == "true"
+    assert not ui_page.is_visible("#error"), ui_page.inner_text("#error")
+    if tab != "browse":
+        assert cards(ui_page), tab  # the numbers asked for come first
+        assert_page_is_the_cli(ui_page)
+    assert serious_axe_violations(ui_page) == []
+    to_phone(ui_page)
+    assert overflow(ui_page) == 0
 
 
-def open_page(ui_page, server, query: str = ""):
-    ui_page.goto(url_of(server) + query)
-    settle(ui_page)
+@pytest.mark.slow
+@pytest.mark.parametrize("tab", [*ENDPOINTS, "browse"])
+def test_every_question_passes_axe_on_a_phone(ui_page, ui_server, tab):
+    ui_page.set_viewport_size(PHONE)
+    open_page(ui_page, ui_server, f"?tab={tab}")
+    assert overflow(ui_page) == 0
+    assert serious_axe_violations(ui_page) == []
 
 
-def page_pairs(ui_page) -> tuple[str, list[tuple[str, str]]]:
-    """The tab and the request pairs the page's URL holds (the page sends the same)."""
-    pairs = parse_qsl(urlsplit(ui_page.url).query, keep_blank_values=True)
-    tab = dict(pairs)["tab"]
-    has_config = any(k == "config_text" for k, _ in pairs)
-    kept = []
-    for key, value in pairs:
-        if key == "tab" or (key == "preset" and has_config):
-            continue
-        kept.append(("preset" if key == "with" else key, value))
-    return tab, kept
+def to_phone(page) -> None:
+    """390 px wide, once the charts have followed the new width (Chart.js resizes on a ResizeObserver)."""
+    page.set_viewport_size(PHONE)
+    page.wait_for_function("() => window.innerWidth === 390")
+    page.wait_for_function("() => document.scrollingElement.scrollWidth <= window.innerWidth")
 
 
-def table(ui_page, table_id: str) -> dict[str, object]:
-    """{row key: exact value} of a table the page drew (each cell carries its JSON value)."""
-    return ui_page.eval_on_selector(
-        f"#{table_id}",
-        "t => Object.fromEntries([...t.tBodies[0].rows]"
-        ".map(r => [r.dataset.key, JSON.parse(r.cells[1].dataset.value)]))",
-    )
-
-
-def leaves(value, prefix=""):
-    """The page's flattening of an answer (app.js leaves()): dotted path -> scalar."""
-    if isinstance(value, dict | list):
-        items = value.items() if isinstance(value, dict) else enumerate(value)
-        out = {}
-        for key, item in items:
-            out |= leaves(item, f"{prefix}.{key}" if prefix else str(key))
-        return out
-    return {prefix: value}
-
-
-def assert_page_equals_api(ui_page):
-    """Every number of the page's answer, its command and verdict equal the API's for the page's request."""
-    tab, pairs = page_pairs(ui_page)
-    expected = answer(tab, pairs)
-    assert table(ui_page, "all-numbers") == leaves(expected["result"])
-    assert ui_page.inner_text("#command") == expected["command"]
-    assert ui_page.get_attribute("#verdict", "data-fits") == json.dumps(expected["verdict"])
-    breakdown = leaves(expected["result"])
-    for key, value in table(ui_page, "breakdown").items():
-        path = key.split(" (")[0]
-        if path in breakdown:
-            assert value == breakdown[path], key
-    return tab, pairs, expected
-
-
-@pytest.mark.parametrize("tab", ENDPOINTS)
-def test_every_tab_shows_the_api_numbers(ui_page, server, tab):
-    open_page(ui_page, server, f"?tab={tab}")
-    assert ui_page.get_attribute(f"#tabs button[data-tab={tab}]", "class") == "active"
-    _, pairs, _ = assert_page_equals_api(ui_page)
-    assert ui_page.locator("#formulas tbody tr").count() > 0
-    assert ui_page.eval_on_selector("#chart", "c => c.width > 0 && !!Chart.getChart(c)")
-    # serve also draws its roofline: the prefill and the first decode step at FLOPs / seconds
-    roofline = ui_page.eval_on_selector("#chart2", "c => Chart.getChart(c)?.data.datasets.map(d => d.data[0].y)")
-    if tab == "serve":
-        result = answer(tab, pairs)["result"]
-        prefill, step = result["prefill"], result["decode"]["first_step"]
-        assert roofline[1:] == [prefill["flops"] / prefill["seconds"], step["flops"] / step["seconds"]]
-    else:
-        assert roofline is None and not ui_page.is_visible("#chart2")
-    fits = [row["gpu"] for row in fits_by_gpu(tab, pairs) if row["fits"]]
-    assert json.loads(ui_page.get_attribute("#fit-gpus", "data-gpus")) == fits
-
-
-def test_pick_a_preset_and_read_the_exact_total(ui_page, server):
-    open_page(ui_page, server)
-    ui_page.select_option("#preset", "llama3-8b")
-    settle(ui_page)
-    # llama3-8b: 8,030,261,248 parameters (Meta's model card: 8.03B; tests/test_params.py)
-    assert table(ui_page, "breakdown")["params.total"] == 8_030_261_248
-    assert ui_page.inner_text("#breakdown tr[data-key='params.total'] td.num") == "8,030,261,248"
-    assert_page_equals_api(ui_page)
-    # the training FLOPs run past 2^53: shown and compared as the exact integer
-    flops = answer("estimate", [("preset", "llama3-8b")])["result"]["training"]["flops"]
-    assert isinstance(flops, str) and table(ui_page, "breakdown")["training.flops"] == flops
-
-
-def test_changing_the_gpu_flips_the_verdict(ui_page, server):
-    open_page(ui_page, server, "?tab=memory&preset=llama2-7b")
-    assert ui_page.get_attribute("#verdict", "data-fits") == "false"  # 126.6 GiB on an 80 GiB A100
-    ui_page.select_option("#options select[name=gpu]", "h200")
-    settle(ui_page)
-    assert ui_page.get_attribute("#verdict", "data-fits") == "true"  # 141 GB H200
-    assert ui_page.inner_text("#verdict").startswith("Fits on h200")
-    assert_page_equals_api(ui_page)
-
-
-def test_paste_a_config(ui_page, server):
-    open_page(ui_page, server)
-    ui_page.fill("#config_text", HF_CONFIG.read_text())
-    ui_page.click("#run")
-    settle(ui_page)
-    assert table(ui_page, "breakdown")["params.total"] == 494_032_768  # Qwen2-0.5B, tests/fixtures/hf_counts.json
-    assert ui_page.inner_text("#command") == "sizing estimate --config config.json --format json"
-    assert_page_equals_api(ui_page)
-
-
-def test_bad_input_shows_the_cli_message(ui_page, server):
-    open_page(ui_page, server)
-    ui_page.fill("#options input[name=seq-len]", "-3")
-    ui_page.click("#run")
-    settle(ui_page)
-    assert ui_page.is_visible("#error") and not ui_page.is_visible("#answer")
-    assert (
-        ui_page.inner_text("#error") == "Error: --seq-len (-3) must be a positive integer (at most 1,099,511,627,776)"
-    )
-
-
-def test_a_link_reproduces_the_page(ui_page, server, chromium_browser):
-    open_page(ui_page, server, "?tab=serve")
-    ui_page.fill("#set", "n_layers=40")
-    ui_page.fill("#options input[name=batch]", "16")
-    ui_page.select_option("#options select[name=gpu]", "h100-sxm")
-    settle(ui_page)
-    link = ui_page.get_attribute("#permalink", "href")
-    assert link == urlsplit(ui_page.url).path + "?" + urlsplit(ui_page.url).query
-    numbers = table(ui_page, "all-numbers")
+def test_options_persist_across_questions_and_in_the_link(ui_page, ui_server, chromium_browser):
+    open_page(ui_page, ui_server, "?tab=estimate&preset=llama3-8b")
+    act(ui_page, lambda: ui_page.select_option("#opt-gpu", "h200"))
+    act(ui_page, lambda: ui_page.click("#tabs [data-tab=memory]"))
+    assert ui_page.input_value("#opt-gpu") == "h200" and ui_page.input_value("#preset") == "llama3-8b"
+    assert ("gpu", "h200") in page_query(ui_page) and ("tab", "memory") in page_query(ui_page)
+    assert assert_page_is_the_cli(ui_page)["gpu"] == "h200"
     other = chromium_browser.new_page()
-    other.set_default_timeout(TIMEOUT_MS)
-    other.goto(url_of(server) + link.lstrip("/"))
+    other.goto(ui_page.url)
     settle(other)
-    assert other.input_value("#set") == "n_layers=40"
-    assert other.input_value("#options input[name=batch]") == "16"
-    assert table(other, "all-numbers") == numbers
-    assert assert_page_equals_api(other)[1][:2] == [("preset", "llama2-7b"), ("set", "n_layers=40")]
+    assert other.input_value("#opt-gpu") == "h200"
+    assert table(other, "all-numbers") == table(ui_page, "all-numbers")
     other.close()
 
 
-def test_compare_two_models(ui_page, server):
-    open_page(ui_page, server, "?tab=compare&preset=llama2-7b")
-    ui_page.select_option("#compare_with", ["mistral-7b"])
-    settle(ui_page)
-    _, _, expected = assert_page_equals_api(ui_page)
-    assert [row["model"] for row in expected["result"]["rows"]] == ["llama2-7b", "mistral-7b"]
-    breakdown = table(ui_page, "breakdown")
-    assert breakdown["llama2-7b: params_total"] == 6_738_415_616
-    assert breakdown["mistral-7b: params_total"] == 7_241_732_096
+def test_a_choice_that_rules_options_out_disables_them(ui_page, ui_server):
+    """finetune=full, then Inference: the training options are disabled with the reason, not an error."""
+    open_page(ui_page, ui_server, "?tab=memory&preset=llama3-8b")
+    act(ui_page, lambda: ui_page.select_option("#opt-finetune", "full"))
+    act(ui_page, lambda: ui_page.check("#opt-inference"))
+    assert not ui_page.is_visible("#error")
+    assert ui_page.is_disabled("#opt-finetune") and ui_page.is_disabled("#opt-zero")
+    assert "Applies only without Inference" in ui_page.inner_text("[data-key=finetune] .why")
+    assert not ui_page.is_disabled("#opt-kv-dtype")
+    command = ui_page.text_content("#command")
+    assert "--inference" in command and "--finetune" not in command
+    assert "kv_cache_bytes" in assert_page_is_the_cli(ui_page)
 
 
-def test_screenshot(ui_page, server):
+def test_a_rate_disables_what_the_capacity_plan_sets(ui_page, ui_server):
+    open_page(ui_page, ui_server, "?tab=serve&preset=llama3-8b")
+    assert ui_page.is_disabled("#opt-slo-ttft") and not ui_page.is_disabled("#opt-batch")
+    act(ui_page, lambda: (ui_page.fill("#opt-rate", "5"), ui_page.press("#opt-rate", "Enter")))
+    assert ui_page.is_disabled("#opt-gpus") and ui_page.is_disabled("#opt-batch")
+    assert not ui_page.is_disabled("#opt-slo-ttft") and not ui_page.is_disabled("#opt-tp")  # tp narrows the search
+    assert {c["path"] for c in cards(ui_page)} >= {"best.gpus", "best.replicas"}
+    assert_page_is_the_cli(ui_page)
+
+
+def test_a_pasted_config_replaces_the_preset(ui_page, ui_server):
+    open_page(ui_page, ui_server, "?tab=estimate&preset=llama2-7b")
+    ui_page.check("input[name=source][value=paste]")
+    assert not ui_page.is_visible("#preset")  # the dropdown's model is not the one asked about
+    act(ui_page, lambda: (ui_page.fill("#config_text", QWEN.read_text()), ui_page.locator("#config_text").blur()))
+    assert ui_page.inner_text("#model-name") == "Model: Pasted config.json: qwen2"
+    assert ui_page.text_content("#command") == "sizing estimate --config config.json --format json"
+    by_path = {c["path"]: c["value"] for c in cards(ui_page)}
+    assert by_path["params.total"] == 494_032_768  # Qwen2-0.5B, tests/fixtures/hf_counts.json
+
+
+def test_an_error_keeps_the_last_answer_and_marks_the_field(ui_page, ui_server):
+    open_page(ui_page, ui_server, "?tab=estimate&preset=llama2-7b")
+    before = cards(ui_page)
+    act(ui_page, lambda: (ui_page.fill("#opt-seq-len", "-3"), ui_page.press("#opt-seq-len", "Enter")))
+    message = "Error: --seq-len (-3) must be a positive integer (at most 1,099,511,627,776)"
+    assert ui_page.inner_text("#error") == message
+    assert ui_page.get_attribute("#opt-seq-len", "aria-invalid") == "true"
+    assert ui_page.inner_text("[data-key=seq-len] .field-error") == message.removeprefix("Error: ")
+    assert cards(ui_page) == before and ui_page.is_visible("#stale-note")  # the last answer, marked as such
+    act(ui_page, lambda: (ui_page.fill("#opt-seq-len", "2048"), ui_page.press("#opt-seq-len", "Enter")))
+    assert not ui_page.is_visible("#error") and ui_page.get_attribute("#opt-seq-len", "aria-invalid") is None
+    assert get(assert_page_is_the_cli(ui_page), "flops.seq_len") == 2048
+
+
+def test_long_work_shows_progress_clears_old_charts_and_can_be_cancelled(ui_page, ui_server):
+    open_page(ui_page, ui_server, "?tab=estimate&preset=llama2-7b")
+    held = []
+    ui_page.route("**/api/parallel", lambda route: held.append(route))  # the answer never comes until released
+    ui_page.click("#tabs [data-tab=parallel]")
+    ui_page.wait_for_selector("#progress:not([hidden])")
+    assert ui_page.is_visible("#cancel") and ui_page.get_attribute("#answer", "aria-busy") == "true"
+    assert ui_page.eval_on_selector_all(".chart-box", "bs => bs.every(b => b.hidden)")  # the last question's charts
+    assert ui_page.is_visible("#stale-note")
+    ui_page.click("#cancel")
+    ui_page.wait_for_selector("body[data-outcome=cancelled][data-state=done]", state="attached")
+    assert ui_page.inner_text("#progress-text") == "Cancelled."
+    for route in held:
+        route.abort()
+    ui_page.unroute("**/api/parallel")
+    act(ui_page, lambda: ui_page.click("#run"))
+    assert ui_page.get_attribute("body", "data-outcome") == "answer"
+    assert_page_is_the_cli(ui_page)
+
+
+def test_the_serving_roofline_is_per_gpu(ui_page, ui_server):
+    open_page(ui_page, ui_server, "?tab=serve&preset=llama3-70b&tp=4&prompt=2048&output=256")
+    r = cli_of_page(ui_page)
+    per_replica = r["settings"]["gpus"] / r["settings"]["replicas"]
+    datasets = ui_page.eval_on_selector(
+        "#chart2", "c => Chart.getChart(c).data.datasets.map(d => ({label: d.label, y: d.data.map(p => p.y)}))"
+    )
+    by_label = {d["label"].split(",")[0].split(":")[0]: d["y"] for d in datasets}
+    prefill, step = r["prefill"], r["decode"]["first_step"]
+    assert by_label["prefill"] == [int(prefill["flops"]) / prefill["seconds"] / per_replica]
+    assert by_label["first decode step"] == [int(step["flops"]) / step["seconds"] / per_replica]
+    # no point above one GPU's roof (the old chart drew the 4 GPUs' FLOP/s against one GPU's peak)
+    assert max(by_label["prefill"] + by_label["first decode step"]) <= r["peak_flops_per_second"]
+    assert any(d["label"].startswith("roofline of one") for d in datasets)  # every reference line in the legend
+    assert any(d["label"].startswith("ridge point") for d in datasets)
+
+
+def test_the_questions_are_reachable_by_keyboard(ui_page, ui_server):
+    open_page(ui_page, ui_server, "?tab=estimate")
+    ui_page.focus("#tabs [data-tab=estimate]")
+    act(ui_page, lambda: ui_page.keyboard.press("ArrowRight"))
+    assert ui_page.get_attribute("#tabs [data-tab=memory]", "aria-selected") == "true"
+    assert ui_page.evaluate("document.activeElement.dataset.tab") == "memory"
+    labelled = ui_page.eval_on_selector_all(
+        "#options input, #options select",
+        "xs => xs.every(x => x.labels.length > 0 && x.getAttribute('aria-describedby'))",
+    )
+    assert labelled
+
+
+def test_compare_two_models(ui_page, ui_server):
+    open_page(ui_page, ui_server, "?tab=compare&preset=llama2-7b")
+    act(ui_page, lambda: ui_page.select_option("#compare_with", ["mistral-7b"]))
+    expected = assert_page_is_the_cli(ui_page)
+    assert [row["model"] for row in expected["rows"]] == ["llama2-7b", "mistral-7b"]
+    by_path = {c["path"]: c["value"] for c in cards(ui_page)}
+    assert (by_path["rows.0.params_total"], by_path["rows.1.params_total"]) == (6_738_415_616, 7_241_732_096)
+
+
+def test_browse_presets_and_gpus(ui_page, ui_server):
+    open_page(ui_page, ui_server, "?tab=browse")
+    ui_page.fill("#browse-filter", "mixtral")
+    names = ui_page.eval_on_selector_all("#preset-table tbody tr", "rs => rs.map(r => r.dataset.name)")
+    assert names == ["mixtral-8x7b", "mixtral-8x22b"]
+    act(ui_page, lambda: ui_page.click("#preset-table button:text('mixtral-8x7b')"))
+    assert ui_page.get_attribute("#tabs [data-tab=estimate]", "aria-selected") == "true"
+    assert ui_page.input_value("#preset") == "mixtral-8x7b"
+    assert_page_is_the_cli(ui_page)
+
+
+def test_screenshot(ui_page, ui_server):
     """The README's picture: written with SIZING_UI_SCREENSHOT=PATH, with the hash of the files
     it shows beside it; tests/test_ui_api.py checks that hash against the files."""
     target = os.environ.get("SIZING_UI_SCREENSHOT")
     if not target:
         pytest.skip("set SIZING_UI_SCREENSHOT=docs/img/ui.png to write the README's screenshot")
-    ui_page.set_viewport_size({"width": 1280, "height": 1150})
-    open_page(ui_page, server, "?tab=memory&preset=llama3-8b&seq-len=4096&zero=3&dp=8&gpu=h100-sxm")
-    ui_page.screenshot(path=target)
+    from test_ui_api import static_digest
+
+    open_page(ui_page, ui_server, "?tab=parallel&preset=llama3-70b&gpus=2048&tokens=15T")
+    save_screenshot(ui_page, Path(target))
     Path(target + ".sha256").write_text(static_digest() + "\n")

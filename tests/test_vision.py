@@ -107,7 +107,6 @@ def test_prefill_with_images_adds_tokens_and_encoder():
 @pytest.mark.parametrize(
     ("change", "field"),
     [
-        (dict(vision_config={"vision_use_head": True}), "vision_use_head"),
         (dict(vision_config="x"), "vision_config"),
         (dict(model_type="idefics3"), "model_type"),
         (dict(mm_tokens_per_image=200), "mm_tokens_per_image"),
@@ -133,11 +132,15 @@ def test_cli():
     assert bad.exit_code == 2 and bad.output.startswith("Error: --image-size") and bad.output.count("\n") == 1
 
 
-def test_text_only_sizing_of_a_whole_config_is_labelled():
+def test_estimate_sizes_a_whole_config_whole():
+    """The whole Gemma-3 config: every part counted, equal to transformers' image-text model."""
     path = FIXTURES / "hf_configs_modern" / "google__gemma-3-27b-pt.json"
     out = CliRunner().invoke(main, ["estimate", "--config", str(path), "--seq-len", "4096", "--format", "json"])
     assert out.exit_code == 0, out.output
-    assert "text model only" in out.output and "sizing vision --config" in out.output
+    counted = json.loads((FIXTURES / "hf_counts_modern.json").read_text())["counts"]["google__gemma-3-27b-pt"]
+    result = json.loads(out.output)
+    assert result["model"]["kind"] == "vision-language"
+    assert result["params"]["total"] == counted["multimodal_total"] == 27_432_406_640
     plain = FIXTURES / "hf_configs_modern" / "Qwen__Qwen3-8B.json"
     out = CliRunner().invoke(main, ["estimate", "--config", str(plain), "--seq-len", "4096", "--format", "json"])
-    assert "text model only" not in out.output
+    assert "kind" not in json.loads(out.output)["model"]  # a stack: the formulas' own estimate

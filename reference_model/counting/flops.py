@@ -68,7 +68,8 @@ def flop_component(module_name: str) -> str | None:
     that is not a leaf matmul component (a block, the experts' list, one expert, a norm) -> None.
     The same naming as the parameter count (counting.component_key)."""
     key = component_key(module_name)
-    if module_name.endswith(("moe.experts", "moe.shared")):  # parents of matmuls (experts, the shared MLP)
+    # parents of matmuls (experts, the shared MLP, DSA's indexer), and the indexer's LayerNorm
+    if module_name.endswith(("moe.experts", "moe.shared", "attn.indexer", "attn.indexer.k_norm")):
         return None
     return key if key in FLOP_COMPONENTS else None
 
@@ -222,7 +223,7 @@ def count_fvcore(model: nn.Module, idx: torch.Tensor, attn_impl: str = "math") -
     leaf_total = sum(forward.values())
     for module_name, ops in by_module_op.items():
         name = component_key(module_name.removeprefix("model."))
-        if name in NORM_MODULES:
+        if name in NORM_MODULES or module_name.endswith("attn.indexer.k_norm"):
             norms[name] += FVCORE_FLOPS_PER_COUNT * sum(ops.values())
     total = FVCORE_FLOPS_PER_COUNT * analysis.total()
     rest = total - leaf_total - sum(norms.values())

@@ -26,6 +26,8 @@ def component_key(param_name: str) -> str:
     key = _SUFFIX.sub("", _LAYER.sub("", param_name))
     if _SHARED.match(key):
         return "moe.shared"  # the shared experts: one MLP, one component
+    if key.startswith("attn.indexer."):
+        return "attn.indexer"  # DSA's lightning indexer: wq_b, wk, k_norm, weights_proj
     return "moe.experts" if _EXPERT.match(key) else key
 
 

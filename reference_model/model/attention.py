@@ -18,6 +18,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.utils.checkpoint import checkpoint as _checkpoint
 
+from reference_model.model.dsa import DSAIndexer, IndexScores
 from reference_model.model.layers import RMSNorm
 from reference_model.model.mla_absorbed import absorbed_mla_attention
 from sizing import ATTENTION_IMPL_ALIASES, ATTENTION_IMPLS, require_choice
@@ -96,8 +97,8 @@ class KVCache:
     """
 
     def __init__(self, cfg: ModelConfig, batch: int, total: int, device, dtype):
-        if cfg.is_mla:
-            widths = (cfg.kv_lora_rank, cfg.qk_rope_head_dim)
+        if cfg.is_mla:  # DSA's index key rides beside the latent (DeepSeek-V3.2)
+            widths = (cfg.kv_lora_rank + (cfg.index_head_dim if cfg.has_indexer else 0), cfg.qk_rope_head_dim)
             heads = 1
         else:
             widths = (cfg.d_head, cfg.d_head)
@@ -199,6 +200,11 @@ class QKNorm(nn.Module):
         return h.to(x.dtype)
 
 
+def _rotation(step: Step):
+    """The step's RoPE as a function of (B, heads, T, d) (identity without positions)."""
+    return (lambda t: t) if step.rope is None else (lambda t: apply_rope(t, *step.rope))
+
+
 def _rms(width: int, eps: float) -> nn.Module:
     return RMSNorm(width, eps=eps)
 
@@ -249,12 +255,20 @@ class Attention(nn.Module):
             self.q_a = nn.Linear(cfg.d_model, cfg.q_lora_rank, bias=cfg.qkv_bias)
             self.q_a_norm = _rms(cfg.q_lora_rank, cfg.norm_eps)
             self.q_b = nn.Linear(cfg.q_lora_rank, h * width, bias=False)
+        if cfg.has_indexer:
+            self.indexer, self.index_scores = DSAIndexer(cfg), IndexScores()
         self.kv_a = nn.Linear(cfg.d_model, cfg.kv_lora_rank + cfg.qk_rope_head_dim, bias=cfg.qkv_bias)
         self.kv_a_norm = _rms(cfg.kv_lora_rank, cfg.norm_eps)
         self.kv_b = nn.Linear(cfg.kv_lora_rank, h * (cfg.qk_nope_head_dim + cfg.v_head_dim), bias=False)
 
     def core(
-        self, q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, step: Step, k_pos: torch.Tensor
+        self,
+        q: torch.Tensor,
+        keys: torch.Tensor,
+        values: torch.Tensor,
+        step: Step,
+        k_pos: torch.Tensor,
+        sparse: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """The attention core: softmax(q k^T / sqrt(d_qk) + mask) v, (B, h, T, d_v); K/V heads
         repeated to the query heads (GQA/MQA). What selective recomputation re-runs."""
@@ -263,14 +277,14 @@ class Attention(nn.Module):
         if rep > 1:  # GQA / MQA: each K/V head serves `rep` query heads
             keys, values = keys.repeat_interleave(rep, dim=1), values.repeat_interleave(rep, dim=1)
 
+        mask = allowed_keys(step.positions, k_pos, window, chunk)
+        mask = mask if sparse is None else mask & sparse  # DSA: the indexer's top-k keys only
         if step.attn_impl == "flash" and not self.cfg.attention_sinks:
             p = self.drop.p if self.training else 0.0
-            if step.cache is None and chunk is None and (window is None or window >= T):  # the kernel's own mask
-                return F.scaled_dot_product_attention(q, keys, values, dropout_p=p, is_causal=True)
-            mask = allowed_keys(step.positions, k_pos, window, chunk)
+            if sparse is None and step.cache is None and chunk is None and (window is None or window >= T):
+                return F.scaled_dot_product_attention(q, keys, values, dropout_p=p, is_causal=True)  # its own mask
             return F.scaled_dot_product_attention(q, keys, values, attn_mask=mask, dropout_p=p)
         scores = self.scores(q, keys)  # (B, h, T, T_k)
-        mask = allowed_keys(step.positions, k_pos, window, chunk)
         scores = scores.masked_fill(~mask, float("-inf"))
         if self.cfg.attention_sinks:  # one more logit per head, dropped after the softmax
             sink = self.sinks.view(1, -1, 1, 1).expand(*scores.shape[:-1], 1).to(scores.dtype)
@@ -285,13 +299,16 @@ class Attention(nn.Module):
         B, T, _ = x.shape
         cfg = self.cfg
         if cfg.is_mla:
-            q = self.q(x) if cfg.q_lora_rank is None else self.q_b(self.q_a_norm(self.q_a(x)))
+            self.q_latent = None if cfg.q_lora_rank is None else self.q_a_norm(self.q_a(x))
+            q = self.q(x) if cfg.q_lora_rank is None else self.q_b(self.q_latent)
             q = q.view(B, T, self.n_heads, self.qk_width).transpose(1, 2)
             c_kv, k_rope = self.kv_a(x).unsqueeze(1).split((cfg.kv_lora_rank, cfg.qk_rope_head_dim), dim=-1)
             if step.rope is not None:
                 nope, rope = q.split((cfg.qk_nope_head_dim, cfg.qk_rope_head_dim), dim=-1)
                 q = torch.cat((nope, apply_rope(rope, *step.rope)), dim=-1)
                 k_rope = apply_rope(k_rope, *step.rope)
+            if cfg.has_indexer:  # the index key is cached with the latent
+                c_kv = torch.cat((c_kv, self.indexer.key(x, _rotation(step))), dim=-1)
             return q, c_kv, k_rope
         if cfg.qk_norm == "width":
             q, k = self.q_norm(self.q(x)), self.k_norm(self.k(x))
@@ -342,8 +359,14 @@ class Attention(nn.Module):
             keys, values, k_pos = k, v, step.positions
         else:
             keys, values, k_pos = self.with_cache(step, k, v)
+        sparse = None
+        if self.cfg.has_indexer:  # DSA: split the index keys off the latent, pick each query's top-k
+            keys, index_keys = keys.split((self.cfg.kv_lora_rank, self.cfg.index_head_dim), dim=-1)
+            allowed = allowed_keys(step.positions, k_pos, self.window, self.chunk)
+            sparse = self.indexer.sparse_mask(x, self.q_latent, index_keys, allowed, _rotation(step), self.index_scores)
         if self.cfg.is_mla and self.mla_impl == "absorbed" and step.cache is not None and T == 1:
             mask = allowed_keys(step.positions, k_pos, self.window, self.chunk)
+            mask = mask if sparse is None else mask & sparse
             out = absorbed_mla_attention(self, q, keys, values, mask)  # over the latent, W_UK/W_UV folded
             return self.o(out.transpose(1, 2).reshape(B, T, self.n_heads * self.v_width))
         if self.cfg.is_mla:  # the cache holds the latent: up-project every cached position
@@ -351,8 +374,8 @@ class Attention(nn.Module):
 
         if self.checkpoint_core and step.cache is None and torch.is_grad_enabled():
             # selective recomputation (Korthikanti et al. 2022): keep q, k, v; re-run the core in backward
-            out = _checkpoint(self.core, q, keys, values, step, k_pos, use_reentrant=False)
+            out = _checkpoint(self.core, q, keys, values, step, k_pos, sparse, use_reentrant=False)
         else:
-            out = self.core(q, keys, values, step, k_pos)
+            out = self.core(q, keys, values, step, k_pos, sparse)
         out = out.transpose(1, 2).reshape(B, T, self.n_heads * self.v_width)
         return self.o(out)

@@ -6,7 +6,8 @@
   (or it is the input a checkpointed block i keeps), to "outside" when it is saved outside
   the blocks or by several blocks (the RoPE tables every layer multiplies by).
 * KV cache: the K and V tensors of the cache generate() preallocates (model.last_kv_cache).
-* Model states: parameters, .grad after one backward, and torch.optim state after one step.
+* Model states: parameters, .grad after one backward (a zero one for a module trained by its own
+  loss, DSA's indexer: model.dsa.fill_own_loss_grads), and torch.optim state after one step.
 
 Attention on CPU: torch's SDPA picks its CPU flash kernel (ScaledDotProductFlashAttentionForCpu)
 for these shapes; it saves q, k, v, the output and the fp32 logsumexp and no T x T tensor
@@ -14,9 +15,7 @@ for these shapes; it saves q, k, v, the output and the fp32 logsumexp and no T x
 `sdpa` path is checked against sizing's `flash` formula. What the reference model saves beyond
 that, and where CPU kernels differ from CUDA, is named in memory_extras.py and added to the
 formula (or shown as the remainder); in fp32 the formula then accounts for every byte.
-With CUDA present, `check_cuda_memory` compares torch.cuda.memory_allocated growth over a bf16
-forward and reports max_memory_allocated over forward + backward (not run without a GPU).
-"""
+With CUDA: `check_cuda_memory` compares memory_allocated growth over a bf16 forward, max over fwd+bwd."""
 
 from __future__ import annotations
 
@@ -25,7 +24,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from reference_model.model import build
+from reference_model.model import build, fill_own_loss_grads
 from reference_model.probes.memory_extras import (
     Remainder,
     cpu_remainders,
@@ -317,6 +316,7 @@ def check_model_states(
         raise ValueError(f"optimizer ({optimizer!r}) must be adamw or sgd for the probe")
     _, loss = model(idx, targets)
     loss.backward()
+    fill_own_loss_grads(model)
     opt.step()
 
     def nbytes(tensors) -> int:

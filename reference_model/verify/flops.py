@@ -24,7 +24,7 @@ from reference_model.counting import FULL_SIZE_BATCH, count_fvcore, count_torch,
 from reference_model.model import build, small_config
 from reference_model.verify.check import CheckResult
 from sizing import FLOP_COUNTERS, require_choice
-from sizing.formulas import BACKWARD_PER_FORWARD, SELECTIVE_RECOMPUTE_KEYS, flop_breakdown
+from sizing.formulas import SELECTIVE_RECOMPUTE_KEYS, flop_breakdown
 from sizing.inputs import ModelConfig
 
 TOY_SEQ_LEN, TOY_BATCH = 32, 2
@@ -109,7 +109,7 @@ def check_flops(
     breakdown = flop_breakdown(cfg, seq_len, "full")
     formulas = {c.key: c.formula for c in breakdown.components}
     fwd = {c.key: c.forward * batch for c in breakdown.components}
-    train = {k: v * (1 + BACKWARD_PER_FORWARD) for k, v in fwd.items()}
+    train = {c.key: c.forward * batch * (1 + c.backward_per_forward) for c in breakdown.components}
     check = FlopCheck(
         name, device, batch, seq_len, tuple(c for c, on in (("torch", use_torch), ("fvcore", use_fvcore)) if on), [], []
     )
@@ -160,7 +160,7 @@ def formula_check(
     formulas = {c.key: c.forward for c in breakdown.components}
     texts = {c.key: c.formula for c in breakdown.components}
     fwd = {k: v * batch for k, v in formulas.items()}
-    train = {k: v * (1 + BACKWARD_PER_FORWARD) for k, v in fwd.items()}
+    train = {c.key: c.forward * batch * (1 + c.backward_per_forward) for c in breakdown.components}
     used = tuple(c for c, on in (("torch", use_torch), ("fvcore", use_fvcore)) if on)
     check = FlopCheck(name, device, batch, seq_len, used, [], [])
     check.forward = _rows(fwd, texts, {c: fwd for c in used})

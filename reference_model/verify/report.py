@@ -30,6 +30,7 @@ FAMILY_PRESETS = (
     "gpt-oss-20b",  # sinks, 128-key windows every other layer, biased router and experts
     "gemma-3-27b",  # four norms per block, qk-norm, a global layer every sixth
     "olmo-2-7b",  # output norms inside the residual branch, qk-norm over the whole width
+    "deepseek-v3.2-exp",  # DSA: the lightning indexer, top-k sparse attention, index keys in the cache
 )
 
 

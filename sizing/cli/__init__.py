@@ -22,6 +22,7 @@ class LazyGroup(click.Group):
     """A group whose commands live in their own modules (command name -> module, attribute)."""
 
     lazy_commands: ClassVar[dict[str, tuple[str, str]]] = {
+        "calibrate": ("calibrate", "calibrate"),
         "compare": ("compare", "compare"),
         "estimate": ("estimate", "estimate"),
         "gpus": ("listing", "gpus"),
@@ -44,6 +45,9 @@ class LazyGroup(click.Group):
     # What `sizing --help` shows for each command: the command's own short help (its docstring's
     # first sentence), stored here so that listing the commands imports none of their modules.
     command_help: ClassVar[dict[str, str]] = {
+        "calibrate": "Fit the step model's per-stack overheads to measured steps (JSONL, JSON or CSV rows: preset or "
+        "config, gpu, gpus, seq_len, global_batch, layout fields, precision, recompute, stack, and one of "
+        "step_seconds, tokens_per_second, tokens_per_second_per_gpu or a torchtitan / Megatron log line).",
         "compare": "Several models side by side: params, FLOPs, training cost and memory, one row each.",
         "estimate": "Parameters by component, FLOPs per token and training cost.",
         "hybrid": "A hybrid SSM / linear-attention model: parameters, layer pattern, FLOPs, and memory against "

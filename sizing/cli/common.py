@@ -47,11 +47,34 @@ def once(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) ->
     return values[0] if values else None
 
 
+def use_calibration(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> str | None:
+    """--calibration FILE: make the stack overheads `sizing calibrate` fitted the ones every step
+    predicted after this uses (sizing.parallel.overhead); a bad file is one Error line."""
+    path = once(ctx, param, values)
+    if path is None:
+        return None
+    from sizing.parallel import use_calibration as use
+
+    try:
+        use(path)
+    except SizingError as exc:
+        raise UserError(str(exc)) from None
+    return path
+
+
 def resolve_model(
     preset: str | None, config_path: str | None, overrides: tuple[str, ...], required: bool = True
 ) -> ModelChoice | None:
     if preset and config_path:
         raise UserError("give either --preset or --config, not both")
+    file_model = _file_model() if not preset and not config_path else None
+    if file_model is not None:  # a model --from FILE states whole (Megatron's architecture flags)
+        name, cfg = file_model
+        try:
+            cfg = cfg.with_overrides(_parse_overrides(overrides)) if overrides else cfg
+        except SizingError as exc:
+            raise UserError(str(exc)) from None
+        return ModelChoice(name, cfg, None)
     if not preset and not config_path:
         if not required:
             return None
@@ -76,6 +99,12 @@ def resolve_model(
     except SizingError as exc:  # unknown preset, bad config file, bad --set value
         raise UserError(_other_command(preset) or str(exc)) from None
     return ModelChoice(name, cfg, chosen)
+
+
+def _file_model():
+    """(name, ModelConfig) that `--from FILE` stated shape by shape (sizing/cli/from_file.py), or None."""
+    ctx = click.get_current_context(silent=True)
+    return None if ctx is None else ctx.meta.get("sizing.file_model")
 
 
 def _other_command(preset: str | None) -> str | None:

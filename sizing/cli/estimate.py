@@ -6,7 +6,9 @@ import dataclasses
 
 import click
 
+from sizing.cli.any_model import answers_whole_models, whole_estimate
 from sizing.cli.common import UserError, resolve_model
+from sizing.cli.from_file import with_file
 from sizing.cli.option_layer import model_options, option
 from sizing.inputs import default_gpu_for, get_gpu
 from sizing.validate import SizingError
@@ -14,10 +16,12 @@ from sizing.vocabulary import DEFAULT_MFU
 
 
 @click.command()
+@with_file
 @model_options
 @option(
     "seq_len",
-    help="Tokens per sequence (default: the preset's training context, or the config's pretraining context).",
+    help="Tokens per sequence (default: the preset's training context, or the config's pretraining context: "
+    "rope_scaling.original_max_position_embeddings, else max_position_embeddings up to 8,192, else 4,096).",
 )
 @option("attention")
 @option(
@@ -45,7 +49,11 @@ from sizing.vocabulary import DEFAULT_MFU
 @option("pue")
 @option("grid_intensity")
 @option("memory", help="Include the memory summary (bf16 AdamW training, bf16 inference).")
+@option("mtp_depth")
+@option("calibration")
+@option("run_remote_code")
 @option("format")
+@answers_whole_models(lambda command, source, run_remote_code, kwargs: whole_estimate(source, run_remote_code, kwargs))
 def estimate(
     preset,
     config_path,
@@ -63,6 +71,8 @@ def estimate(
     pue,
     grid_kg_co2_per_kwh,
     with_memory,
+    mtp_depth,
+    calibration,
     fmt,
 ):
     """Parameters by component, FLOPs per token and training cost.
@@ -80,7 +90,7 @@ def estimate(
     """
     from sizing.estimate import estimate as run_estimate
 
-    model = resolve_model(preset, config_path, overrides)
+    model = with_mtp_depth(resolve_model(preset, config_path, overrides), mtp_depth)
     seq_len, seq_len_source, gpu_entry = _context_and_gpu(model, config_path, seq_len, gpu, dtype)
     # A preset with --set overrides keeps its context, published tokens and source as defaults.
     target = dataclasses.replace(model.preset, config=model.config) if model.preset else model.config
@@ -103,8 +113,14 @@ def estimate(
     )
     from sizing.render import render_estimate
 
-    est = dataclasses.replace(est, seq_len_source=seq_len_source)
-    click.echo(render_estimate(est, fmt), nl=False)
+    click.echo(render_estimate(dataclasses.replace(est, seq_len_source=seq_len_source), fmt), nl=False)
+
+
+def with_mtp_depth(model, depth: int | None):
+    """The model with `depth` MTP modules (--mtp-depth), else as its config says."""
+    if depth is None or depth == model.config.mtp_modules:
+        return model
+    return model._replace(config=dataclasses.replace(model.config, mtp_modules=depth))
 
 
 def _context_and_gpu(model, config_path, seq_len, gpu, dtype):

@@ -130,9 +130,9 @@ def _render(s: dict, preset) -> str:
 
 
 @click.command()
-@option("preset", help="A hybrid preset (sizing hybrid --preset x lists them).")
+@option("preset", help="A hybrid preset (sizing hybrid --preset x lists them).", names="hybrid_presets")
 @option("config", help="A hybrid model's Hugging Face config.json, its directory or a hub id. Never executes code.")
-@option("context", default=4096, help="Context length in tokens.")
+@option("context", default=4096, help="Context length (tokens).")
 @option("batch", default=1)
 @option("weight_dtype", default="bf16")
 @option("kv_dtype", default="bf16")

@@ -11,7 +11,9 @@ from __future__ import annotations
 import click
 from click.core import ParameterSource
 
+from sizing.cli.any_model import answers_whole_models, memory_of_whole_model
 from sizing.cli.common import UserError, resolve_model
+from sizing.cli.from_file import with_file
 from sizing.cli.memory_options import (
     engine_options,
     gpu_and_finetune_options,
@@ -19,26 +21,29 @@ from sizing.cli.memory_options import (
     tp_option,
     training_options,
 )
-from sizing.cli.memory_other import hybrid_inference, hybrid_preset_named, vision_preset_named, vlm_inference
 from sizing.cli.memory_other import refuse_given as _refuse_given
 from sizing.cli.option_layer import model_options, option
 from sizing.inputs import GIB, default_gpu_for, get_gpu
 from sizing.memory import EngineRun, inference_memory, training_memory
 from sizing.render import render_memory
 from sizing.validate import SizingError
+from sizing.vocabulary import DEFAULT_FINETUNE_SEQ_LEN
 
 EXIT_DOES_NOT_FIT = 3
 
 
 @click.command()
+@with_file
 @model_options
 @training_options
 @gpu_and_finetune_options
 @inference_options
 @engine_options
 @tp_option
+@option("run_remote_code")
 @option("format")
 @option("verdict_only")
+@answers_whole_models(memory_of_whole_model)  # a hybrid, vision-language or transformers-counted model
 def memory(preset, config_path, overrides, inference, fmt, verdict_only, **options):
     """Training memory per GPU (or inference memory) and the largest batch that fits.
 
@@ -59,16 +64,23 @@ def memory(preset, config_path, overrides, inference, fmt, verdict_only, **optio
       sizing memory --preset llama3-70b --inference --context 8192 --batch 16 --tp 8
       sizing memory --preset llama3-8b --gpu rtx4090 --finetune qlora --lora-rank 16
     """
-    if inference and hybrid_preset_named(preset):
-        return hybrid_inference(preset, overrides, fmt, **options)
-    if inference and vision_preset_named(preset):
-        return vlm_inference(preset, overrides, fmt, **options)
     _refuse_given({"--images": options["images"], "--image-size": options["image_size"]}, "to a vision-language preset")
     model = resolve_model(preset, config_path, overrides)
-    default_len = _default_len(model, config_path, inference, options["seq_len"], options["context"])
+    default_len = _default_len(
+        model, config_path, inference, options["seq_len"], options["context"], options["finetune"]
+    )
     gpu_key = _gpu_key(model, options["gpu"])
     _check_mode_options(inference, **options)
     reserve = _runtime_reserve(options["reserve_gib"], 1 if options["dp"] > 1 and not inference else 0)
+    if (
+        options["seq_len"] is None
+        and options["finetune"] is not None
+        and not inference
+        and fmt in ("table", "markdown")
+    ):
+        click.echo(
+            f"T = {default_len:,}: the fine-tuning default (axolotl's and NeMo's SFT recipes; --seq-len to change)"
+        )
     if _answered_as_finetune(model, default_len, fmt, gpu_key, reserve, **options):
         return
     try:  # the API checks what the option types cannot (e.g. a config's own limits): one line, exit 2
@@ -89,9 +101,11 @@ def _may_fit(result) -> bool:
     return verdict.may_fit if verdict is not None else result.fits
 
 
-def _default_len(model, config_path: str | None, inference: bool, seq_len, context) -> int | None:
+def _default_len(model, config_path: str | None, inference: bool, seq_len, context, finetune=None) -> int | None:
     """--seq-len, else the preset's or the config file's context; one of them is needed unless
     --inference gives --context."""
+    if seq_len is None and finetune is not None and not inference:  # a fine-tune is sized at a fine-tuning context
+        return DEFAULT_FINETUNE_SEQ_LEN
     default_len = seq_len or (model.preset.context if model.preset else _file_context(config_path, inference))
     if default_len is None and (context is None or not inference):
         needed = "--context" if inference else "--seq-len"
@@ -146,11 +160,13 @@ def _answered_as_finetune(
 ) -> bool:
     """--finetune lora or qlora (or their options): that plan is printed (memory_finetune.py)
     and True; --finetune full or none: False, the ordinary answer follows."""
-    if finetune is None and lora_rank is None and lora_targets is None:
+    extras = ("lora_base", "lora_trained", "cross_entropy", "selective", "offload_params")
+    if finetune is None and lora_rank is None and lora_targets is None and not any(options[k] for k in extras):
         return False
     from sizing.cli.memory_finetune import finetune_memory
 
     adapters = dict(finetune=finetune, lora_rank=lora_rank, lora_targets=lora_targets)
+    adapters |= {k: options[k] for k in extras}
     work = {k: options[k] for k in ("precision", "optimizer", "recompute", "attention_impl")}
     layout = dict(micro_batch=options["micro_batch"] or 1, zero=options["zero"], dp=options["dp"])
     return finetune_memory(model, default_len, fmt, **adapters, **work, **layout, gpu=gpu_key, reserve=reserve)

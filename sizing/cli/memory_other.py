@@ -20,23 +20,26 @@ def refuse_given(options: dict, applies: str) -> None:
         raise UserError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} {applies}")
 
 
-def hybrid_preset_named(preset: str | None) -> bool:
-    """A state-space / linear-attention hybrid (sizing.hybrid): its inference memory is the
-    KV cache of its attention layers plus a fixed state, which `sizing hybrid` computes."""
+def other_inference(source, kwargs: dict) -> None:
+    """`memory --inference` of a hybrid or vision-language preset or config (sizing.cli.any_model's
+    WholeSource): `sizing hybrid`'s answer, or the VLM's language model with the image tokens."""
+    options = {k: v for k, v in kwargs.items() if k not in ("preset", "config_path", "overrides", "inference", "fmt")}
+    preset, config_path = kwargs.get("preset"), kwargs.get("config_path")
+    if source.kind == "hybrid":
+        return hybrid_inference(preset, kwargs.get("overrides"), kwargs["fmt"], config_path=config_path, **options)
+    model = preset
     if preset is None:
-        return False
-    from sizing.hybrid import HYBRID_PRESETS
+        from sizing.inputs.hf import resolve_model_type
+        from sizing.vision import VISION_TYPES, vlm_from_hf_config
 
-    return preset.strip().lower() in {p.name for p in HYBRID_PRESETS}
-
-
-def vision_preset_named(preset: str | None) -> bool:
-    from sizing.vision import VISION_PRESETS
-
-    return preset is not None and preset.strip().lower() in {p.name for p in VISION_PRESETS}
+        try:
+            model = vlm_from_hf_config(dict(source.data, model_type=resolve_model_type(source.data, VISION_TYPES)))
+        except SizingError as exc:
+            raise UserError(str(exc)) from None
+    return vlm_inference(model, kwargs.get("overrides"), kwargs["fmt"], name=source.name, **options)
 
 
-def vlm_inference(preset: str, overrides, fmt: str, **options) -> None:
+def vlm_inference(preset, overrides, fmt: str, name: str | None = None, **options) -> None:
     """`memory --inference` of a vision-language preset: the language model's weights and KV cache
     at --context text tokens plus the image tokens, the prefill peak, and the tower's and
     projector's weights (sizing.serve.hybrid_vlm, the same numbers `sizing serve` prints)."""
@@ -51,9 +54,10 @@ def vlm_inference(preset: str, overrides, fmt: str, **options) -> None:
         size = parse_image_size(options["image_size"] or "896x896")
         images = 1 if options["images"] is None else options["images"]
         weights, kv = options["weight_dtype"] or "bf16", options["kv_dtype"] or "bf16"
+        model = preset.strip().lower() if isinstance(preset, str) else preset  # a preset, or a config's pair
         result = serve_vlm(
-            preset.strip().lower(), context, 2, options["batch"] or 1, options["gpu"] or "h100", options["tp"] or 1,
-            weights, kv, images, size,
+            model, context, 2, options["batch"] or 1, options["gpu"] or "h100", options["tp"] or 1,
+            weights, kv, images, size, name=name,
         )  # fmt: skip
     except SizingError as exc:
         raise UserError(str(exc)) from None
@@ -62,9 +66,9 @@ def vlm_inference(preset: str, overrides, fmt: str, **options) -> None:
         raise SystemExit(EXIT_DOES_NOT_FIT)
 
 
-def hybrid_inference(preset: str, overrides, fmt: str, **options) -> None:
-    """`memory --inference` of a hybrid preset: `sizing hybrid`'s answer (weights, KV cache of the
-    attention layers, conv and SSM state, beside an all-attention model of the same shape)."""
+def hybrid_inference(preset: str | None, overrides, fmt: str, config_path: str | None = None, **options) -> None:
+    """`memory --inference` of a hybrid preset or config: `sizing hybrid`'s answer (weights, KV cache
+    of the attention layers, conv and SSM state, beside an all-attention model of the same shape)."""
     from sizing.cli.hybrid import hybrid
 
     unsupported = {"--set": overrides or None, "--quant": options["quant"], "--engine": options["engine"]}
@@ -74,7 +78,7 @@ def hybrid_inference(preset: str, overrides, fmt: str, **options) -> None:
     click.get_current_context().invoke(
         hybrid,
         preset=preset,
-        config_path=None,
+        config_path=config_path,
         context=context,
         batch=options["batch"] or 1,
         weight_dtype=options["weight_dtype"] or "bf16",

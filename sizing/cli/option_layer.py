@@ -40,11 +40,17 @@ def option(
     multiple: bool | None = None,
     only: tuple | None = None,
     as_list: bool = False,
+    needs: tuple[str, ...] | None = None,
+    names: str | None = None,
 ):
     """The click decorator of option `key`, with this command's stated differences (see
-    sizing/cli/specs.py for what a command may change: never the parser or its range)."""
+    sizing/cli/specs.py for what a command may change: never the parser or its range).
+    `needs` and `names` change only what the form does (when it applies, which list it offers)."""
     s = spec(key)
+    if needs is not None or names is not None:  # the same checks as a declaration's
+        s._replace(needs=tuple(needs or ()), names=names or s.names).check()
     stated = dict(dest=dest, help=help, multiple=multiple, only=only, as_list=as_list or None)
+    stated |= dict(needs=tuple(needs) if needs is not None else None, names=names)
     overrides = {name: value for name, value in stated.items() if value is not None}
     if default is not UNSET:
         overrides["default"] = default

@@ -10,15 +10,21 @@ Exit codes: 0 fits or tight (within the allocator's band: sizing.memory.verdict)
 
 from __future__ import annotations
 
+import dataclasses
+
 import click
 
+from sizing.cli.any_model import answers_whole_models
 from sizing.cli.common import UserError, resolve_model
+from sizing.cli.emit import TRAINING_EMITS, answer_plan, lora_options
+from sizing.cli.from_file import with_file
 from sizing.cli.option_layer import model_options, option, options
 from sizing.cli.options import Number
+from sizing.cli.parallel_whole import parallel_of_whole_model, refuse_images
 from sizing.inputs import default_gpu_for, get_gpu
 from sizing.parallel import DEFAULT_BATCH_TOKENS, DEFAULT_STACK, LORA_TARGETS, ParallelLayout
 from sizing.validate import SizingError, parse_int, require_choice, show
-from sizing.vocabulary import DEFAULT_MFU, DEFAULT_OPTIMIZER, DEFAULT_PRECISION
+from sizing.vocabulary import DEFAULT_FINETUNE_SEQ_LEN, DEFAULT_MFU, DEFAULT_OPTIMIZER, DEFAULT_PRECISION
 
 EXIT_DOES_NOT_FIT = 3
 _DIMS = ("dp", "tp", "pp", "cp", "ep")  # the --overlap dimensions
@@ -53,17 +59,26 @@ _layout_options = options(
     option("finetune"),
     option("lora_rank"),
     option("lora_targets"),
+    option("lora_base"),
+    option("lora_trained"),
     option("stage_layers"),
 )
 
 
 @click.command()
+@with_file
 @model_options
-@option("seq_len", help="Tokens per sequence (default: preset's).")
+@option(
+    "seq_len",
+    help="Tokens per sequence.  [default: the preset's training context; with --finetune, "
+    f"{DEFAULT_FINETUNE_SEQ_LEN:,} (a fine-tuning context, as axolotl's and NeMo's SFT recipes use)]",
+)
 @_layout_options
 @option("precision")
 @option("optimizer")
 @option("recompute", default=None, help="Default: none; searched when searching.")
+@option("selective")
+@option("cross_entropy")
 @option("attention_impl")
 @option("gpu", help="GPU name (see `sizing gpus`).  [default: h100-sxm, or the preset's published run's GPU]")
 @option(
@@ -79,6 +94,7 @@ _layout_options = options(
 @option("fp8_recipe")
 @option("fp8_param_gather")
 @option("grad_reduce")
+@option("calibration")
 @option("stack", help="Training software: overlap, fusion, flash kernel, recompute policy (docs/step-time.md).  "
         f"[default: {DEFAULT_STACK}]")  # fmt: skip
 @option("overlap")
@@ -86,8 +102,16 @@ _layout_options = options(
 @option("network_gbs")
 @option("tokens", help="Training tokens: adds the GPU-hours of the run (e.g. 2T).")
 @option("max_gpus")
+@option("images", default=None, help="A vision-language model: images in each training sequence.  [default: 1]")
+@option("image_size", default=None, help="A vision-language model: HEIGHTxWIDTH in pixels.  [default: 896x896]")
+@option("run_remote_code")
 @option("format")
 @option("verdict_only")
+@option("emit", only=TRAINING_EMITS)
+@option("out", help="With --emit: the file to write (atomically).  [default: stdout, instead of the answer]")
+@answers_whole_models(  # a hybrid, vision-language or transformers-counted model
+    lambda command, source, remote_code, kwargs: parallel_of_whole_model(source, remote_code, kwargs, run_parallel)
+)
 def parallel(preset, config_path, overrides, seq_len, **opts):
     """Per-GPU memory, communication and step time of a parallel layout, or the smallest that fits.
 
@@ -104,10 +128,15 @@ def parallel(preset, config_path, overrides, seq_len, **opts):
       sizing parallel --preset llama3.1-405b --gpu h100 --gpus 16384 --global-batch 2048 -T 8192
     """
     model = resolve_model(preset, config_path, overrides)
-    if model.preset is None and seq_len is None:
-        raise UserError("--seq-len is needed for a model that is not a preset (e.g. --seq-len 4096)")
-    T = seq_len or model.preset.context
+    refuse_images(opts.pop("images"), opts.pop("image_size"))
+    run_parallel(model, _seq_len(model, config_path, seq_len, opts.get("finetune")), opts)
+
+
+def run_parallel(model, T: int, opts: dict) -> None:
+    """The plan of `model` (a stack, a HybridConfig or a VisionConfig) at T tokens per sequence."""
+    emit = (opts.pop("emit"), opts.pop("out"))
     fmt = opts.pop("fmt") or "table"
+    opts.pop("calibration")  # applied when parsed (sizing.cli.common.use_calibration)
     try:
         gpu_key = get_gpu(opts.pop("gpu") or default_gpu_for(model.preset.name if model.preset else None)).key
         layout, search = _layout(opts)
@@ -115,14 +144,15 @@ def parallel(preset, config_path, overrides, seq_len, **opts):
         plan_options = _plan_options(opts, gpu_key, work)
         model.config.check_context(T, "--seq-len")
         if search:
-            return _search(model, work, layout, opts, plan_options, fmt)
+            if emit[0] == "torchtitan":  # torchtitan shards with FSDP: search only those layouts
+                layout = dataclasses.replace(layout, fsdp="full")
+            return _search(model, work, layout, opts, plan_options, fmt, emit)
         from sizing.parallel import parallel_plan
-        from sizing.render import render_parallel_plan
 
         plan = parallel_plan(model.config, layout, work, name=model.name, **plan_options)
     except SizingError as exc:
         raise UserError(str(exc)) from None
-    click.echo(render_parallel_plan(plan, fmt))
+    answer_plan(plan, fmt, *emit)
     if not plan.memory_verdict.may_fit:
         raise SystemExit(EXIT_DOES_NOT_FIT)
 
@@ -133,6 +163,9 @@ def _workload(opts: dict, seq_len: int, search: bool):
     from sizing.inputs import Workload
 
     given_recompute = opts.pop("recompute")
+    adapters = opts.get("lora_rank") is not None or opts.get("lora_targets") is not None
+    if adapters and opts.get("finetune") not in ("lora", "qlora"):  # as sizing memory: never ignored silently
+        raise UserError("--lora-rank and --lora-targets apply to --finetune lora or qlora")
     return Workload(
         seq_len,
         precision=opts.pop("precision") or DEFAULT_PRECISION,
@@ -143,6 +176,8 @@ def _workload(opts: dict, seq_len: int, search: bool):
         tokens=opts.pop("tokens"),
         gpus=opts.get("gpus"),
         finetune=opts.get("finetune") or "full",
+        loss=opts.pop("cross_entropy"),
+        selective=opts.pop("selective"),
     )
 
 
@@ -255,8 +290,9 @@ def _layout(opts: dict) -> tuple[ParallelLayout, bool]:
     targets = _targets(opts.get("lora_targets"))
     if targets is not None:
         fields["lora_targets"] = targets
+    fields.update(lora_options(opts.get("lora_base"), opts.get("lora_trained")))
     if search:
-        given = {"--zero": "zero", "--fsdp": "fsdp", "--sp": "sequence_parallel", "--micro-batches": "micro_batches"}
+        given = {"--zero": "zero", "--sp": "sequence_parallel", "--micro-batches": "micro_batches"}
         given.update({"--v": "v", "--schedule": "schedule", "--stage-layers": "stage_layers"})
         for option, name in given.items():
             if opts.get(name) not in (None, False):
@@ -270,9 +306,18 @@ def _layout(opts: dict) -> tuple[ParallelLayout, bool]:
     return layout, search
 
 
-def _search(model, work, base, opts, plan_options, fmt):
+def _seq_len(model, config_path, seq_len, finetune) -> int:
+    """--seq-len, else a fine-tuning context with --finetune, else the model's training context."""
+    from sizing.cli.estimate import default_seq_len
+
+    if seq_len is None and finetune is not None:
+        return DEFAULT_FINETUNE_SEQ_LEN
+    return default_seq_len(model, config_path, seq_len)[0]
+
+
+def _search(model, work, base, opts, plan_options, fmt, emit):
     from sizing.parallel import min_gpus_that_fit, predict_run, search_layout, would_fit
-    from sizing.render import render_no_fit, render_parallel_plan
+    from sizing.render import render_no_fit
 
     plan_options = {**plan_options, "name": model.name}
     max_gpus = opts.get("max_gpus") or 2**15
@@ -280,7 +325,7 @@ def _search(model, work, base, opts, plan_options, fmt):
     gpu = plan_options.pop("gpu")
     best = predict_run(model.config, work, gpu, base=base, max_gpus=max_gpus, first_fit=first_fit, **plan_options)
     if best is not None:  # the one answer: the same call as `sizing estimate --gpus N`
-        click.echo(render_parallel_plan(best, fmt))
+        answer_plan(best, fmt, *emit)
         return
     plan_options["gpu"] = gpu
     # what was searched, for the no-fit

@@ -11,11 +11,19 @@ from sizing.vocabulary import DEFAULT_GPU, DEFAULT_MFU
 
 
 @click.command()
-@option("flops")
-@option("gpus", help="GPUs: with --days, the budget; always, the fit check's ZeRO-3 degree.")
-@option("days")
+@option("flops", needs=("!days",))
+@option(
+    "gpus",
+    help="GPUs: with --days, the budget; always, the GPUs the shapes' layouts are searched on (with --mfu, "
+    "the fit check's ZeRO-3 degree).  [default: the fewest each shape's layout needs]",
+)
+@option("days", needs=("gpus", "!flops"))
 @option("gpu", default=DEFAULT_GPU)
-@option("mfu", default=DEFAULT_MFU, help="Model FLOPs utilisation, in (0, 1].")
+@option(
+    "mfu",
+    help="A constant whole-run MFU in (0, 1] instead of the step model.  [default: each shape's step-model MFU on "
+    f"the layout `sizing parallel` finds; {DEFAULT_MFU} where no layout fits or the GPU has no step-time constants]",
+)
 @option("law")
 @option("like", default="llama3-8b")
 @option("seq_len", default=4096, help="Context of the shapes.")
@@ -25,12 +33,15 @@ from sizing.vocabulary import DEFAULT_GPU, DEFAULT_MFU
 def plan(flops, gpus, days, gpu, mfu, law, like, seq_len, inference_tokens, fmt, verdict_only):
     """Compute-optimal sizing: N_opt, D_opt and predicted loss for a budget, then shapes.
 
-    The budget is --flops, or --gpus x --days at --mfu on --gpu. N_opt and D_opt come from
+    The budget is --flops, or --gpus x --days on --gpu at --mfu (default: the step model's MFU of
+    the balanced shape that budget gives). N_opt and D_opt come from
     Hoffmann et al. 2022 (Approach 1's projection, Approach 3's fitted law), the Epoch AI
     replication (Besiroglu et al. 2024) and the ~20 tokens per parameter rule, each with its
     coefficients and source. Then three shapes near N_opt, at the width-to-depth ratios of
-    published families, with exact params, FLOPs, GPU-hours and whether they fit for training
-    (ZeRO-3 over --gpus GPUs).
+    published families, with exact params, FLOPs, and, from the step model on the layout
+    `sizing parallel` finds for each (on --gpus GPUs, else the fewest that fit), its MFU, GPU-hours
+    and days with their band and the layout; --mfu X instead prices them at a constant MFU and
+    checks the fit with ZeRO-3 over --gpus GPUs.
 
     \b
     Example:
@@ -56,7 +67,6 @@ def plan(flops, gpus, days, gpu, mfu, law, like, seq_len, inference_tokens, fmt,
             like=like,
             seq_len=seq_len,
             inference_tokens=inference_tokens,
-            fewest_gpus_hint=not verdict_only,
         )
     except SizingError as exc:
         raise UserError(str(exc)) from None

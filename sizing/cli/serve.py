@@ -5,9 +5,14 @@ from __future__ import annotations
 import click
 from click.core import ParameterSource
 
+from sizing.cli.any_model import answers_whole_models
 from sizing.cli.common import UserError, resolve_model
+from sizing.cli.emit import SERVING_EMITS
+from sizing.cli.from_file import given as option_given
+from sizing.cli.from_file import with_file
 from sizing.cli.option_layer import model_options, option
 from sizing.cli.serve_options import capacity_options, deployment_options, dtype_options, rate_options, workload_options
+from sizing.cli.serve_whole import serve_of_whole_model
 from sizing.inputs import default_gpu_for
 from sizing.render import render_serve
 from sizing.serve import serve as serve_estimate
@@ -15,13 +20,19 @@ from sizing.validate import SizingError
 
 
 @click.command()
+@with_file
 @model_options
 @workload_options
 @dtype_options
 @rate_options
 @deployment_options
 @capacity_options
+@option("prefix_caching")
 @option("format")
+@option("emit", only=SERVING_EMITS)
+@option("out", help="With --emit: the file to write (atomically).  [default: stdout, instead of the answer]")
+@option("run_remote_code")
+@answers_whole_models(serve_of_whole_model)  # a hybrid, vision-language or transformers-counted model
 def serve(preset, config_path, overrides, fmt, **options):
     """Serving on the roofline: time to first token, time per output token, tokens/s, $/M tokens.
 
@@ -38,17 +49,24 @@ def serve(preset, config_path, overrides, fmt, **options):
       sizing serve --preset llama2-70b --gpu h100 --tp 4 --batch 32 --prompt 2048 --output 512
       sizing serve --preset mixtral-8x7b --gpu h100 --tp 2 --batch 16 --prompt 1024 --output 256 --format json
       sizing serve --preset llama3-70b --gpu h100 --rate 10 --prompt 1000 --output 200 --slo-tpot 50ms
+      sizing serve --preset llama3-8b --rate 20 --prompt 1000 --output 200 --slo-tpot 40ms --tp 1 --disaggregated
 
-    With --rate: the capacity plan instead (continuous batching; replicas x (tp, pp), GPUs, $/M
-    tokens), searching tp, the weight and KV dtypes and the batch.
+    With --rate: the capacity plan instead (continuous batching, Poisson arrivals): replicas x
+    (tp, pp), GPUs and $/M tokens so that the SLOs hold at --percentile (p99 by default), with
+    p50/p90/p99 TTFT, TPOT and latency at that load. It searches tp and the weight and KV dtypes;
+    --weight-dtype, --quant, --kv-dtype and --tp narrow the search to what they name. --trace
+    reads request lengths from a file; --disaggregated also sizes prefill and decode pools.
     """
-    missing = [f"--{name}" for name in ("prompt", "output") if options[name] is None]
+    emitting = (options.pop("emit"), options.pop("out"), options.pop("prefix_caching"), config_path)
+    if emitting[2] is False and options["prefix"] is not None:
+        raise UserError("--prefix-cached needs the engine's prefix cache: leave out --no-prefix-caching")
+    traced = options["rate"] is not None and options["trace"] is not None
+    missing = [f"--{name}" for name in ("prompt", "output") if options[name] is None and not traced]
     if missing:
         raise UserError(f"{' and '.join(missing)} needed, e.g. --prompt 4096 --output 256")
-    if _other_model_answered(preset, fmt, **options):
-        return
     _refuse_images(options["images"], options["image_size"])
     model = resolve_model(preset, config_path, overrides)
+    options["emitting"] = emitting
     options["gpu"] = options["gpu"] or default_gpu_for(model.preset.name if model.preset else None)
     options["weight_dtype"] = _weight_format(options["quant"], options["weight_dtype"])
     if options["rate"] is not None:
@@ -60,46 +78,9 @@ def serve(preset, config_path, overrides, fmt, **options):
     _estimate(model, fmt, **options)
 
 
-def _other_model_answered(preset: str | None, fmt: str, **options) -> bool:
-    """A hybrid or vision-language preset: served on the same step model by sizing.serve.hybrid_vlm
-    (True, printed; exit 3 when it does not fit); any other model: False."""
-    from sizing.hybrid import HYBRID_PRESETS
-    from sizing.vision import VISION_PRESETS, parse_image_size
-
-    name = (preset or "").strip().lower()
-    kind = (
-        "hybrid"
-        if name in {p.name for p in HYBRID_PRESETS}
-        else "vlm"
-        if name in {p.name for p in VISION_PRESETS}
-        else None
-    )
-    if kind is None:
-        return False
-    from sizing.render import render_other_serve
-    from sizing.serve import serve_hybrid, serve_vlm
-
-    args = (name, options["prompt"], options["output"], options["batch"], options["gpu"] or "h100", options["tp"])
-    dtypes = {"weight_dtype": options["weight_dtype"], "kv_dtype": options["kv_dtype"]}
-    try:
-        if kind == "hybrid":
-            _refuse_images(options["images"], options["image_size"])
-            result = serve_hybrid(*args, **dtypes)
-        else:
-            size = parse_image_size(options["image_size"] or "896x896")
-            images = 1 if options["images"] is None else options["images"]
-            result = serve_vlm(*args, **dtypes, images=images, image_size=size)
-    except SizingError as exc:
-        raise UserError(str(exc)) from None
-    click.echo(render_other_serve(result, fmt).rstrip("\n"))
-    if not result.fits:
-        raise SystemExit(3)
-    return True
-
-
 def _refuse_images(images, image_size) -> None:
     if images is not None or image_size is not None:
-        raise UserError("--images and --image-size apply to a vision-language preset (see `sizing vision`)")
+        raise UserError("--images and --image-size apply to a vision-language model")
 
 
 def _layout_answered(model, fmt: str, *, gpus, tp: int, **options) -> bool:
@@ -108,7 +89,7 @@ def _layout_answered(model, fmt: str, *, gpus, tp: int, **options) -> bool:
     that fits. Pure TP of t GPUs runs the estimate at --tp t with N/t replicas (False: it goes on);
     EP + DP attention or a pipeline prints the layout table (True)."""
     ctx = click.get_current_context()
-    if gpus is None or gpus == 1 or ctx.get_parameter_source("tp") not in (ParameterSource.DEFAULT, None):
+    if gpus is None or gpus == 1 or option_given(ctx, "tp"):
         return False
     from sizing.render import render_layouts
     from sizing.serve import compare_layouts, why_best
@@ -165,7 +146,7 @@ def _estimate(
     prefill_chunk,
     prefix,
     mla: str,
-    **_,
+    **rest,
 ) -> None:
     """One static batch on the roofline (sizing.serve), with prefix caching when asked; exit 3
     when it does not fit."""
@@ -198,17 +179,22 @@ def _estimate(
             cached = prefix_cache(result, prefix)
     except SizingError as exc:
         raise UserError(str(exc)) from None
-    _echo(result, cached, fmt)
+    _echo(model, result, cached, fmt, rest["emitting"])
 
 
-def _echo(result, cached, fmt: str) -> None:
-    """The estimate, with the prefix cache's figures when asked; exit 3 when it does not fit."""
+def _echo(model, result, cached, fmt: str, emitting) -> None:
+    """The estimate, with the prefix cache's figures when asked (or, with --emit, the engine's
+    command); exit 3 when it does not fit."""
+    from sizing.cli.emit import answer_serving, serving_plan_of_estimate
+
     text = render_serve(result, fmt).rstrip("\n")
     if cached is not None:
         from sizing.render import with_prefix_cache
 
         text = with_prefix_cache(text, cached, fmt)
-    click.echo(text)
+    emit, out, caching, config_path = emitting
+    plan = serving_plan_of_estimate(model, config_path, result, caching) if emit else None
+    answer_serving(text, emit, out, lambda engine: _emitted(plan, engine))
     if not result.fits:
         _exit_not_fitting(result, fmt)
 
@@ -227,54 +213,67 @@ def _refuse_without_rate(slo_ttft, slo_tpot) -> None:
     ctx = click.get_current_context()
     given += [
         f"--{n.replace('_', '-')}"
-        for n in ("token_budget", "block_size")
+        for n in ("token_budget", "block_size", "percentile", "trace", "disaggregated", "kv_link")
         if ctx.get_parameter_source(n) not in (ParameterSource.DEFAULT, None)
     ]
     if given:
         raise UserError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to capacity planning: add --rate")
 
 
-def _capacity(
-    model,
-    fmt: str,
-    *,
-    rate: float,
-    prompt: int,
-    output: int,
-    gpu: str,
-    slo_ttft,
-    slo_tpot,
-    price: float,
-    token_budget: int,
-    block_size: int,
-    mla: str,
-    compute_efficiency,
-    bandwidth_efficiency,
-    **_,
-) -> None:
-    """--rate: the capacity plan. The layout options are what it searches, so they are refused."""
-    from sizing.render import render_capacity
-    from sizing.serve import parse_seconds, plan_capacity
+def _capacity(model, fmt: str, **options) -> None:
+    """--rate: the capacity plan. The dtypes, --quant and --tp the user gives narrow the search
+    (the precision is theirs); --batch, --gpus and --prefill-chunk are what it answers."""
+    from sizing.render import render_capacity, render_disaggregated
+    from sizing.serve import capacity_question, parse_seconds, plan_capacity, plan_disaggregated, read_trace
 
     ctx = click.get_current_context()
-    searched = [
-        f"--{n.replace('_', '-')}"
-        for n in ("batch", "tp", "gpus", "weight_dtype", "kv_dtype", "activation_dtype", "prefill_chunk")
-        if ctx.get_parameter_source(n) not in (ParameterSource.DEFAULT, None)
-    ]
-    if searched:
-        raise UserError(f"{', '.join(searched)} cannot be given with --rate: the capacity plan searches them")
-    effs = (compute_efficiency, bandwidth_efficiency)
+
+    def given(name: str) -> bool:
+        return ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)
+
+    answered = [f"--{n.replace('_', '-')}" for n in ("batch", "gpus", "prefill_chunk", "prefix") if given(n)]
+    if answered:
+        raise UserError(f"{', '.join(answered)} cannot be given with --rate: the capacity plan answers them")
+    from_file = [f"--{n.replace('_', '-')}" for n in ("batch", "gpus", "prefill_chunk") if option_given(ctx, n)]
+    if from_file:  # set by --from FILE: the plan answers them all the same, and says so
+        click.echo(f"note: with --rate the capacity plan answers {', '.join(from_file)}: the file's not used", err=True)
+    o = options
+    narrowed = {  # given by a flag or by --from FILE
+        "weight_dtypes": (o["weight_dtype"],) if option_given(ctx, "weight_dtype") or o["quant"] is not None else None,
+        "kv_dtypes": (o["kv_dtype"],) if option_given(ctx, "kv_dtype") else None,
+        "tps": (o["tp"],) if option_given(ctx, "tp") else None,
+    }
     try:
-        ttft = None if slo_ttft is None else parse_seconds(slo_ttft, "--slo-ttft")
-        tpot = None if slo_tpot is None else parse_seconds(slo_tpot, "--slo-tpot")
+        mix = None if o["trace"] is None else read_trace(o["trace"])
+        ttft = None if o["slo_ttft"] is None else parse_seconds(o["slo_ttft"], "--slo-ttft")
+        tpot = None if o["slo_tpot"] is None else parse_seconds(o["slo_tpot"], "--slo-tpot")
         contexts = (model.preset.context, model.preset.serving_context) if model.preset else (None, None)
-        plan = plan_capacity(
-            model.config, rate, prompt, output, gpu, ttft, tpot, price, model.name,
-            token_budget, block_size, *effs, mla, *contexts,
+        args = (model.config, o["rate"], o["prompt"], o["output"], o["gpu"], ttft, tpot, o["price"], model.name)
+        kwargs = dict(
+            token_budget=o["token_budget"], block_size=o["block_size"], compute_efficiency=o["compute_efficiency"],
+            bandwidth_efficiency=o["bandwidth_efficiency"], mla=o["mla"], percentile=o["percentile"], mix=mix,
+            activation_dtype=o["activation_dtype"], trained_context=contexts[0], served_context=contexts[1],
+            **{k: v for k, v in narrowed.items() if v is not None},
         )  # fmt: skip
+        plan = plan_capacity(*args, **kwargs)
+        split = None
+        if o["disaggregated"]:
+            engine = ("token_budget", "block_size", "compute_efficiency", "bandwidth_efficiency", "mla", "percentile")
+            q = capacity_question(*args[:8], *(o[k] for k in engine), mix, o["activation_dtype"])
+            split = plan_disaggregated(q, link=o["kv_link"], **{k: v for k, v in narrowed.items() if v is not None})
     except SizingError as exc:
         raise UserError(str(exc)) from None
-    click.echo(render_capacity(plan, fmt).rstrip("\n"))
+    text = render_capacity(plan, fmt) if split is None else render_disaggregated(plan, split, fmt)
+    from sizing.cli.emit import answer_serving, serving_plan_of_capacity
+
+    emit, out, caching, config_path = o["emitting"]
+    plan_of = lambda engine: _emitted(serving_plan_of_capacity(model, config_path, plan, caching), engine)  # noqa: E731
+    answer_serving(text.rstrip("\n"), emit, out, plan_of)
     if plan.best is None:  # no layout serves the rate within the bounds: exit 3, as not fitting does everywhere
         raise SystemExit(3)
+
+
+def _emitted(plan, engine: str) -> str:
+    from sizing.frameworks import emit_serving
+
+    return emit_serving(plan, engine)

@@ -12,20 +12,22 @@ from sizing.vocabulary import (
     DEFAULT_SERVE_PRICE_PER_GPU_HOUR,
 )
 
+SEARCHED = ("!rate",)  # the capacity plan (--rate) sets these itself: the form disables them there
+
 # The workload and where it runs: the GPU, the batch, prompt and output lengths, tensor parallelism and replicas.
 workload_options = options(
     option("gpu", help="GPU name (see `sizing gpus`).  [default: h100-sxm, or the preset's published run's GPU]"),
-    option("batch", default=1, short="-b"),
+    option("batch", default=1, short="-b", needs=SEARCHED),
     option("prompt", help="Prompt tokens per sequence (required)."),
     option(
         "images",
         default=None,
-        help="A vision-language preset: images in each prompt (their tokens join it).  [default: 1]",
+        help="A vision-language model: images in each prompt (their tokens join it).  [default: 1]",
     ),
-    option("image_size", default=None, help="A vision-language preset: HEIGHTxWIDTH in pixels.  [default: 896x896]"),
+    option("image_size", default=None, help="A vision-language model: HEIGHTxWIDTH in pixels.  [default: 896x896]"),
     option("output", help="Output tokens per sequence, the first from the prefill (required, at least 2)."),
     option("tp", default=1, help="Tensor-parallel GPUs per replica."),
-    option("gpus", help="GPUs in all, a multiple of --tp (replicas = gpus / tp).  [default: tp]"),
+    option("gpus", help="GPUs in all, a multiple of --tp (replicas = gpus / tp).  [default: tp]", needs=SEARCHED),
 )
 
 # The storage dtypes and the compute dtype, and how prefill attention FLOPs are counted.
@@ -61,14 +63,23 @@ deployment_options = options(
     option(
         "prefill_chunk",
         help="Tokens per prefill forward (chunked prefill).  [default: the whole batch's prompts at once]",
+        needs=SEARCHED,
     ),
     option("quant"),
     option("prefix_cached"),
     option("mla"),
 )
 
-# Capacity planning (continuous batching): the request rate, the latency bounds, the scheduler's
-# token budget and KV block size.
+# Capacity planning (continuous batching): the request rate, the latency bounds at a percentile,
+# a trace of request lengths, disaggregated pools, the scheduler's token budget and KV block size.
 capacity_options = options(
-    option("rate"), option("slo_ttft"), option("slo_tpot"), option("token_budget"), option("block_size")
+    option("rate"),
+    option("slo_ttft"),
+    option("slo_tpot"),
+    option("percentile"),
+    option("trace"),
+    option("disaggregated"),
+    option("kv_link"),
+    option("token_budget"),
+    option("block_size"),
 )

@@ -5,7 +5,7 @@ tests treat them alike."""
 from __future__ import annotations
 
 from sizing.cli.spec_table import _choice, _count
-from sizing.cli.specs import declare
+from sizing.cli.specs import declare, describe
 from sizing.vocabulary import FLOP_COUNTERS
 
 # ---------------------------------------------------------------- sizing verify: one flag per check
@@ -92,3 +92,18 @@ declare("plan_report", ("--plan-report",), "command",
         "Write the GPU profile report page (planned runs, predictions, measured figures from --results) to PATH "
         "and exit; needs no torch.", metavar="PATH")  # fmt: skip
 declare("results", ("--results",), "command", "With --plan-report: folder of <run>.json / <run>.md.", metavar="DIR")
+
+# ---------------------------------------------------------------- the form's words (sizing/cli/spec_table.py)
+# fmt: off
+describe(
+    {
+        "inference": "Inference (weights + KV cache) instead of training", "law": "Scaling law for the shapes",
+        "counter": "FLOP counter", "check": "Check only", "with_verification": "With the verification page",
+        "force": "Overwrite", "host": "Host", "port": "Port", "open": "Open a browser", "steps": "Timed steps",
+        "warmup": "Warm-up steps", "compile": "torch.compile", "device": "Device", "planned": "Planned run",
+        "plan_report": "Plan report page", "results": "Results folder",
+        "check_params": "Parameter check", "check_flops": "FLOP check", "check_memory": "Memory check",
+        "check_parallel": "Parallel check", "check_hybrid": "Hybrid check",
+    }
+)
+# fmt: on

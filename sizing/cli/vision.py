@@ -48,7 +48,7 @@ def vision_summary(text, vision, name, prompt_tokens, images, height, width, att
 
 
 @click.command()
-@option("preset", help="A vision-language preset.")
+@option("preset", help="A vision-language preset.", names="vision_presets")
 @option("config", help="A whole (multimodal) Hugging Face config.json, its directory or a hub id. Never executes code.")
 @option("images")
 @option("image_size")

@@ -30,11 +30,13 @@ _LAZY = {
     "mla_absorbed_decode_flops_per_token": "sizing.formulas.flops",
     "model_flops_per_token": "sizing.formulas.conventions",
     "model_training_flops": "sizing.formulas.conventions",
+    "mtp_summary": "sizing.formulas.mtp",
     "ours_convention": "sizing.formulas.conventions",
     "palm_convention": "sizing.formulas.conventions",
     "palm_flops_per_token": "sizing.formulas.conventions",
     "param_components": "sizing.formulas.params",
     "param_groups": "sizing.formulas.params",
+    "per_token": "sizing.formulas.flops",
     "tokens_for_budget": "sizing.formulas.scaling",
     "total_params": "sizing.formulas.params",
 }

@@ -31,12 +31,14 @@ from sizing.formulas.flops_attention import (  # noqa: F401  (re-exported: sizin
     attention_matmul_flops,
     attention_scores_flops,
     attention_values_flops,
+    index_scores_flops,
     layer_pairs,
 )
 from sizing.formulas.flops_linear import (  # noqa: F401
     MATMUL_FLOPS_PER_MAC,
     _linear_flops,
     active_expert_flops,
+    dsa_indexer_flops,
     k_proj_flops,
     lm_head_flops,
     mla_kv_a_flops,
@@ -58,6 +60,8 @@ from sizing.vocabulary import ATTENTION_CONVENTIONS, RECOMPUTE_MODES
 
 # Components that a selective recompute re-runs (Korthikanti et al. 2022, section 4.2).
 SELECTIVE_RECOMPUTE_KEYS = ("attn.scores", "attn.av")
+# Components that grow with the keys a query meets (T^2 per sequence), priced apart in decoding.
+KEY_SCALED_KEYS = (*SELECTIVE_RECOMPUTE_KEYS, "attn.index_scores")
 BACKWARD_PER_FORWARD = 2  # dL/dinput and dL/dweight products, each the size of the forward one
 TRAINING_PER_FORWARD = 1 + BACKWARD_PER_FORWARD  # forward + backward, no recomputation
 # Kaplan et al. 2020's 6 per parameter per training token: 2 forward + 4 backward.
@@ -82,6 +86,9 @@ class FlopTerm:
     flops: FlopFunction  # forward FLOPs for one sequence, summed over layers
     in_blocks: bool = True  # re-run by full recomputation
     present: Callable[[ModelConfig], bool] = _always
+    # backward products per forward one: 2 (input and weight gradients); 0 for a part that the LM loss
+    # does not train (DeepSeek-V3.2's indexer learns from its own KL loss, its input detached)
+    backward_per_forward: int = BACKWARD_PER_FORWARD
 
     def formula_text(self, cfg: ModelConfig, attention: str) -> str:
         return self.formula if isinstance(self.formula, str) else self.formula(cfg, attention)
@@ -92,6 +99,8 @@ def _keys_per_query(cfg: ModelConfig, attention: str) -> str:
     chunks(T,C): attended_pairs; L_local / L_global: the local and global layer counts)."""
     if attention == "full":
         return "L·T"
+    if cfg.has_indexer:
+        return "L·pairs(T,k_I)/T"
     if cfg.local_window is None:
         return "L·(T+1)/2"
     local = "pairs(T,W)/T" if cfg.sliding_window is not None else "chunks(T,C)/T"
@@ -146,6 +155,20 @@ FLOP_TERMS: tuple[FlopTerm, ...] = (
     FlopTerm("attn.v", "2·L·d·h_kv·d_h", lambda cfg, T, att: v_proj_flops(cfg, T), present=lambda cfg: not cfg.is_mla),
     FlopTerm("attn.kv_a", "2·L·d·(r_kv + d_r)", lambda cfg, T, att: mla_kv_a_flops(cfg, T), present=_mla),
     FlopTerm("attn.kv_b", "2·L·r_kv·h·(d_n + d_v)", lambda cfg, T, att: mla_kv_b_flops(cfg, T), present=_mla),
+    FlopTerm(
+        "attn.indexer",
+        "2·L·(r_q·H_I·d_I + d·d_I + d·H_I)",
+        lambda cfg, T, att: dsa_indexer_flops(cfg, T),
+        present=lambda cfg: cfg.has_indexer,
+        backward_per_forward=0,
+    ),
+    FlopTerm(
+        "attn.index_scores",
+        lambda cfg, att: "2·L·H_I·(d_I + 1)·" + ("T" if att == "full" else "(T+1)/2"),
+        lambda cfg, T, att: index_scores_flops(cfg, T, att),
+        present=lambda cfg: cfg.has_indexer,
+        backward_per_forward=0,
+    ),
     FlopTerm(
         "attn.scores",
         _attention_formula(_qk_width),
@@ -222,6 +245,7 @@ class FlopComponent:
     forward_per_sequence: int  # one sequence of seq_len tokens, exact
     forward_per_token: int | float  # forward_per_sequence / T: an int unless causal with a window
     in_blocks: bool  # re-run by full recomputation
+    backward_per_forward: int = BACKWARD_PER_FORWARD  # 0: not trained by the LM loss (DSA's indexer)
 
     @property
     def forward(self) -> int:
@@ -238,7 +262,12 @@ def flop_components(cfg: ModelConfig, seq_len: int, attention: str = "full") -> 
             forward = term.flops(cfg, seq_len, attention)
             rows.append(
                 FlopComponent(
-                    term.key, term.formula_text(cfg, attention), forward, per_token(forward, seq_len), term.in_blocks
+                    term.key,
+                    term.formula_text(cfg, attention),
+                    forward,
+                    per_token(forward, seq_len),
+                    term.in_blocks,
+                    term.backward_per_forward,
                 )
             )
     return rows
@@ -265,7 +294,8 @@ class FlopBreakdown:
 
     @property
     def backward(self) -> int:
-        return BACKWARD_PER_FORWARD * self.forward
+        """2 x the forward of every component the LM loss trains (DSA's indexer learns apart)."""
+        return sum(c.backward_per_forward * c.forward_per_sequence for c in self.components)
 
     @property
     def model_training(self) -> int:
@@ -301,6 +331,8 @@ def decode_keys(cfg: ModelConfig, context: int) -> int:
     one included): C in a global layer, min(C, W) in a sliding one, and in a chunked one the
     positions of the current chunk so far, (C - 1) mod chunk + 1."""
     local = context
+    if cfg.has_indexer:  # DSA: the top-k keys the indexer picks
+        return cfg.n_layers * min(context, cfg.index_topk)
     if cfg.sliding_window is not None:
         local = min(context, cfg.sliding_window)
     elif cfg.attention_chunk is not None:
@@ -312,21 +344,27 @@ def _weight_flops_per_token(cfg: ModelConfig) -> int:
     """Every weight matmul of one token: the components at T = 1 less QK^T and AV (from the
     FLOP_TERMS functions, without their formula text: a serving search calls it thousands of times)."""
     return sum(
-        term.flops(cfg, 1, "full")
-        for term in FLOP_TERMS
-        if term.present(cfg) and term.key not in SELECTIVE_RECOMPUTE_KEYS
+        term.flops(cfg, 1, "full") for term in FLOP_TERMS if term.present(cfg) and term.key not in KEY_SCALED_KEYS
     )
+
+
+def index_decode_flops_per_token(cfg: ModelConfig, context: int) -> int:
+    """DSA: the new query's indexer scores over all `context` cached index keys (0 without DSA)."""
+    if not cfg.has_indexer:
+        return 0
+    return attention_matmul_flops(cfg.n_layers, cfg.index_heads, cfg.index_head_dim + 1, pairs=context)
 
 
 def decode_flops_per_token(cfg: ModelConfig, context: int) -> int:
     """Forward FLOPs to generate one token with a KV cache holding `context` positions
     (the new one included): every weight matmul once, plus QK^T and AV of one query over the
-    keys each layer keeps (decode_keys). Equal to the `full` per-token forward at T = C when
-    there is no window. Under MLA this is the naive form (decode_flops_by_form)."""
+    keys each layer keeps (decode_keys; under DSA the top k_I, after the indexer scores all C).
+    Equal to the `full` per-token forward at T = C when there is no window. Under MLA this is the
+    naive form (decode_flops_by_form)."""
     keys = decode_keys(cfg, context)
     scores = attention_matmul_flops(1, cfg.n_heads, cfg.qk_head_width, pairs=keys)  # one query
     values = attention_matmul_flops(1, cfg.n_heads, cfg.v_head_width, pairs=keys)
-    return _weight_flops_per_token(cfg) + scores + values
+    return _weight_flops_per_token(cfg) + index_decode_flops_per_token(cfg, context) + scores + values
 
 
 def mla_absorbed_decode_flops_per_token(cfg: ModelConfig, context: int) -> int:
@@ -341,7 +379,7 @@ def mla_absorbed_decode_flops_per_token(cfg: ModelConfig, context: int) -> int:
     absorbed = MATMUL_FLOPS_PER_MAC * L * h * r_kv * (cfg.qk_nope_head_dim + cfg.v_head_dim)  # ... into q and o
     scores = attention_matmul_flops(1, h, r_kv + cfg.qk_rope_head_dim, pairs=keys)
     values = attention_matmul_flops(1, h, r_kv, pairs=keys)
-    return weights + absorbed + scores + values
+    return weights + absorbed + index_decode_flops_per_token(cfg, context) + scores + values
 
 
 def decode_flops_by_form(cfg: ModelConfig, context: int) -> dict[str, int]:

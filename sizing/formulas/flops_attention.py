@@ -27,8 +27,12 @@ def attended_pairs(seq_len: int, attention: str, window: int | None = None, chun
 
 def layer_pairs(cfg: ModelConfig, seq_len: int, attention: str) -> int:
     """Query-key pairs of one sequence summed over the layers: local layers (a sliding window or a
-    chunk) and global ones (every full_attention_every-th, or all) each at their own cap."""
+    chunk) and global ones (every full_attention_every-th, or all) each at their own cap. Under
+    DSA, `causal` caps every query at the k_I keys its indexer picks (the sparse kernel's work);
+    `full` stays T x T, the dense masked attention transformers' DeepseekV32 runs."""
     local = global_ = attended_pairs(seq_len, attention)
+    if attention == "causal" and cfg.has_indexer:  # DSA: each query attends to its top-k keys at most
+        return cfg.n_layers * attended_pairs(seq_len, attention, cfg.index_topk)
     if attention == "causal" and cfg.local_window is not None:
         local = attended_pairs(seq_len, attention, cfg.sliding_window, cfg.attention_chunk)
     return cfg.n_local_layers * local + cfg.n_global_layers * global_
@@ -51,3 +55,11 @@ def attention_scores_flops(cfg: ModelConfig, seq_len: int, attention: str) -> in
 def attention_values_flops(cfg: ModelConfig, seq_len: int, attention: str) -> int:
     """A @ V: each pair's weight scales a value row of d_h (d_v under MLA)."""
     return attention_matmul_flops(1, cfg.n_heads, cfg.v_head_width, layer_pairs(cfg, seq_len, attention))
+
+
+def index_scores_flops(cfg: ModelConfig, seq_len: int, attention: str) -> int:
+    """DSA's indexer scores every (query, key) pair the causal mask allows: H_I dot products of d_I
+    and their weighted sum over the heads, 2·H_I·(d_I + 1) FLOPs per pair, in every layer
+    (`full`: T keys per query, as for attention)."""
+    pairs = cfg.n_layers * attended_pairs(seq_len, attention)
+    return attention_matmul_flops(1, cfg.index_heads, cfg.index_head_dim + 1, pairs)

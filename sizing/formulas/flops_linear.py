@@ -52,6 +52,13 @@ def mla_kv_b_flops(cfg: ModelConfig, seq_len: int) -> int:
     return _linear_flops(cfg, seq_len, cfg.kv_lora_rank, cfg.n_heads * (cfg.qk_nope_head_dim + cfg.v_head_dim))
 
 
+def dsa_indexer_flops(cfg: ModelConfig, seq_len: int) -> int:
+    """DeepSeek-V3.2's indexer projections on every token: wq_b r_q -> H_I·d_I, wk d -> d_I and
+    weights_proj d -> H_I (the LayerNorm counts 0, as every norm)."""
+    H, d_i = cfg.index_heads, cfg.index_head_dim
+    return _linear_flops(cfg, seq_len, 1, cfg.q_lora_rank * H * d_i + cfg.d_model * d_i + cfg.d_model * H)
+
+
 def mlp_matrix_flops(cfg: ModelConfig, seq_len: int) -> int:
     """One dense d x f (or f x d) MLP matrix, in the dense layers."""
     return _linear_flops(cfg, seq_len, cfg.d_model, cfg.d_ff, cfg.n_dense_layers)

@@ -15,7 +15,13 @@ largest block (the MoE one for DeepSeek-V3).
 from __future__ import annotations
 
 from sizing.formulas import params as P
-from sizing.formulas.flops import MATMUL_FLOPS_PER_MAC, TRAINING_PER_FORWARD, attended_pairs, attention_matmul_flops
+from sizing.formulas.flops import (
+    MATMUL_FLOPS_PER_MAC,
+    TRAINING_PER_FORWARD,
+    attended_pairs,
+    attention_matmul_flops,
+    per_token,
+)
 from sizing.inputs import ModelConfig
 from sizing.validate import require_choice, require_int
 from sizing.vocabulary import ATTENTION_CONVENTIONS
@@ -76,3 +82,20 @@ def mtp_draft_flops_per_token(cfg: ModelConfig, context: int) -> int:
     positions in its own cache: the module's forward at C keys. The acceptance rate, and what it
     saves, belong to the serving model (sizing.serve)."""
     return mtp_forward_flops_per_token(cfg, require_int("context", context, 1))
+
+
+def mtp_summary(cfg: ModelConfig, seq_len: int, depth: int, attention: str = "full") -> dict:
+    """What D MTP modules add, sized apart from the model's totals (transformers builds none, and no
+    published total counts them): one module's parameters by component (with the checkpoint's embedding
+    and head copies), the D modules' parameters as the paper shares them and as the checkpoint stores
+    them, and their forward and training FLOPs per token at T (`attention` as the model's)."""
+    D = require_int("mtp depth", depth, 1)
+    training = mtp_training_flops(cfg, seq_len, D, attention)
+    return {
+        "depth": D,
+        "module_components": mtp_module_params(cfg, copies=True),
+        "params_shared": mtp_params(cfg, D),
+        "params_checkpoint": mtp_params(cfg, D, copies=True),
+        "forward_flops_per_token": per_token(training // TRAINING_PER_FORWARD, seq_len),
+        "training_flops_per_token": per_token(training, seq_len),
+    }

@@ -5,7 +5,8 @@ d_h head width, f MLP hidden width, f_e expert MLP width, E experts, k experts p
 P learned position rows. Formulas multiply with '·'. The layer patterns: L_moe MoE layers,
 L_dense dense ones (L = L_moe + L_dense); E_s shared experts of width f_s. Latent attention
 (MLA): r_q query rank, r_kv key/value latent rank, d_n and d_r the per-head q/k widths
-without and with RoPE, d_v the per-head value width.
+without and with RoPE, d_v the per-head value width. DeepSeek-V3.2's sparse attention (DSA):
+H_I indexer heads of d_I, each query attending to its top k_I keys.
 
 Component keys match the reference model's module paths with the layer index and the
 expert index removed (`blocks.3.attn.q.weight` -> `attn.q`), so verification compares
@@ -38,6 +39,7 @@ from sizing.formulas.params_dense import (  # noqa: F401  (re-exported: sizing.f
 )
 from sizing.formulas.params_formulas import (  # noqa: F401
     LAYER_KINDS,
+    PARAM_GROUPS,
     Text,
     _branch_label,
     _experts_formula,
@@ -60,6 +62,7 @@ from sizing.formulas.params_formulas import (  # noqa: F401
 )
 from sizing.formulas.params_moe import (
     attention_sink_params,
+    dsa_indexer_params,
     expert_params,
     mla_kv_a_params,
     mla_kv_b_params,
@@ -158,6 +161,14 @@ PARAM_TERMS: tuple[ParamTerm, ...] = (  # in forward order
         lambda cfg: mla_kv_b_params(cfg),
         per_layer=True,
         present=lambda cfg: cfg.is_mla,
+    ),
+    ParamTerm(
+        "attn.indexer",
+        "DSA indexer",
+        "r_q·H_I·d_I + d·d_I + 2·d_I + d·H_I",
+        lambda cfg: dsa_indexer_params(cfg),
+        per_layer=True,
+        present=lambda cfg: cfg.has_indexer,
     ),
     ParamTerm(
         "attn.q_norm",
@@ -351,37 +362,6 @@ def layer_params(cfg: ModelConfig) -> int:
         if term.per_layer and term.present(cfg) and layer_count(cfg, term.layers):
             sizes[term.layers] += term.params(cfg)
     return sizes["all"] + max(sizes["moe"], sizes["dense"])
-
-
-# The seed's worked-example view (000_56565e6abcdabd53.txt): components grouped the way a
-# person adds them up by hand. Every key lands in exactly one group.
-PARAM_GROUPS: dict[str, tuple[str, ...]] = {
-    "attention": (
-        "attn.q",
-        "attn.q_a",
-        "attn.q_b",
-        "attn.k",
-        "attn.v",
-        "attn.kv_a",
-        "attn.kv_b",
-        "attn.sinks",
-        "attn.o",
-    ),
-    "mlp": ("mlp.up", "mlp.gate", "mlp.down", "moe.router", "moe.experts", "moe.shared", "moe.shared_gate"),
-    "norms": (
-        "emb_norm",
-        "attn_norm",
-        "attn.q_a_norm",
-        "attn.kv_a_norm",
-        "attn.q_norm",
-        "attn.k_norm",
-        "attn_post_norm",
-        "mlp_norm",
-        "mlp_post_norm",
-        "norm_f",
-    ),
-    "embeddings": ("tok_emb", "pos_emb", "lm_head"),
-}
 
 
 def param_groups(cfg: ModelConfig) -> dict[str, dict[str, int | None]]:

@@ -93,3 +93,35 @@ def layer_count(cfg: ModelConfig, kind: str) -> int:
 def layer_symbol(cfg: ModelConfig, kind: str) -> str:
     """ "L" when the part is in every block (a dense model, an all-MoE model), else L_moe / L_dense."""
     return "L" if layer_count(cfg, kind) == cfg.n_layers else LAYER_KINDS[kind][1]
+
+
+# The seed's worked-example view (000_56565e6abcdabd53.txt): components grouped the way a
+# person adds them up by hand. Every key lands in exactly one group.
+PARAM_GROUPS: dict[str, tuple[str, ...]] = {
+    "attention": (
+        "attn.q",
+        "attn.q_a",
+        "attn.q_b",
+        "attn.k",
+        "attn.v",
+        "attn.kv_a",
+        "attn.kv_b",
+        "attn.indexer",
+        "attn.sinks",
+        "attn.o",
+    ),
+    "mlp": ("mlp.up", "mlp.gate", "mlp.down", "moe.router", "moe.experts", "moe.shared", "moe.shared_gate"),
+    "norms": (
+        "emb_norm",
+        "attn_norm",
+        "attn.q_a_norm",
+        "attn.kv_a_norm",
+        "attn.q_norm",
+        "attn.k_norm",
+        "attn_post_norm",
+        "mlp_norm",
+        "mlp_post_norm",
+        "norm_f",
+    ),
+    "embeddings": ("tok_emb", "pos_emb", "lm_head"),
+}

@@ -29,6 +29,16 @@ def mla_kv_b_params(cfg: ModelConfig) -> int:
     return cfg.kv_lora_rank * cfg.n_heads * (cfg.qk_nope_head_dim + cfg.v_head_dim)
 
 
+def dsa_indexer_params(cfg: ModelConfig) -> int:
+    """DeepSeek-V3.2's lightning indexer (arXiv:2512.02556 section 2.1; HF DeepseekV32Indexer): wq_b
+    r_q -> H_I·d_I from MLA's query latent, wk d -> d_I (one key per token, shared by the heads),
+    its LayerNorm (weight and bias, 2·d_I) and weights_proj d -> H_I, the per-head weights."""
+    if not cfg.index_heads:
+        return 0
+    H, d_i = cfg.index_heads, cfg.index_head_dim
+    return cfg.q_lora_rank * H * d_i + cfg.d_model * d_i + 2 * d_i + cfg.d_model * H
+
+
 def qk_norm_params(cfg: ModelConfig, kv: bool) -> int:
     """RMSNorm gain of q (kv False) or k: one d_h vector shared by the heads ("head": Qwen3,
     Gemma-3), one over the whole projection ("width": OLMo-2), none ("unweighted": Llama-4)."""

@@ -5,7 +5,7 @@ reading each family's own layer-pattern fields:
 - jamba: attention where i % attn_layer_period == attn_layer_offset, Mamba-1 elsewhere; MoE where
   i % expert_layer_period == expert_layer_offset (JambaConfig.layers_block_type / layers_num_experts);
 - nemotron_h: `hybrid_override_pattern` (M Mamba-2, * attention, - MLP, E MoE) or `layers_block_type`;
-  one mixer or one MLP per layer;
+  one mixer or one MLP (dense, or Nemotron 3's MoE with a shared expert) per layer;
 - bamba: attention at `attn_layer_indices`, Mamba-2 elsewhere, a SwiGLU MLP in every layer;
 - qwen3_next: `layer_types` (linear_attention = gated DeltaNet, full_attention = gated attention),
   MoE where (i + 1) % decoder_sparse_step == 0 and i not in mlp_only_layers.
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from sizing.hybrid.mixers import GatedDeltaNet, Mamba1Mixer, Mamba2Mixer
 from sizing.hybrid.model import HybridModel
-from sizing.inputs import ConfigError, ModelConfig
+from sizing.inputs import ConfigError, ModelConfig, NotModelled
 from sizing.inputs.hf import _get, _layer_indices, check_common_fields
 from sizing.validate import show
 
@@ -127,7 +127,9 @@ def _jamba(d: dict) -> HybridModel:
 
 
 _NEMOTRON_CHARS = {"M": "mamba", "*": "attention", "-": "mlp", "E": "moe"}
+# transformers 5.x names, and the legacy ones its remap_legacy_layer_types still reads
 _NEMOTRON_NAMES = {"linear_attention": "mamba", "full_attention": "attention", "mlp": "mlp", "moe": "moe"}
+_NEMOTRON_NAMES |= {"mamba": "mamba", "attention": "attention"}
 
 
 def _nemotron_kinds(d: dict) -> list[str]:
@@ -138,6 +140,8 @@ def _nemotron_kinds(d: dict) -> list[str]:
             raise ConfigError(f"hybrid_override_pattern ({show(pattern)}) has {bad}; valid letters: M * - E")
         return [_NEMOTRON_CHARS[c] for c in pattern]
     types = d.get("layers_block_type", d.get("layer_types"))
+    if types is None:  # NemotronHConfig's default pattern
+        types = ["linear_attention", "moe", "full_attention", "mlp"]
     if not isinstance(types, list) or any(t not in _NEMOTRON_NAMES for t in types):
         raise ConfigError(
             f"hybrid_override_pattern or layers_block_type ({show(types)}) must list the layers: "
@@ -146,16 +150,40 @@ def _nemotron_kinds(d: dict) -> list[str]:
     return [_NEMOTRON_NAMES[t] for t in types]
 
 
+_NEMOTRON_MAMBA_ALIASES = {
+    "mamba_n_groups": "n_groups",
+    "mamba_d_conv": "conv_kernel",
+    "mamba_conv_bias": "use_conv_bias",
+    "mamba_chunk_size": "chunk_size",
+}
+
+
+def _nemotron_moe_fields(d: dict) -> dict:
+    """Nemotron 3's MoE ('E') layers: routed squared-ReLU experts (up, down; no bias) under a sigmoid
+    router d x E (its e_score_correction_bias a buffer), and one shared expert of its own width."""
+    if d.get("moe_latent_size") is not None:
+        raise NotModelled("moe_latent_size (latent MoE projections) is not modelled; the MoE at d is")
+    if _get(d, "mlp_bias", default=False, kind="bool"):
+        raise NotModelled("mlp_bias (true) with MoE layers is not modelled: the routed experts have no bias")
+    return dict(
+        n_experts=_get(d, "n_routed_experts", default=8),
+        top_k=_get(d, "num_experts_per_tok", default=2),
+        expert_d_ff=_get(d, "moe_intermediate_size", default=7688),
+        n_shared_experts=1,
+        shared_expert_d_ff=_get(d, "moe_shared_expert_intermediate_size", default=7688),
+    )
+
+
 def _nemotron_h(d: dict) -> HybridModel:
+    """One mixer or one MLP per block, one norm each; transformers sizes the stack by the pattern's
+    length (num_hidden_layers is ignored when the pattern is given)."""
     kinds = _nemotron_kinds(d)
-    if "moe" in kinds:
-        raise ConfigError(
-            "hybrid_override_pattern has MoE layers ('E', Nemotron-3): not modelled yet; "
-            "Mamba-2 (M), attention (*) and MLP (-) layers are"
-        )
-    L = _layers_count(d)
-    if len(kinds) != L:
-        raise ConfigError(f"hybrid_override_pattern has {len(kinds)} layers, num_hidden_layers {L}")
+    if not 1 <= len(kinds) <= MAX_LAYERS:
+        raise ConfigError(f"the layer pattern has {len(kinds)} layers; 1 to {MAX_LAYERS:,} are sized")
+    d = dict(d, num_hidden_layers=len(kinds))
+    for old, new in _NEMOTRON_MAMBA_ALIASES.items():  # NemotronHConfig reads the mamba_ spellings first
+        if old in d:
+            d[new] = d[old]
     base = _base(
         d,
         n_heads=_get(d, "num_attention_heads", default=32),
@@ -164,11 +192,13 @@ def _nemotron_h(d: dict) -> HybridModel:
         d_ff=_get(d, "intermediate_size", default=21504),
         mlp="relu",  # relu2: up, squared ReLU, down (two matrices)
         mlp_bias=_get(d, "mlp_bias", default=False, kind="bool"),
+        **(_nemotron_moe_fields(d) if "moe" in kinds else {}),
     )
     mixer = _mamba2_from(
         d, "mamba_num_heads", "mamba_head_dim", "ssm_state_size", "n_groups", "conv_kernel", proj_bias="mamba_proj_bias"
     )
     table = {"mamba": ("mamba", "none"), "attention": ("attention", "none"), "mlp": ("none", "dense")}
+    table["moe"] = ("none", "moe")
     return HybridModel(_name(d), base, mixer, tuple(table[k] for k in kinds), layer_norms=1)
 
 

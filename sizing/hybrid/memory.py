@@ -13,7 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sizing.hybrid.model import HybridModel, kv_elements_per_position, state_elements, total_params
+from sizing.hybrid.model import (
+    HybridModel,
+    kv_elements_per_attention_layer,
+    kv_elements_per_position,
+    state_elements,
+    total_params,
+)
 from sizing.memory import dtype_bytes
 from sizing.validate import require_int
 
@@ -51,7 +57,7 @@ def state_bytes(m: HybridModel, batch: int = 1, conv_dtype: str = "bf16", ssm_dt
 def all_attention_kv_bytes(m: HybridModel, context: int, batch: int = 1, dtype: str = "bf16") -> int:
     """The KV cache if every layer were an attention layer of the model's shape: B·C·L·2·h_kv·d_h."""
     C, B = require_int("context", context, 1), require_int("batch", batch, 1)
-    return dtype_bytes(B * C * m.count() * 2 * m.base.kv_width, dtype)
+    return dtype_bytes(B * C * m.count() * kv_elements_per_attention_layer(m), dtype)
 
 
 def hybrid_inference_memory(

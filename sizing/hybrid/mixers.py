@@ -1,5 +1,6 @@
 """Token mixers that carry a fixed-size recurrent state instead of a KV cache: Mamba-2 (SSD),
-Mamba-1 (Jamba's layers) and gated DeltaNet (Qwen3-Next's linear attention).
+Mamba-1 (Jamba's layers), gated DeltaNet (Qwen3-Next's linear attention) and Kimi Delta
+Attention (Kimi Linear).
 
 Parameters follow Hugging Face's modeling code tensor by tensor (transformers 5.24:
 Mamba2Mixer, NemotronHMamba2Mixer and BambaMixer build the same Mamba-2 mixer; JambaMambaMixer
@@ -258,4 +259,70 @@ class GatedDeltaNet:
         return {"conv": self.conv_channels * self.conv_kernel, "ssm": self.n_v_heads * self.d_k * self.d_v}
 
 
-Mixer = Mamba2Mixer | Mamba1Mixer | GatedDeltaNet
+@dataclass(frozen=True)
+class KimiDeltaAttention:
+    """Kimi Delta Attention (Kimi Linear, arXiv:2510.26692; HF KimiLinearDeltaAttention): H heads of D,
+    q, k and v projections of d -> H·D each, a short depthwise conv over the three (no bias), the
+    channel-wise forget gate (f_a d -> D, f_b D -> H·D, dt_bias H·D, A_log H), the beta projection
+    d -> H, the output gate (g_a d -> D, g_b D -> H·D), a gated RMSNorm over D and o_proj H·D -> d.
+
+    The chunked scan is gated DeltaNet's WY form with a decay per channel instead of per head; the
+    decays are elementwise, so its contractions are GatedDeltaNet's with d_k = d_v = D."""
+
+    d_model: int
+    n_heads: int
+    head_dim: int
+    conv_kernel: int = 4
+    chunk: int = 64
+
+    kind = "kda"
+
+    def __post_init__(self) -> None:
+        _check_fields(self)
+
+    @property
+    def width(self) -> int:
+        return self.n_heads * self.head_dim
+
+    @property
+    def conv_channels(self) -> int:
+        return 3 * self.width  # q, k, v
+
+    def params(self) -> dict[str, int]:
+        d, hd, D, H = self.d_model, self.width, self.head_dim, self.n_heads
+        return {
+            "kda.q_k_v_proj": 3 * linear_params(d, hd, False),
+            "kda.conv1d": depthwise_conv_params(self.conv_channels, self.conv_kernel, False),
+            "kda.forget_gate": linear_params(d, D, False) + linear_params(D, hd, False) + hd + H,
+            "kda.b_proj": linear_params(d, H, False),
+            "kda.g_proj": linear_params(d, D, False) + linear_params(D, hd, False),
+            "kda.o_norm": D,
+            "kda.o_proj": linear_params(hd, d, False),
+        }
+
+    def _projection_flops(self) -> int:
+        d, hd, D, H = self.d_model, self.width, self.head_dim, self.n_heads
+        weights = 3 * d * hd + 2 * (d * D + D * hd) + d * H + hd * d
+        return MAC * weights + MAC * self.conv_channels * self.conv_kernel
+
+    def _as_deltanet(self) -> GatedDeltaNet:
+        D = self.head_dim
+        return GatedDeltaNet(self.d_model, self.n_heads, self.n_heads, D, D, self.conv_kernel, self.chunk)
+
+    def scan_flops_per_token(self) -> int:
+        return self._as_deltanet().scan_flops_per_token()
+
+    def prefill_flops_per_token(self) -> int:
+        return self._projection_flops() + self.scan_flops_per_token()
+
+    def decode_flops_per_token(self) -> int:
+        return self._projection_flops() + MAC * self.n_heads * 3 * self.head_dim * self.head_dim
+
+    def state_update_flops_per_token(self) -> int:
+        return self._as_deltanet().state_update_flops_per_token()
+
+    def state_elements(self) -> dict[str, int]:
+        return {"conv": self.conv_channels * self.conv_kernel, "ssm": self.n_heads * self.head_dim * self.head_dim}
+
+
+Mixer = Mamba2Mixer | Mamba1Mixer | GatedDeltaNet | KimiDeltaAttention

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from sizing.formulas import params as P
 from sizing.hybrid.mixers import MAC, Mixer
 from sizing.inputs import ModelConfig
-from sizing.validate import SizingError, require_int
+from sizing.validate import SizingError, require_choice, require_int
+from sizing.vocabulary import ATTENTION_CONVENTIONS
 
 # "mamba" covers every state mixer (Mamba-1/2, DeltaNet); "both": attention and a state mixer side by
 # side in one layer (Falcon-H1), counted among the attention layers and among the state layers.
@@ -63,14 +64,19 @@ class HybridModel:
 
 
 def attention_params(m: HybridModel) -> dict[str, int]:
-    """One attention layer, per tensor group (sizing.formulas.params); Qwen3-Next's q_proj is doubled."""
+    """One attention layer, per tensor group: the attention components of sizing.formulas.params
+    for the base config (q/k/v/o, or MLA's projections and norms, q/k norms); Qwen3-Next's q_proj is
+    doubled (it also emits the output gate)."""
     cfg = m.base
-    q = P.q_proj_params(cfg) * (2 if m.gated_attention else 1)
-    out = {"attn.q": q, "attn.k": P.k_proj_params(cfg), "attn.v": P.v_proj_params(cfg), "attn.o": P.o_proj_params(cfg)}
-    if cfg.qk_norm in ("head", "width"):
-        out["attn.q_norm"] = P.qk_norm_params(cfg, False)
-        out["attn.k_norm"] = P.qk_norm_params(cfg, True)
-    return out
+    out = {t.key: t.params(cfg) for t in P.PARAM_TERMS if t.key.startswith("attn.") and t.present(cfg)}
+    if m.gated_attention:
+        out["attn.q"] *= 2
+    return {k: v for k, v in out.items() if v}
+
+
+def attention_weight_params(m: HybridModel) -> int:
+    """What one token multiplies in an attention layer: the projections, not the norms or sinks."""
+    return sum(v for k, v in attention_params(m).items() if not k.endswith("_norm") and k != "attn.sinks")
 
 
 def moe_params(m: HybridModel) -> dict[str, int]:
@@ -120,8 +126,15 @@ def active_params(m: HybridModel) -> int:
 
 # ---- per-sequence inference memory: the KV cache of the attention layers, the state of the rest
 def kv_elements_per_position(m: HybridModel) -> int:
-    """K and V of every attention layer for one position: L_attn·2·h_kv·d_h."""
-    return m.count(mixer="attention") * 2 * m.base.kv_width
+    """K and V of every attention layer for one position: L_attn·2·h_kv·d_h; under MLA (Kimi Linear)
+    the latent and the shared rope key, L_attn·(r_kv + d_r)."""
+    return m.count(mixer="attention") * kv_elements_per_attention_layer(m)
+
+
+def kv_elements_per_attention_layer(m: HybridModel) -> int:
+    """One attention layer's cache for one position: 2·h_kv·d_h, or r_kv + d_r under MLA."""
+    cfg = m.base
+    return cfg.kv_lora_rank + cfg.qk_rope_head_dim if cfg.is_mla else 2 * cfg.kv_width
 
 
 def state_elements(m: HybridModel) -> dict[str, int]:
@@ -143,7 +156,7 @@ def weight_flops_per_token(m: HybridModel) -> int:
     dense MLPs, in MoE layers the router, k routed experts and the shared ones, and the lm_head
     (tied or not). The state mixers' FLOPs are added by prefill/decode below."""
     cfg = m.base
-    attn = sum(v for k, v in attention_params(m).items() if not k.endswith("_norm"))
+    attn = attention_weight_params(m)
     mlp = m.count(mlp="dense") * P.mlp_params(cfg, cfg.d_ff)
     if cfg.is_moe:
         per_layer = P.router_params(cfg) + cfg.top_k * P.expert_params(cfg)
@@ -159,12 +172,33 @@ def training_flops(m: HybridModel, seq_len: int) -> int:
     return 3 * prefill_flops(m, seq_len)
 
 
-def prefill_flops(m: HybridModel, seq_len: int) -> int:
-    """Forward FLOPs of one sequence of T tokens, attention `full` (T keys per query, the
-    convention sizing.formulas.flops labels `full`); the state mixers run their chunked scan."""
+def prefill_flop_components(m: HybridModel, seq_len: int, attention: str = "full") -> dict[str, int]:
+    """Forward FLOPs of one sequence of T tokens by part: the attention layers' projections, their
+    QK^T and AV (`full`: T keys per query; `causal`: T(T+1)/2 pairs), the state mixers' chunked
+    scans and projections, the dense MLPs, the MoE layers and the lm_head."""
     T = require_int("seq_len", seq_len, 1)
-    state = m.count(mixer="mamba") * (m.mixer.prefill_flops_per_token() if m.mixer else 0)
-    return T * (weight_flops_per_token(m) + state) + T * attention_pairs_flops_per_token(m, T)
+    require_choice("attention", attention, ATTENTION_CONVENTIONS)
+    cfg, n_attn = m.base, m.count(mixer="attention")
+    attn_weights = attention_weight_params(m)
+    pairs = T * T if attention == "full" else T * (T + 1) // 2
+    out = {
+        "attention.projections": T * MAC * n_attn * attn_weights,
+        "attention.scores_and_values": MAC * n_attn * cfg.n_heads * pairs * (cfg.qk_head_width + cfg.v_head_width),
+        "state_mixers": T * m.count(mixer="mamba") * (m.mixer.prefill_flops_per_token() if m.mixer else 0),
+        "mlp": T * MAC * m.count(mlp="dense") * P.mlp_params(cfg, cfg.d_ff),
+        "lm_head": T * MAC * cfg.d_model * cfg.padded_vocab,
+    }
+    if cfg.is_moe:
+        per_layer = P.router_params(cfg) + cfg.top_k * P.expert_params(cfg)
+        per_layer += P.shared_expert_params(cfg) + P.shared_expert_gate_params(cfg)
+        out["moe"] = T * MAC * m.count(mlp="moe") * per_layer
+    return {k: v for k, v in out.items() if v}
+
+
+def prefill_flops(m: HybridModel, seq_len: int, attention: str = "full") -> int:
+    """Forward FLOPs of one sequence of T tokens, attention `full` by default (T keys per query,
+    the convention sizing.formulas.flops labels `full`); the state mixers run their chunked scan."""
+    return sum(prefill_flop_components(m, seq_len, attention).values())
 
 
 def decode_flops_per_token(m: HybridModel, context: int) -> int:

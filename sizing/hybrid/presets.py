@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-from sizing.hybrid.hf import hybrid_from_hf_config
+from sizing.hybrid.hf_2025 import hybrid_from_hf_config
 from sizing.hybrid.model import HybridModel
 from sizing.inputs import data_files
 

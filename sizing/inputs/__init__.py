@@ -5,6 +5,7 @@
 _LAZY = {
     "ATTENTION_IMPLS": "sizing.inputs.profile_settings",
     "ConfigError": "sizing.inputs.config",
+    "NotModelled": "sizing.inputs.config",
     "DEVICES": "sizing.inputs.profile_settings",
     "DTYPES": "sizing.inputs.hardware",
     "GIB": "sizing.inputs.units",

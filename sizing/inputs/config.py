@@ -16,7 +16,6 @@ Its checks and the kinds each field may hold are in config_checks.py.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
@@ -32,6 +31,7 @@ from sizing.inputs.config_checks import (  # noqa: F401  (re-exported: sizing.in
     POSITION_KINDS,
     QK_NORM_KINDS,
     ConfigError,
+    NotModelled,
     _positive_number,
     check_consistency,
     check_types,
@@ -63,6 +63,8 @@ def llama_ffn_dim(d_model: int, multiple_of: int, ffn_dim_multiplier: float | No
 
 def _field_hint(name: str, names: tuple[str, ...]) -> str:
     """A close match and where the fields are listed (all 40-odd of them would make a 600-character line)."""
+    import difflib  # only for a misspelt field: kept off the start-up path
+
     close = difflib.get_close_matches(name, names, n=1)
     return (f"did you mean {close[0]}? " if close else "") + "the fields are listed in docs/config.md"
 
@@ -110,6 +112,10 @@ class ModelConfig:
     first_dense_layers: int = 0  # MoE: the first k layers keep a dense MLP of width d_ff (DeepSeek)
     moe_layer_step: int = 1  # MoE: after those, layer i (0-based) is MoE when (i + 1) % step == 0
     n_shared_experts: int = 0  # always-on experts beside the routed ones, in every MoE layer
+    # MoE group-limited routing: a token's top_k experts lie in at most this many of the experts'
+    # groups (DeepSeek-V3: topk_group 4 of n_group 8, one group per node under EP 64; 0: no limit).
+    # Parameters and FLOPs do not change; the step model sends each token once per group.
+    routed_groups: int = 0
     shared_expert_d_ff: int | None = None  # width of each shared expert; None: = expert_ff
     shared_expert_gate: bool = False  # Qwen2-MoE: sigmoid(Linear(d, 1)) scales the shared experts
     kv_lora_rank: int | None = None  # set: multi-head latent attention (DeepSeek-V2/V3), latent width
@@ -122,6 +128,14 @@ class ModelConfig:
     attention_chunk: int | None = None  # Llama-4: queries see keys of their own chunk of C positions only
     full_attention_every: int = 0  # >= 2: layer i attends to all keys when (i + 1) % n == 0 (Gemma, GPT-OSS)
     nope_layer_every: int = 0  # >= 2: layer i has no RoPE when (i + 1) % n == 0 (Llama-4)
+    # DeepSeek-V3.2 sparse attention (DSA): a lightning indexer of H_I heads of d_I scores every key,
+    # and each query attends to the top-k keys it picks (MLA with a query rank only)
+    index_heads: int = 0  # H_I; 0: no indexer
+    index_head_dim: int | None = None  # d_I
+    index_topk: int | None = None  # keys each query attends to at most
+    # multi-token-prediction modules the checkpoint carries (num_nextn_predict_layers); sized apart by
+    # sizing.formulas.mtp, never in the total: transformers builds none (DeepSeek-V3, GLM-4.5)
+    mtp_modules: int = 0
 
     def __post_init__(self) -> None:
         try:
@@ -251,6 +265,11 @@ class ModelConfig:
     def v_head_width(self) -> int:
         """Per-head width of v (and of each head's output): d_h, or v_head_dim under MLA."""
         return self.v_head_dim if self.is_mla else self.d_head
+
+    @property
+    def has_indexer(self) -> bool:
+        """DeepSeek-V3.2's sparse attention: an indexer picks index_topk keys per query."""
+        return self.index_heads > 0
 
     # ---- the one check of a context length, for every command
     def check_context(self, seq_len: int, what: str = "seq_len") -> int:

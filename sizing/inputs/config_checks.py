@@ -48,8 +48,11 @@ _INT_MINIMUM = {  # every other int field: >= 1
     "top_k": 0,
     "first_dense_layers": 0,
     "n_shared_experts": 0,
+    "routed_groups": 0,
     "full_attention_every": 0,
     "nope_layer_every": 0,
+    "index_heads": 0,
+    "mtp_modules": 0,
 }
 _CHOICES = {
     "mlp": tuple(MLP_KINDS),
@@ -71,6 +74,12 @@ _FLOAT_MAXIMUM = {"rotary_fraction": 1.0, "rope_theta": MAX_FLOAT, "norm_eps": M
 class ConfigError(SizingError):
     """A config field has a value that cannot describe a real model. The message names
     the field, the value and what would be valid."""
+
+
+class NotModelled(ConfigError):
+    """A valid config of a part this tool's formulas do not hold (a per-layer pattern, an activation,
+    a projection): refused by the formula readers with the reason, and counted by transformers on the
+    meta device instead where the `hf` extra is installed (sizing.whole.native_refusal)."""
 
 
 def check_types(cfg: ModelConfig, field_kinds: tuple[tuple[str, str, bool], ...]) -> None:
@@ -163,6 +172,25 @@ def check_consistency(cfg: ModelConfig) -> None:
     _check_moe_layers(cfg)
     _check_mla(cfg)
     _check_layer_attention(cfg)
+    _check_indexer(cfg)
+
+
+def _check_indexer(cfg: ModelConfig) -> None:
+    """DSA's indexer reads MLA's query latent (wq_b: r_q -> H_I·d_I) and rotates d_r of its d_I."""
+    if not cfg.index_heads:
+        if cfg.index_head_dim is not None or cfg.index_topk is not None:
+            raise ConfigError("index_head_dim and index_topk describe DSA's indexer and need index_heads >= 1")
+        return
+    if not cfg.is_mla or cfg.q_lora_rank is None:
+        raise ConfigError(f"index_heads ({cfg.index_heads}) needs latent attention with q_lora_rank set (DSA)")
+    if cfg.index_head_dim is None or cfg.index_topk is None:
+        raise ConfigError(f"index_heads ({cfg.index_heads}) needs index_head_dim and index_topk set")
+    if cfg.local_window is not None:
+        raise ConfigError("index_heads (DSA) and sliding_window / attention_chunk cannot both be set")
+    if cfg.index_head_dim < cfg.qk_rope_head_dim:
+        raise ConfigError(
+            f"index_head_dim ({cfg.index_head_dim}) must be at least qk_rope_head_dim ({cfg.qk_rope_head_dim})"
+        )
 
 
 def _check_moe_layers(cfg: ModelConfig) -> None:
@@ -170,6 +198,7 @@ def _check_moe_layers(cfg: ModelConfig) -> None:
         "first_dense_layers": (cfg.first_dense_layers, 0),
         "moe_layer_step": (cfg.moe_layer_step, 1),
         "n_shared_experts": (cfg.n_shared_experts, 0),
+        "routed_groups": (cfg.routed_groups, 0),
         "shared_expert_d_ff": (cfg.shared_expert_d_ff, None),
         "shared_expert_gate": (cfg.shared_expert_gate, False),
     }
@@ -185,6 +214,8 @@ def _check_moe_layers(cfg: ModelConfig) -> None:
         )
     if not cfg.n_shared_experts and (cfg.shared_expert_d_ff is not None or cfg.shared_expert_gate):
         raise ConfigError("shared_expert_d_ff and shared_expert_gate need n_shared_experts >= 1")
+    if cfg.routed_groups > cfg.top_k:
+        raise ConfigError(f"routed_groups ({cfg.routed_groups}) must be at most top_k ({cfg.top_k}) (0: no limit)")
 
 
 def _check_mla(cfg: ModelConfig) -> None:

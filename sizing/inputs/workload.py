@@ -34,14 +34,17 @@ from sizing.vocabulary import (
     DEFAULT_OPTIMIZER,
     DEFAULT_PRECISION,
     DEFAULT_RECOMPUTE,
+    EXTRA_PIPELINE_SCHEDULES,
     FINETUNE_MODES,
     FP8_RECIPE_NAMES,
     GRAD_REDUCE_DTYPES,
+    LOSS_KERNELS,
     OPTIMIZER_ALIASES,
     OPTIMIZER_NAMES,
     PRECISION_ALIASES,
     PRECISION_POLICIES,
     RECOMPUTE_MODES,
+    SELECTIVE_POLICIES,
 )
 
 
@@ -69,6 +72,14 @@ class Workload:
     fp8_recipe: str = "tensorwise"  # tensorwise (delayed / current), blockwise or mxfp8
     fp8_params: bool | None = None
     grad_reduce: str | None = None  # fp32 or bf16 gradient buffer and reduction
+    # The cross-entropy kernel (eager: fp32 log-softmax; fused: Megatron's in-place one; chunked:
+    # Liger's fused linear cross-entropy, no whole logits) and what selective recompute drops
+    # (attention: the attention core, Megatron; op: op-level, torchtitan); None takes the stack's.
+    loss: str | None = None
+    selective: str | None = None
+    # A pipeline schedule beyond the layout's (zero-bubble, dualpipe: DualPipe's rank holds two
+    # stages, sizing.parallel.dualpipe); None: the layout's own.
+    schedule: str | None = None
 
     def __post_init__(self) -> None:
         require_int("seq_len", self.seq_len, 1, MAX_SEQ_LEN)
@@ -91,6 +102,12 @@ class Workload:
             raise SizingError(f"fp8_params ({self.fp8_params!r}) must be true, false or None")
         if self.grad_reduce is not None:
             require_choice("grad_reduce", self.grad_reduce, GRAD_REDUCE_DTYPES)
+        if self.loss is not None:
+            require_choice("loss", self.loss, LOSS_KERNELS)
+        if self.selective is not None:
+            require_choice("selective", self.selective, SELECTIVE_POLICIES)
+        if self.schedule is not None:
+            require_choice("schedule", self.schedule, EXTRA_PIPELINE_SCHEDULES)
 
     def _canonical(self, name: str, choices: tuple[str, ...], aliases: dict[str, str]) -> None:
         value = getattr(self, name)

@@ -156,7 +156,9 @@ _LAZY = {
     "quantized_weights": "sizing.memory.quant",
     "routed_expert_matrix_params": "sizing.memory.quant",
     "stack_activation_terms": "sizing.memory.stack_activations",
+    "sum_terms": "sizing.memory.activations",
     "stack_transient_bytes": "sizing.memory.stack_activations",
+    "chunked_loss_rows": "sizing.memory.stack_activations",
     "step_peak_estimate_bytes": "sizing.memory.step_peak",
     "training_memory_in_dtype": "sizing.memory.step_peak",
 }

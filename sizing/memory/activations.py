@@ -44,6 +44,7 @@ def activations_not_modelled(cfg: ModelConfig) -> tuple[str, ...]:
         "dense/MoE layer mix (counted as all-MoE)": cfg.is_moe and cfg.n_dense_layers > 0,
         "chunked attention": cfg.attention_chunk is not None,
         "local/global layer mix": cfg.local_window is not None and cfg.n_global_layers > 0,
+        "DSA indexer (DeepSeek-V3.2)": cfg.has_indexer,
     }
     return tuple(name for name, present in parts.items() if present)
 

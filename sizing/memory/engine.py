@@ -65,7 +65,8 @@ def kv_bytes_per_token(cfg: ModelConfig, kv_dtype: str = "bf16", tp: int = 1) ->
     """One token's K and V over all layers on one of tp GPUs: 2·ceil(h_kv/tp)·d_h per layer
     (heads fewer than tp are replicated), or r_kv + d_r under MLA (the latent is replicated)."""
     require_int("tp", tp)
-    per_layer = cfg.kv_lora_rank + cfg.qk_rope_head_dim if cfg.is_mla else 2 * ceil_div(cfg.kv_heads, tp) * cfg.d_head
+    mla = cfg.kv_lora_rank + cfg.qk_rope_head_dim + (cfg.index_head_dim if cfg.has_indexer else 0) if cfg.is_mla else 0
+    per_layer = mla or 2 * ceil_div(cfg.kv_heads, tp) * cfg.d_head
     return dtype_bytes(per_layer * cfg.n_layers, kv_dtype)
 
 

@@ -36,17 +36,23 @@ def cached_layer_positions(cfg: ModelConfig, context: int) -> int:
 
 def kv_elements_per_position(cfg: ModelConfig) -> int:
     """Numbers cached per token per layer: K and V, 2·h_kv·d_h; under MLA the latent and the
-    shared rope key, r_kv + d_r (DeepSeek-V2 section 2.1.3)."""
+    shared rope key, r_kv + d_r (DeepSeek-V2 section 2.1.3), plus DSA's index key d_I
+    (DeepSeek-V3.2: the indexer scores every cached token, so its key is kept beside the latent)."""
     if cfg.is_mla:
-        return cfg.kv_lora_rank + cfg.qk_rope_head_dim
+        return cfg.kv_lora_rank + cfg.qk_rope_head_dim + index_key_elements(cfg)
     return 2 * cfg.kv_heads * cfg.d_head
+
+
+def index_key_elements(cfg: ModelConfig) -> int:
+    """DSA's cached index key per token per layer, d_I (0 without an indexer)."""
+    return cfg.index_head_dim if cfg.has_indexer else 0
 
 
 def naive_kv_elements_per_position(cfg: ModelConfig) -> int:
     """Full K and V per token per layer: h·(d_n + d_r) + h·d_v under MLA (what transformers'
     DeepseekV3 caches), 2·h_kv·d_h otherwise."""
     if cfg.is_mla:
-        return cfg.n_heads * (cfg.qk_head_width + cfg.v_head_width)
+        return cfg.n_heads * (cfg.qk_head_width + cfg.v_head_width) + index_key_elements(cfg)
     return 2 * cfg.kv_heads * cfg.d_head
 
 
@@ -121,7 +127,8 @@ def kv_cache_formula(cfg: ModelConfig, context: int, batch: int, dtype: str) -> 
             f"{positions} positions x batch {batch}"
         )
     if cfg.is_mla:
-        per = f"(r_kv {cfg.kv_lora_rank} + d_r {cfg.qk_rope_head_dim})"
+        index = f" + d_I {cfg.index_head_dim}" if cfg.has_indexer else ""
+        per = f"(r_kv {cfg.kv_lora_rank} + d_r {cfg.qk_rope_head_dim}{index})"
     else:
         per = f"2 x kv_heads {cfg.kv_heads} x head_dim {cfg.d_head}"
     if cfg.n_local_layers and cfg.n_global_layers:

@@ -145,6 +145,8 @@ def attention_matrix_params(cfg: ModelConfig) -> int:
         return d * cfg.q_width + 2 * d * cfg.kv_width + out
     q = d * cfg.q_lora_rank + cfg.q_lora_rank * h * cfg.qk_head_width if cfg.q_lora_rank else d * h * cfg.qk_head_width
     kv = d * (cfg.kv_lora_rank + cfg.qk_rope_head_dim) + cfg.kv_lora_rank * h * (cfg.qk_nope_head_dim + cfg.v_head_dim)
+    if cfg.has_indexer:  # DSA's indexer: wq_b, wk, weights_proj (its LayerNorm is not a matrix)
+        kv += cfg.index_heads * (cfg.q_lora_rank * cfg.index_head_dim + d) + d * cfg.index_head_dim
     return q + kv + out
 
 

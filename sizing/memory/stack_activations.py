@@ -29,6 +29,14 @@ A stack's memory conventions (sizing.parallel.memory_stack) pick:
   (gate), w3 (up), w2 (down), so the outputs of wq, wv, w1 and w2 are kept; the MoE experts'
   grouped GEMMs are not in the save list.
 
+* MLA (latent attention) under fused kernels: sizing.memory.mla_activations. Shared experts
+  keep their activation's input and their down projection's input, as the dense MLP does.
+* A stack's `recomputed` (sizing.parallel.memory_stack, DeepSeek's HAI-LLM): "norm" keeps no
+  norm output (the norm re-runs from its input in backward); "mla_up" keeps no MLA q, k, v;
+  "swiglu" keeps the experts' (routed and shared) SwiGLU input only, in fp8 under fp8 GEMMs, and
+  neither the down projections' inputs nor the expert outputs. `attn_out_bits` keeps the
+  attention output once, in that many bits (E5M6: 12).
+
 Blocks other than pre-norm sequential ones (parallel, post-norm, sandwich) keep the eager terms.
 """
 
@@ -47,12 +55,13 @@ from sizing.memory.activations import (
     sum_terms,
 )
 from sizing.memory.fp8 import fp8_saved_input_bytes
+from sizing.memory.mla_activations import attention_output_bytes, mla_terms
 from sizing.memory.states import FP32_BYTES, INDEX_BYTES
 from sizing.validate import require_choice
 
 KERNELS: tuple[str, ...] = ("eager", "fused")
 SELECTIVE_KINDS: tuple[str, ...] = ("attention", "op")
-LOSS_KINDS: tuple[str, ...] = ("eager", "fused")
+LOSS_KINDS: tuple[str, ...] = ("eager", "fused", "chunked")
 SavedInput = Callable[[int], int]  # bytes a GEMM saves of an input of n elements
 
 
@@ -67,15 +76,21 @@ def stack_activation_terms(
     kernels: str = "eager",
     selective: str = "attention",
     fp8_recipe: str | None = None,
+    loss: str = "eager",
+    recomputed: tuple[str, ...] = (),
+    attn_out_bits: int | None = None,
 ) -> list[ActivationTerm]:
     """Every tensor a stack keeps for backward in one micro-batch, term by term (per-layer terms
     once): activation_terms for the reference model's eager kernels, else the fused, op-level
-    and fp8 variants above. fp8_recipe: TE's fp8 GEMMs save their inputs in fp8 (None: bf16)."""
+    and fp8 variants above. fp8_recipe: TE's fp8 GEMMs save their inputs in fp8 (None: bf16);
+    recomputed, attn_out_bits: a stack's (module docstring; fused kernels only)."""
     require_choice("kernels", kernels, KERNELS)
     require_choice("selective", selective, SELECTIVE_KINDS)
+    require_choice("loss", loss, LOSS_KINDS)
     op_sac = recompute == "selective" and selective == "op"
     if kernels == "eager" and fp8_recipe is None and not op_sac:
-        return activation_terms(cfg, seq_len, micro_batch, attention_impl, recompute, activation_bytes, moe_layer)
+        terms = activation_terms(cfg, seq_len, micro_batch, attention_impl, recompute, activation_bytes, moe_layer)
+        return _chunked_loss(cfg, terms, micro_batch, seq_len, activation_bytes) if loss == "chunked" else terms
     impl = _checked_impl(seq_len, micro_batch, attention_impl, recompute, activation_bytes)
     b, T, a = micro_batch, seq_len, activation_bytes
     norm = _fused_norm if kernels == "fused" else None
@@ -86,11 +101,35 @@ def stack_activation_terms(
     elif op_sac:
         _op_sac_block(cfg, terms, b, T, a, moe)
     elif kernels == "fused" and cfg.norm_placement == "pre" and not cfg.parallel_block:
-        _fused_block(cfg, terms, b, T, a, impl, recompute, moe, _saved_input(a, fp8_recipe))
+        out_copy = _attention_out_copy(cfg, b, T, attn_out_bits, fp8_recipe)
+        _fused_block(cfg, terms, b, T, a, impl, recompute, moe, _saved_input(a, fp8_recipe), recomputed, out_copy)
     else:  # the block kinds fused terms are not written for: the reference model's own
-        return activation_terms(cfg, seq_len, micro_batch, attention_impl, recompute, activation_bytes, moe_layer)
+        terms = activation_terms(cfg, seq_len, micro_batch, attention_impl, recompute, activation_bytes, moe_layer)
+        return _chunked_loss(cfg, terms, b, T, a) if loss == "chunked" else terms
     _outside_terms(cfg, terms, b, T, a, recompute, norm)
-    return list(terms)
+    return _chunked_loss(cfg, list(terms), b, T, a) if loss == "chunked" else list(terms)
+
+
+def _chunked_loss(cfg: ModelConfig, terms: list[ActivationTerm], b: int, T: int, a: int) -> list[ActivationTerm]:
+    """A fused linear cross-entropy (Liger's LigerFusedLinearCrossEntropy, axolotl's
+    `liger_fused_linear_cross_entropy`) computes the loss and the lm_head input's gradient chunk
+    by chunk in the forward (Liger-Kernel src/liger_kernel/ops/fused_linear_cross_entropy.py:
+    `grad_input` filled per chunk), so no fp32 log-softmax over b·T·V is kept: the saved term is
+    that gradient, b·T·d·a."""
+    out = [t for t in terms if t.key != "loss.log_probs"]
+    out.append(ActivationTerm("loss.grad_input", "b·T·d·a (chunked cross-entropy: the input's gradient)",
+                              b * T * cfg.d_model * a, False))  # fmt: skip
+    return out
+
+
+def chunked_loss_rows(tokens: int, vocab: int, d_model: int) -> int:
+    """Rows of logits a chunked cross-entropy holds at once: Liger's
+    `chunk_size = next_power_of_2(cdiv(BT, cdiv(V, H)))` (fused_linear_cross_entropy.py), so that
+    a chunk's logits are about as large as the hidden states; at most BT."""
+    rows = 1
+    while rows < -(-tokens // -(-vocab // d_model)):
+        rows *= 2
+    return min(rows, tokens)
 
 
 def stack_transient_bytes(
@@ -110,13 +149,16 @@ def stack_transient_bytes(
     block's re-run activations (that block's terms without recomputation less those kept)."""
     require_choice("loss", loss, LOSS_KINDS)
     b, T, V, a = micro_batch, seq_len, cfg.padded_vocab, activation_bytes
-    logits = b * T * V * (a + (FP32_BYTES if loss == "eager" else 0))
+    if loss == "chunked":  # one chunk's logits at a time (chunked_loss_rows), their gradient written in place
+        logits = chunked_loss_rows(b * T, V, cfg.d_model) * V * a
+    else:
+        logits = b * T * V * (a + (FP32_BYTES if loss == "eager" else 0))
     if recompute == "none":
         return logits
     args = (cfg, seq_len, micro_batch, attention_impl)
 
     def per_layer(mode: str) -> int:
-        return sum_terms(stack_activation_terms(*args, mode, a, moe_layer, **conventions))[0]
+        return sum_terms(stack_activation_terms(*args, mode, a, moe_layer, loss=loss, **conventions))[0]
 
     return logits + per_layer("none") - per_layer(recompute)
 
@@ -154,13 +196,34 @@ def _fused_norm(
         terms.add(f"{prefix}.output", "b·T·d (the GEMM's saved input)", saved(n), per_layer)
 
 
+def _attention_out_copy(cfg: ModelConfig, b: int, T: int, bits: int | None, fp8_recipe: str | None) -> int | None:
+    """Bytes of the one attention-output copy a stack keeps in `bits` under fp8 (None: none)."""
+    if bits is None or fp8_recipe is None:
+        return None
+    return attention_output_bytes(b * T * cfg.n_heads * cfg.v_head_width, bits, fp8_recipe)
+
+
 def _fused_block(
-    cfg: ModelConfig, terms: _Terms, b: int, T: int, a: int, impl: str, recompute: str, moe: bool, g: SavedInput
+    cfg: ModelConfig,
+    terms: _Terms,
+    b: int,
+    T: int,
+    a: int,
+    impl: str,
+    recompute: str,
+    moe: bool,
+    g: SavedInput,
+    recomputed: tuple[str, ...] = (),
+    out_copy: int | None = None,
 ) -> None:
     """A pre-norm block under fused kernels (see the module docstring), g the GEMM inputs' bytes."""
-    _fused_norm(cfg, terms, "attn_norm", b, T, a, saved_input=g)
+    keep_norm_out = "norm" not in recomputed
+    _fused_norm(cfg, terms, "attn_norm", b, T, a, with_output=keep_norm_out, saved_input=g)
     q = b * T * cfg.n_heads * cfg.d_head
-    if impl == "flash" or recompute == "selective":
+    if cfg.is_mla:
+        flash, selective = impl == "flash", recompute == "selective"
+        mla_terms(cfg, terms, b, T, a, flash, selective, g, recomputed, out_copy)
+    elif impl == "flash" or recompute == "selective":
         _attention_terms(cfg, terms, b, T, a, impl, recompute)
         if g(q) != q * a:  # fp8: the output projection keeps its own fp8 copy of its input
             if recompute == "selective":
@@ -171,28 +234,39 @@ def _fused_block(
             terms.add(key, "b·T·h·d_h·a", q * a)
         terms.add("attn.probs", "b·h·T·T·a (fused softmax output)", b * cfg.n_heads * T * T * a)
         terms.add("attn.o.input", "b·T·h·d_h (the GEMM's saved input)", g(q))
-    _fused_norm(cfg, terms, "mlp_norm", b, T, a, saved_input=g)
+    _fused_norm(cfg, terms, "mlp_norm", b, T, a, with_output=keep_norm_out, saved_input=g)
     m = 2 if cfg.gated_mlp else 1
     if not moe:
         n = b * T * cfg.d_ff
         terms.add("mlp.hidden", f"{m}·b·T·f·a (the activation's input)", m * n * a)
         terms.add("mlp.down.input", "b·T·f (the down projection's saved input)", g(n))
         return
-    _fused_moe(cfg, terms, b, T, a, g, m)
+    _fused_moe(cfg, terms, b, T, a, g, m, "swiglu" in recomputed)
 
 
-def _fused_moe(cfg: ModelConfig, terms: _Terms, b: int, T: int, a: int, g: SavedInput, m: int) -> None:
+def _fused_moe(
+    cfg: ModelConfig, terms: _Terms, b: int, T: int, a: int, g: SavedInput, m: int, swiglu_recomputed: bool = False
+) -> None:
     """An MoE FFN under fused kernels: the router's as eager, the grouped GEMMs' inputs (fp8
-    under TE), the expert activation's input, the expert outputs once."""
+    under TE), the expert activation's input, the expert outputs once; the shared experts'
+    activation and down inputs. swiglu_recomputed: the experts keep only the activation's input,
+    as their GEMMs save inputs (fp8 under fp8), and no expert outputs (module docstring)."""
     k, d = cfg.top_k, cfg.d_model
     routed = b * T * k
     terms.add("moe.router.probs", "b·T·k·4 (fp32 softmax of the top-k logits)", routed * FP32_BYTES)
     terms.add("moe.router.topk_ids", "b·T·k·8 (int64)", routed * INDEX_BYTES)
     terms.add("moe.experts.routing_ids", "b·T·k·16 (int64 token, slot)", routed * 2 * INDEX_BYTES)
     terms.add("moe.experts.input", "b·T·k·d (the grouped GEMM's saved input)", g(routed * d))
-    n = routed * cfg.expert_ff
-    terms.add("moe.experts.hidden", f"{m}·b·T·k·f_e·a + b·T·k·f_e", m * n * a + g(n))
-    terms.add("moe.experts.output", "b·T·k·d·a (expert outputs, for the routing weights)", routed * d * a)
+    n, fs = routed * cfg.expert_ff, b * T * cfg.n_shared_experts * cfg.shared_ff
+    if swiglu_recomputed:
+        terms.add("moe.experts.hidden", f"{m}·b·T·k·f_e (the SwiGLU input, cached as a GEMM input)", g(m * n))
+        if fs:
+            terms.add("moe.shared.hidden", f"{m}·b·T·s·f_s (the SwiGLU input, cached as a GEMM input)", g(m * fs))
+    else:
+        terms.add("moe.experts.hidden", f"{m}·b·T·k·f_e·a + b·T·k·f_e", m * n * a + g(n))
+        terms.add("moe.experts.output", "b·T·k·d·a (expert outputs, for the routing weights)", routed * d * a)
+        if fs:
+            terms.add("moe.shared.hidden", f"{m}·b·T·s·f_s·a + b·T·s·f_s", m * fs * a + g(fs))
     terms.add("moe.experts.gate_weight", "b·T·k·a", routed * a)
 
 

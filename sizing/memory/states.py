@@ -111,14 +111,15 @@ def gradients_bytes(n_params: int, precision: str, grad_bytes: int | None = None
     return n_params * (get_precision(precision).grad_bytes if grad_bytes is None else grad_bytes)
 
 
-def optimizer_state_bytes(n_params: int, precision: str, optimizer: str) -> int:
+def optimizer_state_bytes(n_params: int, precision: str, optimizer: str, moment_bytes: int | None = None) -> int:
     """The optimizer's own states: states x N x state bytes; 8-bit Adam: 2 x (N x 1 byte +
     4 bytes per 2048-element block). torch.optim also keeps a 4-byte `step` per parameter
-    tensor (bookkeeping, not counted; the probe lists it)."""
+    tensor (bookkeeping, not counted; the probe lists it). moment_bytes: a stack's state element
+    size (DeepSeek-V3's BF16 AdamW moments: 2; None: the precision's)."""
     opt = get_optimizer(optimizer)
     if opt.key == "adam8bit":
         return opt.states * (n_params + FP32_BYTES * ceil_div(n_params, ADAM8BIT_BLOCK))
-    return opt.states * n_params * get_precision(precision).state_bytes
+    return opt.states * n_params * (get_precision(precision).state_bytes if moment_bytes is None else moment_bytes)
 
 
 def master_weights_bytes(n_params: int, precision: str) -> int:
@@ -126,10 +127,11 @@ def master_weights_bytes(n_params: int, precision: str) -> int:
     return n_params * get_precision(precision).master_bytes
 
 
-def optimizer_bytes(n_params: int, precision: str, optimizer: str) -> int:
+def optimizer_bytes(n_params: int, precision: str, optimizer: str, moment_bytes: int | None = None) -> int:
     """What ZeRO calls optimizer states: master weights + the optimizer's states.
-    bf16-mixed AdamW: 4N + 8N = 12N."""
-    return master_weights_bytes(n_params, precision) + optimizer_state_bytes(n_params, precision, optimizer)
+    bf16-mixed AdamW: 4N + 8N = 12N; with BF16 moments (moment_bytes 2) 4N + 4N = 8N."""
+    states = optimizer_state_bytes(n_params, precision, optimizer, moment_bytes)
+    return master_weights_bytes(n_params, precision) + states
 
 
 # ---------------------------------------------------------------- ZeRO / FSDP
@@ -167,11 +169,17 @@ def zero3_gathered_bytes(cfg: ModelConfig, precision: str, dp: int) -> int:
 
 
 def model_states_per_gpu(
-    n_params: int, precision: str, optimizer: str, zero: int, dp: int, grad_bytes: int | None = None
+    n_params: int,
+    precision: str,
+    optimizer: str,
+    zero: int,
+    dp: int,
+    grad_bytes: int | None = None,
+    moment_bytes: int | None = None,
 ) -> dict[str, int]:
     """Weights, gradients and optimizer states on one rank: the parts ZERO_STAGES[zero] names
-    divided by dp (rounded up), the rest whole. grad_bytes: the gradient buffer's element size
-    (None: the precision's)."""
+    divided by dp (rounded up), the rest whole. grad_bytes, moment_bytes: the gradient buffer's
+    and the optimizer moments' element sizes (None: the precision's)."""
     sharded = ZERO_STAGES[zero]
 
     def on_one_rank(part: str, n_bytes: int) -> int:
@@ -180,5 +188,5 @@ def model_states_per_gpu(
     return {
         "weights_bytes": on_one_rank("weights", weights_bytes(n_params, precision)),
         "gradients_bytes": on_one_rank("gradients", gradients_bytes(n_params, precision, grad_bytes)),
-        "optimizer_bytes": on_one_rank("optimizer", optimizer_bytes(n_params, precision, optimizer)),
+        "optimizer_bytes": on_one_rank("optimizer", optimizer_bytes(n_params, precision, optimizer, moment_bytes)),
     }

@@ -73,3 +73,19 @@ def lora_params(cfg: ModelConfig, rank: int, targets: tuple[str, ...]) -> int:
         n * sum(lora_adapter_params(t, rank) for t in block_tensors(cfg, moe) if adapted(t, targets))
         for moe, n in block_kinds(cfg, range(cfg.n_layers))
     )
+
+
+def int8_bytes(n_weights: int, rows: int) -> int:
+    """LLM.int8 storage (Dettmers et al. 2022, arXiv:2208.07339; bitsandbytes Int8Params, as
+    transformers' load_in_8bit stores a Linear): one int8 code per weight and one fp32 absmax per
+    output row (SCB): n + 4 rows bytes."""
+    return n_weights + FP32_CONSTANT_BYTES * rows
+
+
+# PEFT's modules_to_save names, as the layout's lora_trained calls them: the tensors they train in full.
+TRAINED_MODULE_TENSORS: dict[str, tuple[str, ...]] = {"embedding": ("tok_emb", "pos_emb"), "lm_head": ("lm_head",)}
+
+
+def trained_in_full(tensor: Tensor, modules: tuple[str, ...]) -> bool:
+    """Whether a LoRA run trains this tensor in full (modules_to_save), not through adapters."""
+    return any(tensor.name.startswith(TRAINED_MODULE_TENSORS[m]) for m in modules)

@@ -35,6 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sizing.inputs import ModelConfig
+from sizing.parallel.mixers import check_hybrid_split
 from sizing.validate import SizingError, require_bool, require_choice, require_int
 from sizing.vocabulary import FINETUNE_MODES as VOCABULARY_FINETUNE_MODES
 from sizing.vocabulary import ceil_div
@@ -46,6 +47,10 @@ FINETUNE_MODES = VOCABULARY_FINETUNE_MODES  # full, lora, qlora (sizing.vocabula
 LORA_TARGETS: tuple[str, ...] = ("q", "k", "v", "o", "up", "gate", "down")
 DEFAULT_LORA_TARGETS: tuple[str, ...] = ("q", "k", "v", "o", "up", "gate", "down")  # QLoRA paper: all linears
 DEFAULT_LORA_RANK = 16
+# The frozen base of a LoRA run: bf16, or int8 (bitsandbytes LLM.int8 rows, transformers' load_in_8bit).
+LORA_BASES: tuple[str, ...] = ("bf16", "int8")
+# Modules a LoRA run may train in full beside its adapters (PEFT's modules_to_save: embed_tokens, lm_head).
+LORA_TRAINED_MODULES: tuple[str, ...] = ("embedding", "lm_head")
 GPUS_PER_NODE = 8  # NVLink domain of a DGX/HGX node: groups inside it use nvlink_gbs, the rest network_gbs
 
 
@@ -71,6 +76,8 @@ class ParallelLayout:
     finetune: str = "full"
     lora_rank: int = DEFAULT_LORA_RANK
     lora_targets: tuple[str, ...] = field(default=DEFAULT_LORA_TARGETS)
+    lora_base: str = "bf16"  # lora: the frozen base's linears in bf16, or int8 (bitsandbytes load_in_8bit)
+    lora_trained: tuple[str, ...] = ()  # lora/qlora: modules trained in full beside the adapters (PEFT modules_to_save)
     gpus_per_node: int = GPUS_PER_NODE
     stage_layers: tuple[int, ...] | None = None  # layers per pipeline stage (None: even, or first/last fewer)
 
@@ -100,6 +107,11 @@ class ParallelLayout:
             raise SizingError(f"lora_targets ({self.lora_targets!r}) must be a non-empty tuple of {LORA_TARGETS}")
         for target in self.lora_targets:
             require_choice("lora_targets", target, LORA_TARGETS)
+        require_choice("lora_base", self.lora_base, LORA_BASES)
+        if not isinstance(self.lora_trained, tuple):
+            raise SizingError(f"lora_trained ({self.lora_trained!r}) must be a tuple of {LORA_TRAINED_MODULES}")
+        for module in self.lora_trained:
+            require_choice("lora_trained", module, LORA_TRAINED_MODULES)
         if self.stage_layers is not None:
             if not isinstance(self.stage_layers, tuple) or len(self.stage_layers) != self.pp:
                 raise SizingError(f"stage_layers ({self.stage_layers!r}) must be a tuple of pp ({self.pp}) counts")
@@ -131,8 +143,10 @@ class ParallelLayout:
             group = require_int("shard_group", self.hybrid_shard_group)
             if (self.dp * self.cp) % group:
                 raise SizingError(f"shard_group ({group}) must divide dp x cp ({self.dp * self.cp})")
-        if self.finetune != "full" and self.offload_params:
-            raise SizingError("offload_params applies to full fine-tuning (lora/qlora keep the frozen base on GPU)")
+        if self.lora_base != "bf16" and self.finetune != "lora":
+            raise SizingError(f"lora_base ({self.lora_base}) applies to finetune lora (qlora's base is NF4)")
+        if self.lora_trained and self.finetune == "full":
+            raise SizingError("lora_trained applies to finetune lora or qlora (full fine-tuning trains every module)")
 
     # ---- derived sizes
     @property
@@ -195,9 +209,11 @@ class ParallelLayout:
 
     def check_model(self, cfg: ModelConfig, seq_len: int, attention_impl: str = "flash") -> None:
         """The layout against the model: every split must divide what it splits."""
-        if cfg.n_heads % self.tp:
+        if getattr(cfg, "hybrid", None) is not None:  # its attention and state-mixer heads
+            check_hybrid_split(cfg, self.tp, self.cp)
+        elif cfg.n_heads % self.tp:
             raise SizingError(f"tp ({self.tp}) must divide n_heads ({cfg.n_heads})")
-        if cfg.kv_heads % self.tp:
+        if cfg.kv_heads % self.tp and getattr(cfg, "hybrid", None) is None:
             raise SizingError(
                 f"tp ({self.tp}) must divide the kv heads ({cfg.kv_heads}); valid tp: "
                 + ", ".join(str(t) for t in range(1, cfg.kv_heads + 1) if cfg.kv_heads % t == 0)

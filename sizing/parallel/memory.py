@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from sizing.inputs import ModelConfig, Workload
 from sizing.memory import (
+    FP32_BYTES,
     fp8_weight_copies_bytes,
     get_precision,
     gradients_bytes,
@@ -23,7 +24,15 @@ from sizing.memory import (
     optimizer_bytes,
     weights_bytes,
 )
-from sizing.parallel.finetune import adapted, lora_adapter_params, nf4_bytes, quantized_by_qlora
+from sizing.parallel.dualpipe import check_dualpipe, dualpipe_in_flight, dualpipe_ranks, dualpipe_stages
+from sizing.parallel.finetune import (
+    adapted,
+    int8_bytes,
+    lora_adapter_params,
+    nf4_bytes,
+    quantized_by_qlora,
+    trained_in_full,
+)
 from sizing.parallel.layout import ParallelLayout
 from sizing.parallel.memory_stack import Conventions, conventions
 from sizing.parallel.shapes import Tensor, first_stage_tensors, last_stage_tensors
@@ -40,6 +49,7 @@ from sizing.parallel.stages import (
 from sizing.vocabulary import ceil_div
 
 __all__ = [  # stages.py and stage_activations.py names kept importable from here, where they were
+    "CPU_TERMS",
     "GPU_TERMS",
     "Workload",
     "activation_parts",
@@ -60,7 +70,9 @@ __all__ = [  # stages.py and stage_activations.py names kept importable from her
 
 def work_conventions(work: Workload) -> Conventions:
     """The memory conventions of the workload's stack at its precision (memory_stack.conventions)."""
-    return conventions(work.stack, work.precision, work.fp8_recipe, work.fp8_params, work.grad_reduce)
+    return conventions(
+        work.stack, work.precision, work.fp8_recipe, work.fp8_params, work.grad_reduce, work.loss, work.selective
+    )
 
 
 def tp_local_numel(tensor: Tensor, layout: ParallelLayout) -> int:
@@ -106,13 +118,29 @@ def trained_states_bytes(tensors: list[tuple[Tensor, int]], layout: ParallelLayo
         group = [(t, c) for t, c in tensors if t.expert == expert]
         n = sum(c * tp_local_numel(t, layout) for t, c in group)
         grad = conv.grad_bytes if layout.zero < 3 else None  # ZeRO-3: 16/d, as FSDP2's fp32 shards
-        part = model_states_per_gpu(n, p, o, layout.zero, shards, grad)
+        part = model_states_per_gpu(n, p, o, layout.zero, shards, grad, conv.moment_bytes)
         if conv.fp8_params:  # primary fp8 weights: the GEMM weights keep only their fp8 copies
             gemm = sum(c * tp_local_numel(t, layout) for t, c in group if fp8_gemm_weight(t))
             part["weights_bytes"] -= model_states_per_gpu(gemm, p, o, layout.zero, shards)["weights_bytes"]
         for key in out:
             out[key] += part[key]
     return out
+
+
+def ema_bytes(tensors: list[tuple[Tensor, int]], layout: ParallelLayout) -> int:
+    """An EMA of the trained parameters in fp32, sharded as the master weights (DeepSeek-V3,
+    arXiv:2412.19437 sec. 3.2.3: "the EMA parameters are stored in CPU memory"; the dtype and the
+    sharding are not stated: the master weights' assumed)."""
+    total = 0
+    for expert, shards in ((False, layout.shard_degree), (True, layout.expert_shard_degree())):
+        group = [(t, c) for t, c in tensors if t.expert == expert]
+        if layout.fsdp is not None:
+            n = sum(c * fsdp2_local_numel(t, layout, shards) for t, c in group)
+            total += FP32_BYTES * n
+        else:
+            n = sum(c * tp_local_numel(t, layout) for t, c in group)
+            total += ceil_div(FP32_BYTES * n, shards if layout.zero >= 1 else 1)
+    return total
 
 
 def frozen_base_bytes(tensors: list[tuple[Tensor, int]], layout: ParallelLayout, work: Workload) -> int:
@@ -167,6 +195,8 @@ def stored_weight_bytes(tensor: Tensor, n: int, layout: ParallelLayout, precisio
     a frozen LoRA base, the precision's weight dtype when trained."""
     if layout.finetune == "qlora" and quantized_by_qlora(tensor):
         return tensor.copies * nf4_bytes(n // tensor.copies)  # each copy quantised in its own blocks
+    if layout.lora_base == "int8" and quantized_by_qlora(tensor):  # one fp32 absmax per local output row
+        return int8_bytes(n, n // tensor.tp_local_shape(layout.split_of(tensor.expert), layout.vocab_parallel)[-1])
     return weights_bytes(n, "bf16" if layout.finetune != "full" else precision)
 
 
@@ -205,11 +235,15 @@ def model_state_terms(cfg: ModelConfig, layout: ParallelLayout, work: Workload, 
     if layout.finetune == "full":
         states = trained_states_bytes(tensors, layout, work)
         base = 0
-    else:
+    else:  # adapters (and modules_to_save, trained in full) over a frozen base
+        full = [(t, c) for t, c in tensors if trained_in_full(t, layout.lora_trained)]
         n = adapter_params(tensors, layout)
         grad = work_conventions(work).grad_bytes if layout.zero_stage < 3 else None
         states = model_states_per_gpu(n, work.precision, work.optimizer, layout.zero_stage, layout.shard_degree, grad)
-        base = frozen_base_bytes(tensors, layout, work)
+        if full:
+            trained = trained_states_bytes(full, layout, work)
+            states = {k: states[k] + trained[k] for k in states}
+        base = frozen_base_bytes([tc for tc in tensors if tc not in full], layout, work)
     gpu = {
         "base_weights_bytes": base,
         "weights_bytes": states["weights_bytes"],
@@ -218,12 +252,15 @@ def model_state_terms(cfg: ModelConfig, layout: ParallelLayout, work: Workload, 
         "optimizer_bytes": states["optimizer_bytes"],
         "gathered_unit_bytes": gathered_unit_bytes(cfg, layout, work, stage),
     }
-    cpu = {"optimizer_bytes": 0, "weights_bytes": 0, "gradients_bytes": 0}
+    cpu = {"optimizer_bytes": 0, "weights_bytes": 0, "gradients_bytes": 0, "ema_bytes": 0}
+    if work_conventions(work).ema == "cpu" and layout.finetune == "full":
+        cpu["ema_bytes"] = ema_bytes(tensors, layout)
     if layout.offload_optimizer:
         cpu["optimizer_bytes"], gpu["optimizer_bytes"] = gpu["optimizer_bytes"], 0
-    if layout.offload_params:
+    if layout.offload_params:  # FSDP CPUOffload(offload_params=True): a frozen base moves too (FSDP-QLoRA)
+        cpu["weights_bytes"], gpu["base_weights_bytes"] = gpu["base_weights_bytes"], 0
         for key in ("weights_bytes", "gradients_bytes"):
-            cpu[key], gpu[key] = gpu[key], 0
+            cpu[key], gpu[key] = cpu[key] + gpu[key], 0
     return {**gpu, **{f"cpu_{k}": v for k, v in cpu.items()}}
 
 
@@ -241,23 +278,65 @@ GPU_TERMS = (
     "activations_shared_bytes",
     "logits_bytes",
     "recompute_block_bytes",
+    "dualpipe_mirror_states_bytes",
+    "dualpipe_mirror_activations_bytes",
 )
+CPU_TERMS = ("cpu_optimizer_bytes", "cpu_weights_bytes", "cpu_gradients_bytes", "cpu_ema_bytes")
+_STATES = ("base_weights_bytes", "weights_bytes", "fp8_weight_copies_bytes", "gradients_bytes", "optimizer_bytes")
+_ACTIVATIONS = ("activations_blocks_bytes", "activations_embedding_bytes", "activations_head_loss_bytes")
+_WORKING = ("gathered_unit_bytes", "logits_bytes", "recompute_block_bytes")  # one at a time
 
 
-def stage_memory(cfg: ModelConfig, layout: ParallelLayout, work: Workload, stage: int) -> dict[str, int]:
-    """Every term on pipeline rank `stage`, the GPU total and the CPU (offloaded) total."""
+def _stage_terms(cfg: ModelConfig, layout: ParallelLayout, work: Workload, stage: int, flights: int | None = None):
     out = model_state_terms(cfg, layout, work, stage)
-    out.update(activation_terms_on_stage(cfg, layout, work, stage))
+    out.update(activation_terms_on_stage(cfg, layout, work, stage, flights))
     out.update(transient_terms(cfg, layout, work, stage))
-    out["total_bytes"] = sum(out[k] for k in GPU_TERMS)
-    out["cpu_total_bytes"] = out["cpu_optimizer_bytes"] + out["cpu_weights_bytes"] + out["cpu_gradients_bytes"]
+    out["dualpipe_mirror_states_bytes"] = out["dualpipe_mirror_activations_bytes"] = 0
     return out
 
 
+def _with_totals(out: dict[str, int]) -> dict[str, int]:
+    out["total_bytes"] = sum(out[k] for k in GPU_TERMS)
+    out["cpu_total_bytes"] = sum(out[k] for k in CPU_TERMS)
+    return out
+
+
+def stage_memory(cfg: ModelConfig, layout: ParallelLayout, work: Workload, stage: int) -> dict[str, int]:
+    """Every term on pipeline rank `stage`, the GPU total and the CPU (offloaded, EMA) total;
+    under DualPipe the rank's two stages (dualpipe_rank_memory)."""
+    if work.schedule == "dualpipe":
+        return dualpipe_rank_memory(cfg, layout, work, stage)
+    return _with_totals(_stage_terms(cfg, layout, work, stage))
+
+
+def dualpipe_rank_memory(cfg: ModelConfig, layout: ParallelLayout, work: Workload, rank: int) -> dict[str, int]:
+    """A DualPipe rank (sizing.parallel.dualpipe): its first-half stage h term by term, and the
+    mirror stage p - 1 - h it also holds as two named terms, its model states (the second copy
+    of the parameters) and its saved activations; the working sets (logits, a recomputed block)
+    one at a time. The larger of the schedule's two peaks."""
+    check_dualpipe(layout)
+    own, mirror = dualpipe_stages(layout, rank)
+    best: dict[str, int] | None = None
+    for n_own, n_mirror in dualpipe_in_flight(layout, rank):
+        out = _stage_terms(cfg, layout, work, own, n_own)
+        other = _stage_terms(cfg, layout, work, mirror, n_mirror)
+        out["dualpipe_mirror_states_bytes"] = sum(other[k] for k in _STATES)
+        out["dualpipe_mirror_activations_bytes"] = sum(other[k] for k in _ACTIVATIONS)
+        for key in _WORKING:
+            out[key] = max(out[key], other[key])
+        for key in CPU_TERMS:
+            out[key] += other[key]
+        out = _with_totals(out)
+        if best is None or out["total_bytes"] > best["total_bytes"]:
+            best = out
+    return best
+
+
 def most_loaded(cfg: ModelConfig, layout: ParallelLayout, work: Workload) -> tuple[int, dict[str, int]]:
-    """(stage, terms) of the rank with the largest GPU total."""
+    """(stage, terms) of the rank with the largest GPU total (under DualPipe, each pair of ranks once)."""
+    stages = dualpipe_ranks(layout) if work.schedule == "dualpipe" else candidate_stages(layout, cfg)
     best = None
-    for stage in candidate_stages(layout, cfg):
+    for stage in stages:
         terms = stage_memory(cfg, layout, work, stage)
         if best is None or terms["total_bytes"] > best[1]["total_bytes"]:
             best = (stage, terms)

@@ -38,6 +38,36 @@ describe the same software.
   (torchao/float8/float8_linear.py: `ctx.save_for_backward(input_hp, weight_hp_t)`) and keeps no
   fp8 weight copies between GEMMs.
 
+* hai-llm (DeepSeek's HAI-LLM, DeepSeek-V3 Technical Report, arXiv:2412.19437): fp32 gradients
+  ("the master weights ... and gradients ... are still retained in FP32", sec. 3.3.3) and fused
+  kernels, plus what sec. 3.2.3 "Extremely Memory Saving with Minimal Overhead" and sec. 3.3.3
+  "Low-Precision Storage and Communication" state, each a named convention below:
+  - `recomputed` "norm": "We recompute all RMSNorm operations ... during back-propagation": a
+    norm keeps its input and statistics, not its output (sizing.memory.stack_activations);
+  - `recomputed` "mla_up": "... and MLA up-projections": under MLA only the latents (q_a's output,
+    kv_a's output with the RoPE key) are kept, not q, k, v (sizing.memory.mla_activations);
+  - `recomputed` "swiglu": "we cache the inputs of the SwiGLU operator and recompute its output
+    in the backward pass", in FP8 under fp8 training: the experts' down projection input is not
+    kept; nor are the expert outputs, since with the SwiGLU output recomputed the routing
+    weight's gradient is <W_down^T dy, swiglu(h)>, the down projection's dgrad against the
+    recomputed output (derived, not stated; Megatron-Core's weighted SwiGLU does the same:
+    megatron/core/fusions/fused_bias_swiglu.py `weighted_bias_swiglu_impl` saves its input and
+    the weights only);
+  - `attn_out_bits` 12: "Inputs of the Linear after the attention operator ... a customized E5M6
+    data format", one copy serving both the attention's backward and the output projection's
+    wgrad, with 1 x 128 tiles' scales;
+  - `moment_bytes` 2: "We adopt the BF16 data format instead of FP32 to track the first and
+    second moments in the AdamW optimizer" (the fp32 master weights stay: 4 + 2 + 2 = 8 bytes
+    per parameter, sharded by ZeRO-1);
+  - `ema` "cpu": "the EMA parameters are stored in CPU memory": fp32 copies of the rank's
+    parameter shard (the dtype and the sharding are not stated: fp32 as the master weights,
+    sharded as they are, assumed), a CPU term beside the GPU's.
+  Under fp8 the GEMM inputs are cached in FP8 with 1 x 128 tiles (sec. 3.3.3: "caching
+  activations in FP8 format for the backward pass of the Linear operator"), as TE's are; the
+  weight copies are counted as TE keeps them (not stated). DualPipe's memory (two copies of the
+  parameters, PP + 1 micro-batches in flight, sec. 3.2.1 and Table 2) follows from the schedule,
+  not the stack (Workload.pp_schedule, sizing.parallel.dualpipe).
+
 A stack without an entry here (added to step_time.json later) takes its step-time entry's
 kernels ("elementwise"), selective kind and gradient bytes, with no fp8 copies.
 
@@ -48,7 +78,7 @@ check it byte for byte.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 from sizing.memory import get_precision
@@ -68,6 +98,10 @@ class MemoryStack:
     fp8_grad_bytes: int  # gradient buffer element size under fp8 training
     loss: str = "eager"  # "eager" (fp32 log-softmax) | "fused" (Megatron's in-place vocab-parallel cross-entropy)
     fp8_params: bool = False  # under fp8 (TE): primary fp8 weights, no bf16 copy of the GEMM weights
+    recomputed: tuple[str, ...] = ()  # recomputed in backward beyond the recompute mode: norm, mla_up, swiglu
+    attn_out_bits: int | None = None  # under fp8: the attention output kept once in this format (None: TE's)
+    moment_bytes: int | None = None  # AdamW moment element size (None: the precision's)
+    ema: str | None = None  # "cpu": an EMA of the parameters kept in CPU memory
 
 
 MEMORY_STACKS: dict[str, MemoryStack] = {
@@ -79,6 +113,21 @@ MEMORY_STACKS: dict[str, MemoryStack] = {
     "composer": MemoryStack("composer", "eager", "attention", 4, "te", 4, "fused"),
     "torchtitan-eager": MemoryStack("torchtitan-eager", "eager", "op", 4, "torchao", 4),
     "torchtitan-compile": MemoryStack("torchtitan-compile", "fused", "op", 4, "torchao", 4),
+    # DeepSeek's HAI-LLM: fp32 gradients; under FP8 the GEMM inputs cached in FP8 (arXiv:2412.19437 sec. 3.3.3)
+    # and the memory savings of sec. 3.2.3 and 3.3.3 (module docstring)
+    "hai-llm": MemoryStack(
+        "hai-llm",
+        kernels="fused",
+        selective="attention",
+        grad_bytes=4,
+        fp8="te",
+        fp8_grad_bytes=4,
+        loss="fused",
+        recomputed=("norm", "mla_up", "swiglu"),
+        attn_out_bits=12,
+        moment_bytes=2,
+        ema="cpu",
+    ),
 }
 
 
@@ -93,12 +142,23 @@ class Conventions:
     fp8_params: bool = False  # primary fp8 weights: no bf16 copy of the GEMM weights
     fp8_recipe: str | None = None  # fp8 GEMM inputs saved in fp8 (TE); None: bf16
     loss: str = "eager"
+    recomputed: tuple[str, ...] = ()  # MemoryStack.recomputed
+    attn_out_bits: int | None = None  # under fp8 only
+    moment_bytes: int | None = None
+    ema: str | None = None
 
     def activation_kwargs(self) -> dict:
-        return {"kernels": self.kernels, "selective": self.selective, "fp8_recipe": self.fp8_recipe}
+        return {
+            "kernels": self.kernels,
+            "selective": self.selective,
+            "fp8_recipe": self.fp8_recipe,
+            "loss": self.loss,
+            "recomputed": self.recomputed,
+            "attn_out_bits": self.attn_out_bits,
+        }
 
     def transient_kwargs(self) -> dict:
-        return {**self.activation_kwargs(), "loss": self.loss}
+        return self.activation_kwargs()
 
 
 def memory_stack(key: str) -> MemoryStack:
@@ -109,12 +169,27 @@ def memory_stack(key: str) -> MemoryStack:
     return MemoryStack(key, st.elementwise, st.selective, st.grad_bytes, "torchao", st.grad_bytes)
 
 
-@cache
 def conventions(
+    stack: str | None,
+    precision: str,
+    fp8_recipe: str,
+    fp8_params: bool | None,
+    grad_reduce: str | None,
+    loss: str | None = None,
+    selective: str | None = None,
+) -> Conventions:
+    """The memory conventions of `stack` (None: the reference model's) at `precision`; fp8_params,
+    grad_reduce ("fp32" / "bf16"), loss (the cross-entropy: eager, fused or chunked) and selective
+    (what selective recompute drops: the attention core or op-level) override the stack's where given."""
+    conv = _stack_conventions(stack, precision, fp8_recipe, fp8_params, grad_reduce)
+    changes = {k: v for k, v in (("loss", loss), ("selective", selective)) if v is not None}
+    return replace(conv, **changes) if changes else conv
+
+
+@cache
+def _stack_conventions(
     stack: str | None, precision: str, fp8_recipe: str, fp8_params: bool | None, grad_reduce: str | None
 ) -> Conventions:
-    """The memory conventions of `stack` (None: the reference model's) at `precision`; fp8_params
-    and grad_reduce ("fp32" / "bf16") override the stack's where given."""
     fp8 = get_precision(precision).key == "fp8"
     grad = (
         None
@@ -140,4 +215,8 @@ def conventions(
         fp8_params=primary_fp8 and te,
         fp8_recipe=fp8_recipe if te else None,
         loss=st.loss,
+        recomputed=st.recomputed,
+        attn_out_bits=st.attn_out_bits if te else None,
+        moment_bytes=st.moment_bytes if mixed else None,
+        ema=st.ema,
     )

@@ -15,80 +15,44 @@ over tp. Kinds:
   (BACKWARD_TRAFFIC);
 * tp: the TP collectives on the critical path: two all-reduces per block forward and two
   backward, or with SP the same bytes as all-gather + reduce-scatter pairs;
-* ep: the two all-to-alls (dispatch, combine) per MoE block forward and two backward;
+* ep: the two all-to-alls (dispatch, combine) per MoE block forward and two backward, and the
+  expert-tensor-parallel gathers, as the stack overlaps them (sizing.parallel.moe_ops);
 * cp: the ring pass of K and V around cp ranks, exposed only beyond the attention it hides
   under.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from sizing.formulas import attended_pairs
 from sizing.inputs import ModelConfig
 from sizing.parallel import eager
-from sizing.parallel.gemm import gemm_seconds, linear_train_seconds
+from sizing.parallel.attention import flash_seconds
+from sizing.parallel.gemm import gemm_seconds
 from sizing.parallel.layout import ParallelLayout
-from sizing.parallel.links import Link
-from sizing.parallel.stepdata import GpuConstants
+from sizing.parallel.moe_ops import ep_exposed, expert_share, experts
+from sizing.parallel.ops_base import (
+    ACT_BYTES,
+    BACKWARD_TRAFFIC,
+    MASK_BYTES,
+    Hardware,
+    Times,
+    add_linear,
+    add_memory,
+)
 
-ACT_BYTES = 2  # bf16/fp16 activations
-MASK_BYTES = 1  # a dropout mask element (uint8/bool)
-# An elementwise backward reads the saved input and the incoming gradient and writes the input
-# gradient (3 tensors) where the forward read one and wrote one (2): a norm, an activation, a
-# softmax. A residual add or a dropout moves as much backward as forward (1x). 1.5 is charged.
-BACKWARD_TRAFFIC = 1.5
-FP8_CAST_ELEMENT_BYTES = 3  # fp8 scaling: read a bf16 operand (2 B), write its fp8 copy (1 B)
-
-
-@dataclass(frozen=True)
-class Hardware:
-    """What an operation's time depends on besides its shape."""
-
-    consts: GpuConstants
-    peak: float  # dense FLOP/s of the activation dtype (bf16/fp16)
-    gemm_peak: float  # dense FLOP/s of the GEMM dtype (the fp8 peak under fp8 training)
-    gemm_dtype: str
-    hbm_bytes_per_second: float  # achievable
-    tp_link: Link
-    cp_link: Link
-    ep_link: Link
-    flash_forward: float = 0.0  # share of peak of the stack's flash kernel (0: the GPU's best)
-    flash_backward: float = 0.0
-    eager: bool = False  # elementwise ops unfused (sizing.parallel.eager)
-
-    def flash_shares(self) -> tuple[float, float]:
-        if self.flash_forward:
-            return self.flash_forward, self.flash_backward
-        return self.consts.flash_forward, self.consts.flash_backward
-
-
-@dataclass
-class Times:
-    """Seconds by kind for one pass."""
-
-    by_kind: dict[str, float] = field(default_factory=dict)
-
-    def add(self, kind: str, seconds: float) -> None:
-        self.by_kind[kind] = self.by_kind.get(kind, 0.0) + seconds
-
-    def total(self) -> float:
-        return sum(self.by_kind.values())
-
-
-def _linear(hw: Hardware, fwd: Times, bwd: Times, m: int, n: int, k: int, count: int = 1) -> None:
-    f, b = linear_train_seconds(m, n, k, hw.gemm_peak, hw.consts, hw.gemm_dtype, count)
-    fwd.add("gemm", f)
-    bwd.add("gemm", b)
-    if hw.gemm_dtype == "fp8":  # cast both operands to fp8 before each of the three GEMMs
-        elements = count * (m * k + k * n)
-        fwd.add("memory", elements * FP8_CAST_ELEMENT_BYTES / hw.hbm_bytes_per_second)
-        bwd.add("memory", 2 * (count * m * n) * FP8_CAST_ELEMENT_BYTES / hw.hbm_bytes_per_second)
-
-
-def _memory(hw: Hardware, fwd: Times, bwd: Times, n_bytes: float, kind: str = "memory") -> None:
-    fwd.add(kind, n_bytes / hw.hbm_bytes_per_second)
-    bwd.add(kind, BACKWARD_TRAFFIC * n_bytes / hw.hbm_bytes_per_second)
+__all__ = [
+    "ACT_BYTES",
+    "BACKWARD_TRAFFIC",
+    "Hardware",
+    "Times",
+    "attention_core",
+    "attention_projections",
+    "block_times",
+    "expert_share",
+    "experts",
+    "mlp",
+    "recompute_times",
+]
 
 
 def attention_projections(cfg: ModelConfig, hw: Hardware, fwd: Times, bwd: Times, t: int, tp: int) -> None:
@@ -96,76 +60,71 @@ def attention_projections(cfg: ModelConfig, hw: Hardware, fwd: Times, bwd: Times
     if cfg.kv_lora_rank is not None:  # MLA (DeepSeek-V2 sec. 2.1): down- and up-projections
         q_out = cfg.n_heads * cfg.qk_head_width // tp
         if cfg.q_lora_rank is not None:
-            _linear(hw, fwd, bwd, t, cfg.q_lora_rank, d)
-            _linear(hw, fwd, bwd, t, q_out, cfg.q_lora_rank)
+            add_linear(hw, fwd, bwd, t, cfg.q_lora_rank, d)
+            add_linear(hw, fwd, bwd, t, q_out, cfg.q_lora_rank)
         else:
-            _linear(hw, fwd, bwd, t, q_out, d)
-        _linear(hw, fwd, bwd, t, cfg.kv_lora_rank + cfg.qk_rope_head_dim, d)
-        _linear(hw, fwd, bwd, t, cfg.n_heads * (cfg.qk_nope_head_dim + cfg.v_head_dim) // tp, cfg.kv_lora_rank)
-        _linear(hw, fwd, bwd, t, d, cfg.n_heads * cfg.v_head_width // tp)
+            add_linear(hw, fwd, bwd, t, q_out, d)
+        add_linear(hw, fwd, bwd, t, cfg.kv_lora_rank + cfg.qk_rope_head_dim, d)
+        add_linear(hw, fwd, bwd, t, cfg.n_heads * (cfg.qk_nope_head_dim + cfg.v_head_dim) // tp, cfg.kv_lora_rank)
+        add_linear(hw, fwd, bwd, t, d, cfg.n_heads * cfg.v_head_width // tp, name="o")
         return
-    _linear(hw, fwd, bwd, t, (cfg.q_width + 2 * cfg.kv_width) // tp, d)  # fused QKV, column-parallel
-    _linear(hw, fwd, bwd, t, d, cfg.q_width // tp)  # attention out, row-parallel
+    add_linear(hw, fwd, bwd, t, (cfg.q_width + 2 * cfg.kv_width) // tp, d, name="qkv")  # fused, column-parallel
+    add_linear(hw, fwd, bwd, t, d, cfg.q_width // tp, name="o")  # attention out, row-parallel
 
 
 def mlp(cfg: ModelConfig, hw: Hardware, fwd: Times, bwd: Times, t: int, tp: int) -> None:
     f = cfg.d_ff // tp
-    _linear(hw, fwd, bwd, t, f * (cfg.mlp_matrices - 1), cfg.d_model)  # up (+ gate), fused
-    _linear(hw, fwd, bwd, t, cfg.d_model, f)  # down
+    add_linear(hw, fwd, bwd, t, f * (cfg.mlp_matrices - 1), cfg.d_model, name="up")  # up (+ gate), fused
+    add_linear(hw, fwd, bwd, t, cfg.d_model, f, name="down")
     if hw.eager:
-        _memory(hw, fwd, bwd, eager.activation_bytes(cfg, t, f))
+        add_memory(hw, fwd, bwd, eager.activation_bytes(cfg, t, f))
     else:
-        _memory(hw, fwd, bwd, t * f * (cfg.mlp_matrices) * ACT_BYTES)  # activation: read 1-2 f, write f
-
-
-def expert_share(cfg: ModelConfig, layout: ParallelLayout, t: int, cf: float) -> tuple[int, int, int, int]:
-    """One rank's expert work under ep x etp (Megatron-Core's expert grid, sizing.parallel.layout):
-    (local experts E / ep, routed tokens per local expert, expert width per rank f_e / etp,
-    tokens this rank dispatches). A rank's etp group brings t etp / tp tokens (t the tokens of a
-    tp group; etp = tp is the whole group's t), and each local expert gets those of its ep ranks
-    routed to it: t' ep k / E (x the capacity factor)."""
-    tokens = max(1, t * layout.etp // layout.tp)
-    per_expert = max(1, round(tokens * layout.ep * cfg.top_k * cf / cfg.n_experts))
-    return cfg.n_experts // layout.ep, per_expert, cfg.expert_ff // layout.etp, tokens
-
-
-def experts(cfg: ModelConfig, layout: ParallelLayout, hw: Hardware, fwd: Times, bwd: Times, t: int, cf: float):
-    """Router, then the local experts as grouped GEMMs at their per-rank shape (expert_share)."""
-    d, tp = cfg.d_model, layout.tp
-    _linear(hw, fwd, bwd, t, cfg.n_experts, d)
-    local, per_expert, f, tokens = expert_share(cfg, layout, t, cf)
-    _linear(hw, fwd, bwd, per_expert, f * (cfg.mlp_matrices - 1), d, local)
-    _linear(hw, fwd, bwd, per_expert, d, f, local)
-    _memory(hw, fwd, bwd, local * per_expert * f * cfg.mlp_matrices * ACT_BYTES)
-    if cfg.n_shared_experts:
-        fs = cfg.n_shared_experts * cfg.shared_ff // tp
-        _linear(hw, fwd, bwd, t, fs * (cfg.mlp_matrices - 1), d)
-        _linear(hw, fwd, bwd, t, d, fs)
-    routed_bytes = tokens * cfg.top_k * cf * d * ACT_BYTES  # tokens this rank sends out (and gets back)
-    fwd.add("ep", hw.ep_link.seconds("all_to_all", routed_bytes, layout.ep, 2))
-    bwd.add("ep", hw.ep_link.seconds("all_to_all", routed_bytes, layout.ep, 2))
+        add_memory(hw, fwd, bwd, t * f * (cfg.mlp_matrices) * ACT_BYTES)  # activation: read 1-2 f, write f
 
 
 def attention_core(
-    cfg: ModelConfig, layout: ParallelLayout, hw: Hardware, fwd: Times, bwd: Times, b: int, seq_len: int, kernel: str
+    cfg: ModelConfig,
+    layout: ParallelLayout,
+    hw: Hardware,
+    fwd: Times,
+    bwd: Times,
+    b: int,
+    seq_len: int,
+    kernel: str,
+    document: int | None = None,
 ) -> tuple[float, float]:
     """Score and value products of b sequences on this rank; returns the (forward, backward)
-    seconds of the products alone (what a CP ring pass can hide under)."""
+    seconds of the products alone (what a CP ring pass can hide under). `document`: packed
+    sequences of documents this long attend within their document (varlen flash attention),
+    as Llama-4's chunked attention does within its chunks."""
     heads = cfg.n_heads // layout.tp
     qk, vw = cfg.qk_head_width, cfg.v_head_width
     if kernel == "flash":
-        pairs = attended_pairs(seq_len, "causal", cfg.sliding_window) / layout.cp
+        chunks = [c for c in (document, cfg.attention_chunk) if c]
+        chunk = min(chunks) if chunks else None
+        pairs = attended_pairs(seq_len, "causal", cfg.sliding_window, chunk) / layout.cp
         flops = 2 * b * heads * pairs * (qk + vw)
-        share_f, share_b = hw.flash_shares()
-        f = flops / (hw.peak * share_f)
-        bw = 2 * flops / (hw.peak * share_b)
+        span = min(seq_len, chunk) if chunk else seq_len
+        f, bw = flash_seconds(
+            flops,
+            hw.consts,
+            hw.attention_kernel,
+            hw.peak,
+            hw.peak_per_exp,
+            qk,
+            vw,
+            span,
+            layout.cp if span == seq_len else 1,
+            cfg.sliding_window,
+        )
         fwd.add("attention", f)
         bwd.add("attention", bw)
         return f, bw
     q = seq_len // layout.cp
     s = q
-    f = gemm_seconds(q, s, qk, hw.peak, hw.consts, "fp16", b * heads)
-    f += gemm_seconds(q, vw, s, hw.peak, hw.consts, "fp16", b * heads)
+    hbm = hw.hbm_bytes_per_second
+    f = gemm_seconds(q, s, qk, hw.peak, hw.consts, "fp16", b * heads, hbm)
+    f += gemm_seconds(q, vw, s, hw.peak, hw.consts, "fp16", b * heads, hbm)
     fwd.add("attention", f)
     bwd.add("attention", 2 * f)
     return f, 2 * f
@@ -179,22 +138,26 @@ def softmax_bytes(cfg: ModelConfig, layout: ParallelLayout, b: int, seq_len: int
     return scores * per
 
 
-def elementwise_bytes(cfg: ModelConfig, layout: ParallelLayout, t: int, dropout: bool) -> float:
+def elementwise_bytes(cfg: ModelConfig, layout: ParallelLayout, t: int, dropout: bool, rotary: bool = True) -> float:
     """Norms (read, write d), residual adds (read 2 d, write d), bias-dropout-add masks and rotary
-    (read, write q and k), per block; with SP these run on t / tp tokens, without it on all t."""
+    (read, write q and k; `rotary` False for a block without attention: a hybrid's state-mixer
+    layer), per block; with SP these run on t / tp tokens, without it on all t."""
     d = cfg.d_model
     tokens = t // layout.tp if layout.sequence_parallel else t
     per_token = cfg.norms_per_block * 2 * d + 2 * 3 * d
     per_token_bytes = per_token * ACT_BYTES + (2 * d * MASK_BYTES if dropout else 0)
     rope = 0
-    if cfg.position == "rope":
+    if rotary and cfg.position == "rope":
         rope = t * 2 * (cfg.q_width + cfg.kv_width) // layout.tp * ACT_BYTES
     return tokens * per_token_bytes + rope
 
 
 def tp_comm(cfg: ModelConfig, layout: ParallelLayout, hw: Hardware, fwd: Times, bwd: Times, t: int) -> None:
     """Two all-reduces of the t x d activations per block each way (Megatron's f and g); with SP
-    an all-gather and a reduce-scatter in their place, the same bytes on the wire."""
+    an all-gather and a reduce-scatter in their place, the same bytes on the wire. On the
+    critical path, unless the stack overlaps them with the GEMMs next to them (Transformer
+    Engine's userbuffers, tp_comm_overlap): the collective is split into tp chunks pipelined
+    with the GEMM's chunks, so what shows is the first chunk, or the excess over the GEMMs."""
     if layout.tp == 1:
         return
     n_bytes = t * cfg.d_model * ACT_BYTES
@@ -204,8 +167,9 @@ def tp_comm(cfg: ModelConfig, layout: ParallelLayout, hw: Hardware, fwd: Times, 
         )
     else:
         one = hw.tp_link.seconds("all_reduce", n_bytes, layout.tp)
-    fwd.add("tp", 2 * one)
-    bwd.add("tp", 2 * one)
+    for part, gemm in ((fwd, fwd.by_kind.get("gemm", 0.0)), (bwd, bwd.by_kind.get("gemm", 0.0))):
+        total = 2 * one
+        part.add("tp", max(total / layout.tp, total - gemm) if hw.tp_overlap else total)
 
 
 def cp_ring(cfg: ModelConfig, layout: ParallelLayout, hw: Hardware, fwd: Times, bwd: Times, t: int, hide) -> None:
@@ -229,25 +193,28 @@ def block_times(
     kernel: str,
     dropout: bool,
     capacity_factor: float,
+    document: int | None = None,
 ) -> tuple[Times, Times]:
     """(forward, backward) of one block for one micro-batch on one rank."""
     fwd, bwd = Times(), Times()
     b, tp = layout.micro_batch, layout.tp
     t = b * seq_len // layout.cp
     attention_projections(cfg, hw, fwd, bwd, t, tp)
-    hide = attention_core(cfg, layout, hw, fwd, bwd, b, seq_len, kernel)
+    hide = attention_core(cfg, layout, hw, fwd, bwd, b, seq_len, kernel, document)
     if kernel != "flash":
-        _memory(hw, fwd, bwd, softmax_bytes(cfg, layout, b, seq_len, dropout), "softmax")
+        add_memory(hw, fwd, bwd, softmax_bytes(cfg, layout, b, seq_len, dropout), "softmax")
     if moe:
-        experts(cfg, layout, hw, fwd, bwd, t, capacity_factor)
+        a2a, shared = experts(cfg, layout, hw, fwd, bwd, t, capacity_factor)
     else:
         mlp(cfg, hw, fwd, bwd, t, tp)
     if hw.eager:
-        _memory(hw, fwd, bwd, eager.elementwise_bytes(cfg, layout, t))
+        add_memory(hw, fwd, bwd, eager.elementwise_bytes(cfg, layout, t))
     else:
-        _memory(hw, fwd, bwd, elementwise_bytes(cfg, layout, t, dropout))
+        add_memory(hw, fwd, bwd, elementwise_bytes(cfg, layout, t, dropout))
     tp_comm(cfg, layout, hw, fwd, bwd, t)
     cp_ring(cfg, layout, hw, fwd, bwd, t, hide)
+    if moe:
+        ep_exposed(hw, fwd, bwd, a2a, shared)
     return fwd, bwd
 
 

@@ -22,9 +22,10 @@ from sizing.parallel.memory import most_loaded
 from sizing.parallel.notes import not_modelled
 from sizing.parallel.step import StepTime, step_time
 from sizing.parallel.stepdata import has_constants
+from sizing.parallel.stepdata import stack as stack_entry
 from sizing.parallel.steptime import PredictedStep, StepOptions, predict_step
 from sizing.parallel.traffic import step_collectives
-from sizing.training import SECONDS_PER_HOUR
+from sizing.training import HOURS_PER_DAY, SECONDS_PER_HOUR
 from sizing.validate import SizingError, require_bool, require_link_gbs, require_mfu, show
 from sizing.vocabulary import DEFAULT_MFU, mfu_meaning
 
@@ -109,6 +110,27 @@ class ParallelPlan:
         return steps * self.step_seconds * self.layout.world / SECONDS_PER_HOUR
 
     @property
+    def gpu_hours_band(self) -> list[float] | None:
+        """The GPU-hours' band from the step's (sizing.parallel.band); None without tokens or a band."""
+        if self.gpu_hours is None or self.predicted is None or self.predicted.band is None:
+            return None
+        return list(self.predicted.band.scaled(self.gpu_hours))
+
+    @property
+    def wall_clock_days(self) -> float | None:
+        """Days the training tokens take on this layout's GPUs: GPU-hours / GPUs / 24."""
+        if self.gpu_hours is None:
+            return None
+        return self.gpu_hours / self.layout.world / HOURS_PER_DAY
+
+    @property
+    def wall_clock_days_band(self) -> list[float] | None:
+        """The days' band from the step's, as the GPU-hours'."""
+        if self.wall_clock_days is None or self.predicted is None or self.predicted.band is None:
+            return None
+        return list(self.predicted.band.scaled(self.wall_clock_days))
+
+    @property
     def not_modelled(self) -> tuple[str, ...]:
         return not_modelled(self.config, self.layout)
 
@@ -144,6 +166,9 @@ class ParallelPlan:
             "mfu_meaning": self.mfu_meaning,
             "tokens": self.tokens,
             "gpu_hours": self.gpu_hours,
+            "gpu_hours_band": self.gpu_hours_band,
+            "wall_clock_days": self.wall_clock_days,
+            "wall_clock_days_band": self.wall_clock_days_band,
             "not_modelled": list(self.not_modelled),
         }
 
@@ -186,6 +211,7 @@ def parallel_plan(
             f"precision fp8 needs a GPU with fp8 tensor cores; {gpu_entry.key} has: {', '.join(gpu_entry.peak_tflops)}"
         )
     work = plan_workload(work, step_options)
+    layout = stack_layout(layout, work.stack)
     stage, terms = most_loaded(cfg, layout, work)
     rates = dict(mfu=mfu, compute_efficiency=compute_efficiency, nvlink_gbs=nvlink_gbs, network_gbs=network_gbs)
     collectives, st = constant_step(cfg, layout, work, gpu_entry, overlap, fused, **rates)
@@ -227,9 +253,19 @@ def _stated(work: Workload, layout: ParallelLayout) -> Workload:
     return work.with_(gpus=layout.world, global_batch=layout.global_batch())
 
 
+def stack_layout(layout: ParallelLayout, stack_key: str | None) -> ParallelLayout:
+    """The layout as the stack runs it: torchtitan has no tensor parallelism without sequence
+    parallelism (its parallelize plan shards the norms' inputs over the sequence), so tp > 1
+    there is tp with SP (sizing/data/step_time.json, the stack's tp_sequence_parallel)."""
+    if layout.tp > 1 and not layout.sequence_parallel and stack_key and stack_entry(stack_key).tp_sequence_parallel:
+        return replace(layout, sequence_parallel=True)
+    return layout
+
+
 def plan_workload(work: Workload, step_options: StepOptions | None) -> Workload:
     """The plan's workload stored as the step's stack stores it (sizing.parallel.memory_stack):
-    the stack, fp8 recipe and gradient-buffer settings of `step_options` when given, else the
+    the stack, fp8 recipe, gradient-buffer settings and pipeline schedule (DualPipe's two stages
+    per rank) of `step_options` when given, else the
     workload's own (its stack, or the default stack when it names none), so memory and step time
     describe the same software. StepOptions.reference_memory keeps the reference model's eager
     accounting (what `sizing memory` counts)."""
@@ -240,7 +276,13 @@ def plan_workload(work: Workload, step_options: StepOptions | None) -> Workload:
         grad_reduce=work.grad_reduce,
     )
     stack = None if opts.reference_memory else opts.stack
-    return work.with_(stack=stack, fp8_recipe=opts.fp8_recipe, fp8_params=opts.fp8_params, grad_reduce=opts.grad_reduce)
+    return work.with_(
+        stack=stack,
+        fp8_recipe=opts.fp8_recipe,
+        fp8_params=opts.fp8_params,
+        grad_reduce=opts.grad_reduce,
+        schedule=opts.schedule if step_options is not None else work.schedule,
+    )
 
 
 def constant_step(

@@ -12,6 +12,16 @@ Schedule time with per-micro-batch stage times t_i (forward + backward + recompu
 Equal stages give Narayanan et al. 2021's (m + (p - 1)/v) t, the bubble (p - 1)/(m v) of the
 ideal time. With uneven stages the slowest stage sets the steady state and every stage's
 time is paid once in the fill and drain.
+
+Schedules that split the backward into its input-gradient part B and weight-gradient part W,
+and fill the bubble with W (the bubbles as DeepSeek-V3's Table 2 gives them, arXiv:2412.19437,
+F a forward chunk, B a full backward chunk, F&B a forward and a backward chunk overlapped):
+  zero-bubble (ZB1P, Qi et al. 2023, arXiv:2401.10241; DeepSeek-V2's): (p - 1)(F + B - 2W)
+  dualpipe (DeepSeek-V3, bidirectional):                            (p/2 - 1)(F&B + B - 3W)
+With t = F + B per micro-batch, F = t/3 (the forward is a third of a block's GEMM work) and
+W = w t (the weight-gradient GEMMs, a third of the stage's GEMM time), F&B = t (the pair's
+computation; what it overlaps is communication): zero-bubble pays (1 - 2w) of 1F1B's fill and
+drain, dualpipe (p/2 - 1)/(p - 1) (5/3 - 3w) of it.
 """
 
 from __future__ import annotations
@@ -66,9 +76,19 @@ def chunk_starts(n_layers: int, pp: int, v: int, given: tuple[int, ...] | None) 
     return tuple(map(tuple, starts))
 
 
-def pipeline_seconds(stage_seconds: list[float], micro_batches: int, v: int) -> float:
-    """Step time of the pipeline from each stage's time per micro-batch."""
+SCHEDULES = ("1f1b", "interleaved", "zero-bubble", "dualpipe")
+
+
+def pipeline_seconds(
+    stage_seconds: list[float], micro_batches: int, v: int, schedule: str = "1f1b", weight_share: float = 0.0
+) -> float:
+    """Step time of the pipeline from each stage's time per micro-batch; `weight_share`: the
+    weight-gradient GEMMs' share of a stage's time (zero-bubble and dualpipe fill with them)."""
     slowest = max(stage_seconds)
-    if v == 1:
-        return (micro_batches - 1) * slowest + sum(stage_seconds)
-    return micro_batches * slowest + (sum(stage_seconds) - slowest) / v
+    fill = sum(stage_seconds) - slowest  # 1F1B's fill and drain, (p - 1) t for equal stages
+    if schedule == "zero-bubble":
+        return micro_batches * slowest + fill * max(0.0, 1 - 2 * weight_share)
+    if schedule == "dualpipe":
+        pp = len(stage_seconds)
+        return micro_batches * slowest + fill * max(0, pp / 2 - 1) / max(1, pp - 1) * max(0.0, 5 / 3 - 3 * weight_share)
+    return micro_batches * slowest + fill / v

@@ -8,7 +8,8 @@ shards the norms' activations); pp any divisor of N / tp up to L (uneven stages 
 not divide L: first and last lighter), 1F1B or interleaved with v = 2, 4, 8 chunks (at most the
 layers of the fullest stage); cp a power of two up to 8 dividing T (flash attention only; its
 ring is costed, not free); dp = N / (tp pp cp) dividing the global batch, m = global batch / dp
-micro-batches (gradient accumulation), at least pp; ZeRO-1, or FSDP (ZeRO-3 per parameter);
+micro-batches (gradient accumulation), at least pp; ZeRO-1, or FSDP (ZeRO-3 per parameter; FSDP only
+when the base layout names it, as `--emit torchtitan` does);
 for MoE, ep the largest power of two dividing E and the stage's tp x cp x dp ranks, with expert
 tensor parallelism 1 (Megatron-Core's expert grid: sizing.parallel.layout); recomputation none,
 selective or full unless one is asked for; micro-batch 1.
@@ -35,6 +36,7 @@ from sizing.parallel.plan import ParallelPlan, constant_step, parallel_plan, pla
 from sizing.parallel.schedule import stage_split
 from sizing.parallel.search_bounds import ConstantStep, MemoryCheck, fewest_gpus
 from sizing.parallel.stepdata import has_constants
+from sizing.parallel.stepdata import stack as stack_entry
 from sizing.parallel.steptime import StepOptions, predict_step
 from sizing.validate import SizingError, require_bool, require_int, show
 from sizing.vocabulary import RECOMPUTE_MODES
@@ -78,7 +80,8 @@ def candidate_layouts(
                 ep = _largest_power_of_two_dividing(cfg.n_experts, tp * cp * dp) if cfg.is_moe else 1
                 fullest = max(stage_split(cfg.n_layers, pp))
                 chunks = [1] + ([v for v in (2, 4, 8) if v <= fullest] if pp > 1 else [])
-                for v, fsdp in product(chunks, (None, "full") if dp * cp > 1 else (None,)):
+                shardings = ((base.fsdp,) if base.fsdp else (None, "full")) if dp * cp > 1 else (None,)
+                for v, fsdp in product(chunks, shardings):
                     out.append(
                         replace(
                             base,
@@ -117,6 +120,16 @@ class SearchResult:
     gpus: tuple[int, ...]  # GPU counts searched (those below fewest_gpus are ruled out without a try)
 
 
+def stack_base(base: ParallelLayout, work: Workload, step_options: StepOptions | None) -> ParallelLayout:
+    """The search's base as the stack shards data: the PyTorch-native stacks (fsdp, torchtitan,
+    composer) shard with FSDP and have no ZeRO-1 (sizing/data/step_time.json, data_sharding), so
+    their searched layouts are FSDP-sharded unless the base says how."""
+    key = (step_options.stack if step_options is not None else work.stack) or StepOptions().stack
+    if base.fsdp is None and base.zero == 0 and stack_entry(key).data_sharding == "fsdp":
+        return replace(base, fsdp="full")
+    return base
+
+
 def search_layout(
     cfg: ModelConfig,
     work: Workload,
@@ -139,7 +152,7 @@ def search_layout(
         raise SizingError(f"base ({show(base)}) must be a ParallelLayout")
     require_int("max_gpus", max_gpus, 1, MAX_SEARCH_GPUS)
     require_bool("first_fit", first_fit)
-    base = base or ParallelLayout()
+    base = stack_base(base or ParallelLayout(), work, plan_options.get("step_options"))
     gpu = get_gpu(plan_options.get("gpu", "h100"))
     global_batch = work.global_batch or default_global_batch(work.seq_len)
     modes = RECOMPUTE_MODES if work.recompute is None else (work.recompute,)

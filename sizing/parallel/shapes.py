@@ -15,125 +15,36 @@ it for every preset): shapes are not a second parameter formula, only its layout
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from sizing.inputs import ModelConfig
-from sizing.vocabulary import ceil_div
+from sizing.parallel.mixers import hybrid_block_tensors, hybrid_kinds, is_moe_kind
+from sizing.parallel.tensors import Tensor, _linear, _mlp, _norm, attention_tensors, moe_tensors
+from sizing.parallel.towers import first_stage_vision_tensors
 
-
-@dataclass(frozen=True)
-class Tensor:
-    name: str  # reference model name without the block / expert index
-    shape: tuple[int, ...]
-    placement: str  # col, row, vocab, rep
-    expert: bool = False
-    copies: int = 1  # identical tensors this entry stands for (the E experts of a layer)
-
-    @property
-    def numel(self) -> int:
-        """Elements of every copy together."""
-        n = self.copies
-        for size in self.shape:
-            n *= size
-        return n
-
-    def tp_local_shape(self, tp: int, vocab_parallel: bool = True) -> tuple[int, ...]:
-        """Rank 0's shape of one copy after tensor parallelism (torch.chunk semantics: the largest piece)."""
-        split = self.placement == "col" or (self.placement == "vocab" and vocab_parallel)
-        if split:
-            return (ceil_div(self.shape[0], tp),) + self.shape[1:]
-        if self.placement == "row" and len(self.shape) == 2:
-            return (self.shape[0], ceil_div(self.shape[1], tp))
-        return self.shape
-
-
-def _norm(cfg: ModelConfig, name: str, width: int | None = None) -> list[Tensor]:
-    """A norm over the residual stream (its bias where the config has one), or an inner RMSNorm
-    of `width` (MLA's compressed norms, a width qk-norm): gain only, replicated."""
-    if width is not None:
-        return [Tensor(f"{name}.weight", (width,), "rep")]
-    out = [Tensor(f"{name}.weight", (cfg.d_model,), "rep")]
-    if cfg.has_norm_bias:
-        out.append(Tensor(f"{name}.bias", (cfg.d_model,), "rep"))
-    return out
-
-
-def _linear(
-    name: str, out_f: int, in_f: int, placement: str, bias: bool, expert: bool = False, copies: int = 1
-) -> list[Tensor]:
-    out = [Tensor(f"{name}.weight", (out_f, in_f), placement, expert, copies)]
-    if bias:  # a column-parallel bias is split with its outputs; a row-parallel one is added after the reduce
-        out.append(Tensor(f"{name}.bias", (out_f,), "col" if placement == "col" else "rep", expert, copies))
-    return out
-
-
-def _mlp(cfg: ModelConfig, prefix: str, width: int, expert: bool, copies: int = 1) -> list[Tensor]:
-    out = _linear(f"{prefix}.up", width, cfg.d_model, "col", cfg.mlp_bias, expert, copies)
-    if cfg.gated_mlp:
-        out += _linear(f"{prefix}.gate", width, cfg.d_model, "col", cfg.mlp_bias, expert, copies)
-    return out + _linear(f"{prefix}.down", cfg.d_model, width, "row", cfg.mlp_bias, expert, copies)
-
-
-def _mla_projections(cfg: ModelConfig) -> list[Tensor]:
-    """MLA (DeepSeek-V2/V3): the down-projections q_a and kv_a and their norms replicated (every
-    tp rank computes the latent, as Megatron-LM's MLA and DeepSeek's own TP do), the up-projections
-    q_b (or q) and kv_b column-parallel over the heads."""
-    d, h = cfg.d_model, cfg.n_heads
-    if cfg.q_lora_rank is None:
-        out = _linear("attn.q", h * cfg.qk_head_width, d, "col", False)
-    else:
-        out = _linear("attn.q_a", cfg.q_lora_rank, d, "rep", cfg.qkv_bias)
-        out += _norm(cfg, "attn.q_a_norm", cfg.q_lora_rank)
-        out += _linear("attn.q_b", h * cfg.qk_head_width, cfg.q_lora_rank, "col", False)
-    out += _linear("attn.kv_a", cfg.kv_lora_rank + cfg.qk_rope_head_dim, d, "rep", cfg.qkv_bias)
-    out += _norm(cfg, "attn.kv_a_norm", cfg.kv_lora_rank)
-    return out + _linear("attn.kv_b", h * (cfg.qk_nope_head_dim + cfg.v_head_dim), cfg.kv_lora_rank, "col", False)
-
-
-def _qk_norms(cfg: ModelConfig) -> list[Tensor]:
-    """qk-norm gains. "head": one d_h gain shared by the heads, replicated. "width" (OLMo-2):
-    a gain over all of q (h d_h) and of k (h_kv d_h), replicated here, as OLMo-2 under Megatron
-    keeps it (the norm's statistics span every head, so each rank needs the whole q to normalise:
-    the gain is not split with the heads). "unweighted" (Llama-4): no parameter."""
-    if cfg.qk_norm == "width":
-        return _norm(cfg, "attn.q_norm", cfg.q_width) + _norm(cfg, "attn.k_norm", cfg.kv_width)
-    if cfg.qk_norm == "head":
-        return _norm(cfg, "attn.q_norm", cfg.d_head) + _norm(cfg, "attn.k_norm", cfg.d_head)
-    return []
-
-
-def attention_tensors(cfg: ModelConfig) -> list[Tensor]:
-    """The attention of one block: q, k, v (or MLA's projections), qk-norm, sinks, o."""
-    d = cfg.d_model
-    if cfg.is_mla:
-        out = _mla_projections(cfg)
-    else:
-        out = _linear("attn.q", cfg.q_width, d, "col", cfg.qkv_bias)
-        out += _linear("attn.k", cfg.kv_width, d, "col", cfg.qkv_bias)
-        out += _linear("attn.v", cfg.kv_width, d, "col", cfg.qkv_bias)
-    out += _qk_norms(cfg)
-    if cfg.attention_sinks:  # one logit per head: split with the heads
-        out.append(Tensor("attn.sinks", (cfg.n_heads,), "col"))
-    return out + _linear("attn.o", d, cfg.n_heads * cfg.v_head_width, "row", cfg.attn_out_bias)
-
-
-def moe_tensors(cfg: ModelConfig) -> list[Tensor]:
-    """An MoE layer's FFN: the router (and its bias) replicated, the E routed experts (each
-    expert's biases with it), the shared experts as one dense MLP of E_s f_s (col / row) and
-    Qwen2-MoE's shared gate (d -> 1, replicated)."""
-    out = _linear("moe.router", cfg.n_experts, cfg.d_model, "rep", cfg.router_bias)
-    out += _mlp(cfg, "moe.experts", cfg.expert_ff, expert=True, copies=cfg.n_experts)
-    if cfg.n_shared_experts:
-        out += _mlp(cfg, "moe.shared", cfg.n_shared_experts * cfg.shared_ff, expert=False)
-    if cfg.shared_expert_gate:
-        out += _linear("moe.shared_gate", 1, cfg.d_model, "rep", False)
-    return out
+__all__ = [  # tensors.py's names, importable from here where they were
+    "Tensor",
+    "_linear",
+    "_mlp",
+    "_norm",
+    "attention_tensors",
+    "block_kinds",
+    "block_tensors",
+    "count_moe_layers",
+    "first_stage_tensors",
+    "is_moe_kind",
+    "last_stage_tensors",
+    "layer_tensors",
+    "model_tensors",
+    "moe_tensors",
+]
 
 
 def block_tensors(cfg: ModelConfig, moe: bool | None = None) -> list[Tensor]:
     """One transformer block's parameters (each expert tensor once, standing for its E copies):
     an MoE block (`moe` True) or a dense one (False; None: the config's kind, MoE if it has experts).
-    Norms are replicated. Every other per-layer difference (windows, chunks, NoPE) has no parameter."""
+    Norms are replicated. Every other per-layer difference (windows, chunks, NoPE) has no parameter.
+    A hybrid's layer kind (mixer, mlp) is built by sizing.parallel.mixers."""
+    if isinstance(moe, tuple):
+        return hybrid_block_tensors(cfg, moe)
     moe = cfg.is_moe if moe is None else moe
     post = cfg.norm_placement == "sandwich"
     out = _norm(cfg, "attn_norm") + attention_tensors(cfg)
@@ -152,7 +63,9 @@ def layer_tensors(cfg: ModelConfig, layer: int) -> list[Tensor]:
 
 def block_kinds(cfg: ModelConfig, layers: range) -> list[tuple[bool, int]]:
     """(is MoE, how many) for the blocks in `layers`, counted without listing them: the dense
-    kind first, then the MoE kind, each only where present."""
+    kind first, then the MoE kind, each only where present. A hybrid's: ((mixer, mlp), how many)."""
+    if getattr(cfg, "hybrid", None) is not None:
+        return hybrid_kinds(cfg, layers)
     if not cfg.is_moe:
         return [(False, len(layers))] if len(layers) else []
     moe = count_moe_layers(cfg, layers)
@@ -160,7 +73,10 @@ def block_kinds(cfg: ModelConfig, layers: range) -> list[tuple[bool, int]]:
 
 
 def count_moe_layers(cfg: ModelConfig, layers: range) -> int:
-    """MoE layers among `layers` (a step-1 range): past the first dense ones, every step-th."""
+    """MoE layers among `layers` (a step-1 range): past the first dense ones, every step-th (a
+    hybrid's: where its pattern puts them)."""
+    if getattr(cfg, "hybrid", None) is not None:
+        return sum(n for kind, n in hybrid_kinds(cfg, layers) if is_moe_kind(kind))
     lo, hi = max(layers.start, cfg.first_dense_layers), layers.stop
     if not cfg.is_moe or hi <= lo:
         return 0
@@ -169,13 +85,14 @@ def count_moe_layers(cfg: ModelConfig, layers: range) -> int:
 
 
 def first_stage_tensors(cfg: ModelConfig) -> list[Tensor]:
-    """Outside the blocks, on the first pipeline stage: token (and position) embedding, embedding norm."""
+    """Outside the blocks, on the first pipeline stage: token (and position) embedding, embedding norm, and
+    a vision-language model's tower and projector (sizing.parallel.towers)."""
     out = [Tensor("tok_emb.weight", (cfg.padded_vocab, cfg.d_model), "vocab")]
     if cfg.position == "learned":
         out.append(Tensor("pos_emb.weight", (cfg.max_positions, cfg.d_model), "rep"))
     if cfg.embedding_norm:
         out += _norm(cfg, "emb_norm")
-    return out
+    return out + first_stage_vision_tensors(cfg)  # a vision-language model's tower and projector
 
 
 def last_stage_tensors(cfg: ModelConfig, pp: int = 1) -> list[Tensor]:

@@ -5,8 +5,9 @@ times the micro-batches in flight on the stage."""
 
 from __future__ import annotations
 
+from sizing.hybrid import hybrid_activation_terms, hybrid_of
 from sizing.inputs import ModelConfig, Workload
-from sizing.memory import get_precision, stack_activation_terms, stack_transient_bytes
+from sizing.memory import get_precision, stack_activation_terms, stack_transient_bytes, sum_terms
 from sizing.parallel.finetune import adapted
 from sizing.parallel.layout import ParallelLayout
 from sizing.parallel.memory_stack import conventions
@@ -17,11 +18,12 @@ from sizing.parallel.stages import (
     chunk_layers,
     stage_kinds,
 )
+from sizing.vision import tower_config, vision_of
 from sizing.vocabulary import ceil_div
 
 # Activation terms split over tp with the heads or the MLP width (Megatron's column-parallel outputs).
 _TP_SPLIT = ("attn.q", "attn.k", "attn.v", "attn.out", "attn.o.input", "attn.logsumexp", "attn.probs")
-_TP_SPLIT += ("attn.probs_fp32", "mlp.hidden", "mlp.down.input", "moe.experts.hidden")
+_TP_SPLIT += ("attn.probs_fp32", "mlp.hidden", "mlp.down.input", "moe.experts.hidden", "moe.shared.hidden")
 # Terms that do not scale with the tokens of a rank (per-layer constants).
 _CONSTANT = ("attn.mask", "loss.total_weight", "attn_norm.gain_fp32", "mlp_norm.gain_fp32")
 _CONSTANT += ("norm_f.gain_fp32", "emb_norm.gain_fp32")
@@ -39,6 +41,9 @@ _FROZEN_GEMM_INPUTS = {
     "mlp_norm.output": ("up", "gate"),
     "mlp.down.input": ("down",),
 }
+# A hybrid's state-mixer terms (sizing.hybrid.activations) split with the mixer's heads, as does
+# Qwen3-Next's attention output gate.
+_MIXER_SPLIT = ("mamba.", "deltanet.", "kda.", "attn.output_gate")
 _FIRST_STAGE = ("tok_emb.", "pos_emb.", "emb_norm.")
 _LAST_STAGE = ("norm_f.", "lm_head.", "loss.")
 
@@ -53,7 +58,7 @@ def _scale(key: str, n_bytes: int, layout: ParallelLayout) -> int:
         return ceil_div(n_bytes * layout.etp, layout.tp)
     if key in _CONSTANT or layout.tp == 1:
         return n_bytes
-    if key in _TP_SPLIT:
+    if key in _TP_SPLIT or key.startswith(_MIXER_SPLIT):
         return ceil_div(n_bytes, layout.tp)
     if key == "loss.log_probs":
         return ceil_div(n_bytes, layout.tp) if layout.vocab_parallel else n_bytes
@@ -83,7 +88,9 @@ def _frozen_down_input(cfg: ModelConfig, term, layout: ParallelLayout, moe: bool
 
 
 def _conventions(work: Workload):
-    return conventions(work.stack, work.precision, work.fp8_recipe, work.fp8_params, work.grad_reduce)
+    return conventions(
+        work.stack, work.precision, work.fp8_recipe, work.fp8_params, work.grad_reduce, work.loss, work.selective
+    )
 
 
 def activation_parts(
@@ -95,9 +102,12 @@ def activation_parts(
     a = get_precision(work.precision).activation_bytes
     t_local = work.seq_len // layout.cp
     kwargs = _conventions(work).activation_kwargs()
-    terms = stack_activation_terms(
-        cfg, t_local, layout.micro_batch, work.attention_impl, work.recompute, a, moe, **kwargs
-    )
+    args = (t_local, layout.micro_batch, work.attention_impl, work.recompute, a)
+    if hybrid_of(cfg) is not None:  # a hybrid layer of kind `moe` (its first layer's kind when None)
+        moe = moe if isinstance(moe, tuple) else hybrid_of(cfg).layers[0]
+        terms = hybrid_activation_terms(hybrid_of(cfg), moe, *args, **kwargs)
+    else:
+        terms = stack_activation_terms(cfg, *args, moe, **kwargs)
     parts = {"per_layer": 0, "first": 0, "last": 0, "shared": 0}
     for t in terms:
         if _frozen_only(t.key, layout):
@@ -113,25 +123,34 @@ def activation_parts(
             else "shared"
         )
         parts[where] += share
+    if vision_of(cfg) is not None:  # the tower runs on the first stage, once per micro-batch
+        parts["first"] += tower_activation_bytes(cfg, layout, work)
     if layout.finetune != "full":  # each adapter keeps its r-wide hidden A x for B's backward
         n_adapted = sum(1 for t in block_tensors_per_ep_rank(cfg, layout, moe) if adapted(t, layout.lora_targets))
         parts["per_layer"] += n_adapted * layout.micro_batch * t_local * layout.lora_rank * a
     return parts
 
 
-def activation_terms_on_stage(cfg: ModelConfig, layout: ParallelLayout, work: Workload, stage: int) -> dict[str, int]:
+def activation_terms_on_stage(
+    cfg: ModelConfig, layout: ParallelLayout, work: Workload, stage: int, flights: int | None = None
+) -> dict[str, int]:
     """The stage's saved activations at its peak: each chunk's blocks (dense and MoE blocks each
-    at their own per-layer bytes) times that chunk's micro-batches in flight, plus the extras."""
+    at their own per-layer bytes) times that chunk's micro-batches in flight (`flights` where a
+    schedule other than the layout's sets them: DualPipe, sizing.parallel.dualpipe), plus the extras."""
     parts = activation_parts(cfg, layout, work)
     per_kind = {cfg.is_moe: parts["per_layer"]}
+
+    def flying(chunk: int) -> int:
+        return chunk_in_flight(layout, stage, chunk) if flights is None else flights
+
     blocks = 0
     for chunk in range(layout.v):
         for moe, n in block_kinds(cfg, chunk_layers(cfg, layout, stage, chunk)):
             if moe not in per_kind:
                 per_kind[moe] = activation_parts(cfg, layout, work, moe)["per_layer"]
-            blocks += per_kind[moe] * n * chunk_in_flight(layout, stage, chunk)
-    first = parts["first"] * chunk_in_flight(layout, stage, 0) if stage == 0 else 0
-    last = parts["last"] * chunk_in_flight(layout, stage, layout.v - 1) if stage == layout.pp - 1 else 0
+            blocks += per_kind[moe] * n * flying(chunk)
+    first = parts["first"] * flying(0) if stage == 0 else 0
+    last = parts["last"] * flying(layout.v - 1) if stage == layout.pp - 1 else 0
     return {
         "activations_blocks_bytes": blocks,
         "activations_embedding_bytes": first,
@@ -150,6 +169,8 @@ def transient_terms(cfg: ModelConfig, layout: ParallelLayout, work: Workload, st
     logits = stack_transient_bytes(*args, "none", a, **kwargs)
     if work.recompute == "none":
         block = 0
+    elif hybrid_of(cfg) is not None:  # the largest layer re-run: its terms less those it keeps
+        block = max(_rerun_bytes(cfg, layout, work, kind) for kind, _ in stage_kinds(cfg, layout, stage))
     else:
         kinds = [moe for moe, _ in stage_kinds(cfg, layout, stage)] or [None]
         block = max(stack_transient_bytes(*args, work.recompute, a, moe, **kwargs) for moe in kinds) - logits
@@ -159,3 +180,30 @@ def transient_terms(cfg: ModelConfig, layout: ParallelLayout, work: Workload, st
         "logits_bytes": logits if stage == layout.pp - 1 else 0,
         "recompute_block_bytes": ceil_div(block, layout.tp),
     }
+
+
+def _rerun_bytes(cfg: ModelConfig, layout: ParallelLayout, work: Workload, kind) -> int:
+    """A recomputed hybrid layer's activations during its backward: all its terms less those kept."""
+    a = get_precision(work.precision).activation_bytes
+    args = (work.seq_len // layout.cp, layout.micro_batch, work.attention_impl)
+    kwargs = _conventions(work).activation_kwargs()
+    m = hybrid_of(cfg)
+    full = sum_terms(hybrid_activation_terms(m, kind, *args, "none", a, **kwargs))[0]
+    kept = sum_terms(hybrid_activation_terms(m, kind, *args, work.recompute, a, **kwargs))[0]
+    return full - kept
+
+
+def tower_activation_bytes(cfg: ModelConfig, layout: ParallelLayout, work: Workload) -> int:
+    """A vision-language model's tower on one micro-batch: its blocks' saved tensors (sizing.memory's
+    terms for the tower's ViT blocks, each pass of patches a sequence: images x tiles per sequence),
+    split over tp as the language model's blocks are (Megatron-Core's LLaVA: one tp group)."""
+    runs, patches = cfg.tower_runs()
+    if runs == 0:
+        return 0
+    tower = tower_config(vision_of(cfg))
+    a = get_precision(work.precision).activation_bytes
+    kwargs = _conventions(work).activation_kwargs()
+    terms = stack_activation_terms(
+        tower, patches, runs * layout.micro_batch, work.attention_impl, work.recompute, a, False, **kwargs
+    )
+    return tower.n_layers * sum(_scale(t.key, t.bytes, layout) for t in terms if t.per_layer)

@@ -52,7 +52,15 @@ def stage_signature(cfg: ModelConfig, layout: ParallelLayout, stage: int) -> tup
     """What tells two stages' blocks apart: the MoE layers of each chunk (stages alike in it
     hold the same tensors and activations per micro-batch)."""
     chunks = [chunk_layers(cfg, layout, stage, c) for c in range(layout.v)]
+    if getattr(cfg, "hybrid", None) is not None:  # a hybrid: its kinds of layer per chunk
+        return tuple(tuple(block_kinds(cfg, r)) for r in chunks)
     return tuple((len(r), count_moe_layers(cfg, r)) for r in chunks)
+
+
+def mixed_blocks(cfg: ModelConfig) -> bool:
+    """Stages may hold different blocks: dense and MoE layers mix (DeepSeek's first dense layers), or
+    a hybrid's layers differ."""
+    return (cfg.is_moe and cfg.n_dense_layers > 0) or getattr(cfg, "hybrid", None) is not None
 
 
 def block_tensors_per_ep_rank(cfg: ModelConfig, layout: ParallelLayout, moe: bool | None = None) -> list[Tensor]:
@@ -103,7 +111,7 @@ def candidate_stages(layout: ParallelLayout, cfg: ModelConfig | None = None) -> 
     stages hold different blocks (dense and MoE layers), also the first stage of each kind of
     holding (in flight falls with the stage, so it is the most loaded of its kind)."""
     stages = {0, min(1, layout.pp - 1), layout.pp - 1}
-    if cfg is not None and cfg.is_moe and cfg.n_dense_layers:
+    if cfg is not None and mixed_blocks(cfg):
         stages |= _first_of_each_holding(cfg, layout.pp, layout.v, layout.stage_layers)
     return tuple(sorted(stages))
 

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sizing.formulas import flop_breakdown
 from sizing.inputs import GPU, ModelConfig
 from sizing.parallel.comms import Collective
 from sizing.parallel.layout import ParallelLayout
 from sizing.parallel.traffic import DIMENSIONS, seconds_by_dimension
+from sizing.parallel.whole_flops import training_flop_breakdown
 from sizing.training import SECONDS_PER_HOUR
 from sizing.validate import SizingError, require_fraction, show
 
@@ -104,7 +104,7 @@ def step_time(
     dtype: str | None = None,
     overlap: dict[str, float] | None = None,
 ) -> StepTime:
-    breakdown = flop_breakdown(cfg, seq_len, attention, recompute)
+    breakdown = training_flop_breakdown(cfg, seq_len, attention, recompute)
     sequences = layout.global_batch()
     model = breakdown.model_training * sequences / layout.world
     hardware = breakdown.training * sequences / layout.world

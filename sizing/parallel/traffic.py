@@ -22,9 +22,11 @@
 * cp (ring attention): per layer and micro-batch, (cp - 1) sends of the local K and V forward
   and 2 (cp - 1) backward (K, V and their gradients); again with full recomputation.
 * ep: per MoE layer and micro-batch, 2 all-to-all forward (dispatch, combine) and 2 backward of
-  the routed d-vectors over the ep ranks (uniform routing assumed): b.T.k of them, x etp / tp
-  (an etp group dispatches the tokens of its etp ranks; with sequence parallelism each tp rank
-  holds T / tp of them). The ep group's ranks lie etp apart (Megatron's expert order tp-ep-dp).
+  the routed d-vectors over the ep ranks (uniform routing assumed): each rank sends its own
+  b.T.k / tp of them (sequence parallelism leaves T / tp tokens on each tp rank); with expert
+  tensor parallelism the etp group then all-gathers what its ranks received and reduce-scatters
+  the outputs, etp x as many (arXiv:2504.14960 sec. 3.3). The ep group's ranks lie etp apart
+  (Megatron's expert order tp-ep-dp).
 """
 
 from __future__ import annotations
@@ -36,8 +38,9 @@ from sizing.memory import get_precision
 from sizing.parallel.comms import Collective
 from sizing.parallel.layout import ParallelLayout
 from sizing.parallel.memory import fsdp2_local_numel, tp_local_numel, unit_gather_bytes, work_conventions
+from sizing.parallel.mixers import is_moe_kind, sublayers
 from sizing.parallel.shapes import Tensor, first_stage_tensors, last_stage_tensors
-from sizing.parallel.stages import block_tensors_per_ep_rank, candidate_stages, stage_kinds, stage_layers
+from sizing.parallel.stages import block_tensors_per_ep_rank, candidate_stages, mixed_blocks, stage_kinds, stage_layers
 from sizing.vocabulary import ceil_div
 
 if TYPE_CHECKING:
@@ -89,6 +92,8 @@ def _stage_groups(cfg: ModelConfig, layout: ParallelLayout, stage: int) -> list[
     out = []
     for moe, n in stage_kinds(cfg, layout, stage):
         prefix = ("MoE-layer " if moe else "dense-layer ") if mixed else ""
+        if isinstance(moe, tuple):  # a hybrid's layer kind: its mixer and MLP
+            prefix = f"{moe[0]}+{moe[1]}-layer "
         out.append((n, _block_groups(cfg, layout, moe, prefix)))
     return out
 
@@ -181,12 +186,27 @@ def tp_backward_all_reduces(cfg: ModelConfig, fused: bool = True, moe: bool | No
     input (2 with fused QKV and fused up/gate), or one per column-parallel linear: q, k, v (MLA:
     q or q_b, and kv_b), the MLP's up (and gate) in a dense block (`moe` False; None: the
     config's kind), the shared experts' in an MoE block (routed experts are not tp-split here)."""
+    if isinstance(moe, tuple):  # a hybrid layer: one per residual branch (its column-parallel input)
+        return sublayers(moe)
     if fused:
         return 2
     moe = cfg.is_moe if moe is None else moe
     attn = 2 if cfg.is_mla else 3
     mlp = 2 if cfg.gated_mlp else 1
     return attn + (mlp if not moe or cfg.n_shared_experts else 0)
+
+
+def stage_branches(cfg: ModelConfig, layout: ParallelLayout, stage: int) -> int:
+    """Residual branches on the fullest stage, each closed by one TP reduction: two per block (attention,
+    MLP), a hybrid layer's own (sizing.parallel.mixers.sublayers: it may have one)."""
+    if getattr(cfg, "hybrid", None) is None:
+        return 2 * stage_layers(cfg, layout)
+    return sum(sublayers(kind) * n for kind, n in stage_kinds(cfg, layout, stage))
+
+
+def _forward_reduces(fwd: int, kind) -> int:
+    """Forward all-reduces of one block: `fwd` for a stack's two branches, per branch for a hybrid layer."""
+    return fwd * sublayers(kind) // 2 if isinstance(kind, tuple) else fwd
 
 
 def tp_collectives(
@@ -200,7 +220,8 @@ def tp_collectives(
     if layout.tp == 1:
         return []
     a = get_precision(work.precision).activation_bytes
-    b, T, m, L = layout.micro_batch, work.seq_len // layout.cp, layout.micro_batches, stage_layers(cfg, layout)
+    b, T, m = layout.micro_batch, work.seq_len // layout.cp, layout.micro_batches
+    branches = stage_branches(cfg, layout, stage)
     S = b * T * cfg.d_model * a
     fwd = 2 * (2 if work.recompute == "full" else 1)
     link, gbs = links.span_link(layout.tp)
@@ -213,8 +234,14 @@ def tp_collectives(
     if layout.sequence_parallel:
         regather = 2 if fused else 0
         out = [
-            coll("all_gather", "sequence-parallel block inputs and output gradients", (fwd + 2 + regather) * L * m),
-            coll("reduce_scatter", "sequence-parallel block outputs and input gradients", (fwd + 2) * L * m),
+            coll(
+                "all_gather",
+                "sequence-parallel block inputs and output gradients",
+                (fwd + 2 + regather) * branches * m // 2,
+            ),
+            coll(
+                "reduce_scatter", "sequence-parallel block outputs and input gradients", (fwd + 2) * branches * m // 2
+            ),
             coll(
                 "all_gather",
                 "hidden states gathered for the lm_head" + (", embedding gradient" if first else ""),
@@ -231,7 +258,8 @@ def tp_collectives(
             )
     else:
         count = sum(
-            (fwd + tp_backward_all_reduces(cfg, fused, moe)) * n * m for moe, n in stage_kinds(cfg, layout, stage)
+            (_forward_reduces(fwd, moe) + tp_backward_all_reduces(cfg, fused, moe)) * n * m
+            for moe, n in stage_kinds(cfg, layout, stage)
         )
         out = [coll("all_reduce", "attention and MLP outputs (fwd), inputs' gradients (bwd)", count)]
         if vp:
@@ -275,17 +303,24 @@ def ep_collectives(
     if layout.ep == 1:
         return []
     a = get_precision(work.precision).activation_bytes
-    S = ceil_div(layout.micro_batch * (work.seq_len // layout.cp) * cfg.top_k * cfg.d_model * a * layout.etp, layout.tp)
+    S = ceil_div(layout.micro_batch * (work.seq_len // layout.cp) * cfg.top_k * cfg.d_model * a, layout.tp)
     link, gbs = links.span_link(layout.etp * layout.ep)
-    moe_layers = sum(n for moe, n in stage_kinds(cfg, layout, stage) if moe)
+    moe_layers = sum(n for moe, n in stage_kinds(cfg, layout, stage) if is_moe_kind(moe))
     count = 4 * moe_layers * layout.micro_batches
     if count == 0:
         return []
-    return [
+    out = [
         Collective(
             "ep", "all_to_all", "routed tokens: dispatch and combine, fwd and bwd", count, S, layout.ep, link, gbs
         )
     ]
+    if layout.etp > 1:
+        elink, egbs = links.span_link(layout.etp)
+        what = "received tokens across the expert-tensor-parallel group (fwd all-gather, bwd reduce-scatter)"
+        out.append(Collective("ep", "all_gather", what, count // 2, S * layout.etp, layout.etp, elink, egbs))
+        what = "expert outputs across the expert-tensor-parallel group (fwd reduce-scatter, bwd all-gather)"
+        out.append(Collective("ep", "reduce_scatter", what, count // 2, S * layout.etp, layout.etp, elink, egbs))
+    return out
 
 
 def step_collectives(
@@ -303,7 +338,7 @@ def step_collectives(
     (memory.candidate_stages: one of each holding of dense and MoE layers) whose collectives
     take the most seconds."""
     if stage is None:
-        stages = candidate_stages(layout, cfg) if cfg.is_moe and cfg.n_dense_layers else (0,)
+        stages = candidate_stages(layout, cfg) if mixed_blocks(cfg) else (0,)
         options = [step_collectives(cfg, layout, work, gpu, nvlink_gbs, network_gbs, fused, s) for s in stages]
         return max(options, key=lambda cs: sum(c.seconds_per_step for c in cs))
     links = Links(layout, gpu, nvlink_gbs, network_gbs)

@@ -34,10 +34,11 @@ from sizing.formulas import (
     tokens_for_budget,
 )
 from sizing.formulas import params as P
-from sizing.inputs import ModelConfig, get_gpu, get_preset
+from sizing.inputs import ModelConfig, format_si, get_gpu, get_preset
+from sizing.plan.shape_run import shape_run
 from sizing.training import HOURS_PER_DAY, SECONDS_PER_HOUR, gpu_hours, training_flops, wall_clock_days
 from sizing.validate import MAX_COUNT, MAX_FLOAT, SizingError, require_choice, require_int, require_mfu, require_number
-from sizing.vocabulary import DEFAULT_GPU, DEFAULT_MFU, RECOMPUTE_MODES
+from sizing.vocabulary import DEFAULT_GPU, DEFAULT_MFU
 
 DEFAULT_LAW = "epoch"  # the corrected Approach 3 fit picks the shapes' target N
 DEFAULT_LIKE = "llama3-8b"
@@ -46,15 +47,17 @@ DEFAULT_SEQ_LEN = 4096
 # model of a few hundred parameters, where the laws (fitted from 7e7 parameters up) say nothing.
 MIN_BUDGET_FLOPS = 1e10
 BUDGET_WHAT = f"a FLOP budget between {MIN_BUDGET_FLOPS:g} and {MAX_FLOAT:g}"
-# d_model / n_layers of published families: (ratio, the families that use about it)
+# d_model / n_layers of published families: (ratio, its word, the families that use about it).
+# A shape is named by its size and this word ("96.2B deep"), never by a family of another size.
 ASPECT_RATIOS = (
-    (64, "deep: GPT-2 / GPT-3 small (768 / 12)"),
-    (102, "Llama-2/3 70B (8192 / 80)"),
-    (128, "Llama-2 7B, Llama-3 8B, GPT-3 175B (4096 / 32, 12288 / 96)"),
+    (64, "deep", "GPT-2 / GPT-3 small (768 / 12)"),
+    (102, "balanced", "Llama-2/3 70B (8192 / 80)"),
+    (128, "wide", "Llama-2 7B, Llama-3 8B, GPT-3 175B (4096 / 32, 12288 / 96)"),
 )
 WIDTH_MULTIPLE = 128
 FF_MULTIPLE = 256
 GQA_KV_HEADS = 8
+MAX_BUDGET_ROUNDS = 6  # fixed-point rounds of a gpus x days budget's MFU (_budget_mfu)
 
 
 @dataclass(frozen=True)
@@ -74,7 +77,7 @@ class Optimum:
 
 @dataclass(frozen=True)
 class Shape:
-    label: str  # the aspect-ratio family
+    label: str  # its size and aspect ("96.2B deep")
     config: ModelConfig
     params: int
     active_params: int
@@ -91,6 +94,12 @@ class Shape:
     # more than C. These say whether it stays within the budget, and how many tokens C pays for.
     within_budget: bool = True
     tokens_within_budget: int = 0
+    aspect: str = ""  # the width-to-depth ratio aimed at and the published families near it
+    mfu: float = DEFAULT_MFU  # of the GPU-hours: the step model's for the shape's layout, or the given constant
+    mfu_source: str = ""
+    gpus: int = 1  # the GPUs its days are counted on (--gpus, else the fewest its layout needs)
+    gpu_hours_band: tuple[float, float] | None = None  # from the step's band (sizing.parallel.band)
+    days_band: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -98,7 +107,7 @@ class Plan:
     flops: float
     budget_note: str  # where C came from
     gpu: str
-    mfu: float
+    mfu: float | None  # the budget's MFU (gpus x days); None for a FLOP budget without --mfu
     num_gpus: int
     law: str  # the key of the law that set the shapes' target
     optima: tuple[Optimum, ...]
@@ -106,6 +115,7 @@ class Plan:
     inference: InferenceAware | None
     inference_law: str | None = None  # the loss law of the inference-aware search
     shapes_note: str | None = None  # why no shape is listed (N_opt below the family's smallest shape)
+    mfu_given: float | None = None  # --mfu: the shapes' constant MFU; None: each shape's step model
 
     def optimum(self, key: str) -> Optimum:
         return next(o for o in self.optima if o.key == key)
@@ -117,6 +127,7 @@ class Plan:
             "convention": "C = 6·N·D (N with embeddings), as the laws were fitted; shapes' exact FLOPs beside",
             "gpu": self.gpu,
             "mfu": self.mfu,
+            "mfu_given": self.mfu_given,
             "num_gpus": self.num_gpus,
             "law_for_shapes": self.law,
             "optima": [{**dataclasses.asdict(o), "tokens_per_param": o.tokens_per_param} for o in self.optima],
@@ -152,30 +163,26 @@ def plan(
     gpus: int | None = None,
     days: float | None = None,
     gpu: str = DEFAULT_GPU,
-    mfu: float = DEFAULT_MFU,
+    mfu: float | None = None,
     law: str = DEFAULT_LAW,
     like: str = DEFAULT_LIKE,
     seq_len: int = DEFAULT_SEQ_LEN,
     inference_tokens: float | None = None,
-    fewest_gpus_hint: bool = True,
 ) -> Plan:
-    """The optimum of each law for `flops` (or gpus x days at mfu on gpu), then one shape per
-    ASPECT_RATIOS near the optimum of `law`. `gpus` (default 1 with a FLOP budget) sets the
-    days and the ZeRO-3 data-parallel degree of the fit check; a shape that does not fit names
-    the fewest GPUs that do, unless `fewest_gpus_hint` is False (a layout search per shape)."""
+    """The optimum of each law for `flops` (or gpus x days at an MFU on gpu), then one shape per
+    ASPECT_RATIOS near the optimum of `law`. Each shape trains on the layout the step model
+    finds on `gpus` GPUs (else the fewest that fit), at that layout's MFU (sizing.plan.shape_run);
+    `mfu` given is a constant instead, the explicit override, with the ZeRO-3 fit check over
+    `gpus` (default 1). A gpus x days budget without `mfu` is at the step model's MFU of the
+    balanced shape its budget gives (_budget_mfu)."""
     require_choice("law", law, tuple(LAWS))
-    require_mfu("mfu", mfu)
+    if mfu is not None:
+        require_mfu("mfu", mfu)
     gpu_key = get_gpu(gpu).key
+    base_cfg = _base_config(like, seq_len)
+    mfu_given = mfu  # the shapes' constant MFU, when given; else each shape's step model
     if flops is None:
-        if gpus is None or days is None:
-            raise SizingError("give a FLOP budget (flops=1e23), or gpus and days (gpus=1024, days=30)")
-        require_int("gpus", gpus)
-        require_number("days", days, 0, 1e6, exclusive_minimum=True, what="a number of days in (0, 1e6]")
-        flops = budget_flops(gpus, days, gpu_key, mfu)
-        note = f"{gpus:,} {gpu_key} x {days:g} days x peak x MFU {mfu:g}"
-        # one lower bound for both spellings of the budget: below it the laws extrapolate to nonsense
-        if not MIN_BUDGET_FLOPS <= flops <= MAX_FLOAT:
-            raise SizingError(f"gpus x days ({gpus:,} x {days:g}) gives a budget of {flops:.3g} FLOPs; {BUDGET_WHAT}")
+        flops, mfu, note = _gpu_days_budget(base_cfg, law, gpus, days, gpu_key, mfu, seq_len)
     else:
         if days is not None:
             raise SizingError("give either flops or gpus and days, not both")
@@ -184,26 +191,23 @@ def plan(
     num_gpus = require_int("gpus", gpus if gpus is not None else 1, 1, MAX_COUNT)
     optima = tuple(_optimum(law_, flops) for law_ in LAWS.values())
     target = next(o for o in optima if o.key == law).params
-    base = get_preset(like)
-    base_cfg = base.config
-    if base_cfg.is_moe:
-        raise SizingError(f"like ({like}) must be a dense preset: the laws were fitted on dense models")
-    if base_cfg.position == "learned":  # a learned table long enough for the shapes' context
-        base_cfg = dataclasses.replace(base_cfg, max_positions=max(base_cfg.max_positions, seq_len))
     shapes, used = [], set()
     shapes_note = _below_smallest(base_cfg, like, LAWS[law], target)
-    for ratio, label in () if shapes_note else ASPECT_RATIOS:
+    for ratio, word, families in () if shapes_note else ASPECT_RATIOS:
         cfg = _nearest(base_cfg, ratio, target, used)
         if cfg.d_model in used:  # the narrowest width again: one row per distinct shape
             continue
         used.add(cfg.d_model)
-        shapes.append(_shape(cfg, label, flops, seq_len, gpu_key, mfu, num_gpus, fewest_gpus_hint))
+        shape = _shape(cfg, word, flops, seq_len, gpu_key, mfu_given, gpus)
+        aspect = f"d_model / layers {cfg.d_model / cfg.n_layers:.0f} (aimed at {ratio}: {families})"
+        shapes.append(dataclasses.replace(shape, label=f"{format_si(shape.params)} {word}", aspect=aspect))
     ia = None
     if inference_tokens is not None:
         require_number("inference_tokens", inference_tokens, 0, MAX_FLOAT, exclusive_minimum=True)
         loss_law = LAWS[law] if law in {x.key for x in LOSS_LAWS} else LAWS[DEFAULT_LAW]
         ia = inference_aware(loss_law, flops, inference_tokens)
-    return Plan(flops, note, gpu_key, mfu, num_gpus, law, optima, tuple(shapes), ia, ia and loss_law.key, shapes_note)
+    loss_key = ia and loss_law.key
+    return Plan(flops, note, gpu_key, mfu, num_gpus, law, optima, tuple(shapes), ia, loss_key, shapes_note, mfu_given)
 
 
 def _below_smallest(base: ModelConfig, like: str, law, target: float) -> str | None:
@@ -290,8 +294,55 @@ def _nearest(base: ModelConfig, ratio: float, target: float, used: set[int]) -> 
     return best if best is not None else shape_config(base, step, 1)
 
 
+def _base_config(like: str, seq_len: int) -> ModelConfig:
+    """The family's base: a dense preset, a learned position table long enough for seq_len."""
+    base_cfg = get_preset(like).config
+    if base_cfg.is_moe:
+        raise SizingError(f"like ({like}) must be a dense preset: the laws were fitted on dense models")
+    if base_cfg.position == "learned":  # a learned table long enough for the shapes' context
+        base_cfg = dataclasses.replace(base_cfg, max_positions=max(base_cfg.max_positions, seq_len))
+    return base_cfg
+
+
+def _gpu_days_budget(base: ModelConfig, law: str, gpus, days, gpu: str, mfu: float | None, seq_len: int):
+    """(C, the MFU it assumes, where C came from) of a gpus x days budget: at `mfu` when given,
+    else at the step model's (_budget_mfu)."""
+    if gpus is None or days is None:
+        raise SizingError("give a FLOP budget (flops=1e23), or gpus and days (gpus=1024, days=30)")
+    require_int("gpus", gpus)
+    require_number("days", days, 0, 1e6, exclusive_minimum=True, what="a number of days in (0, 1e6]")
+    mfu_source = "given"
+    if mfu is None:
+        mfu, mfu_source = _budget_mfu(base, law, gpus, days, gpu, seq_len)
+    flops = budget_flops(gpus, days, gpu, mfu)
+    # one lower bound for both spellings of the budget: below it the laws extrapolate to nonsense
+    if not MIN_BUDGET_FLOPS <= flops <= MAX_FLOAT:
+        raise SizingError(f"gpus x days ({gpus:,} x {days:g}) gives a budget of {flops:.3g} FLOPs; {BUDGET_WHAT}")
+    return flops, mfu, f"{gpus:,} {gpu} x {days:g} days x peak x MFU {mfu:.3g} ({mfu_source})"
+
+
+def _budget_mfu(base: ModelConfig, law: str, gpus: int, days: float, gpu: str, seq_len: int) -> tuple[float, str]:
+    """The MFU of a gpus x days budget: the step model's for the balanced shape (d_model / layers
+    ~102) at the N_opt that budget gives, found by fixed-point iteration from DEFAULT_MFU (the
+    MFU sets the budget, the budget the shape, the shape the MFU); a few rounds agree to 0.1%."""
+    mfu, source = DEFAULT_MFU, f"constant {DEFAULT_MFU:g}, assumed: no layout of the step model fits"
+    for _ in range(MAX_BUDGET_ROUNDS):
+        target = LAWS[law].optimal_params(budget_flops(gpus, days, gpu, mfu))
+        if _below_smallest(base, "", LAWS[law], target):
+            break
+        cfg = _nearest(base, ASPECT_RATIOS[1][0], target, set())
+        run = shape_run(cfg, seq_len, gpu, gpus, None)
+        if run.band is None:
+            break
+        done = abs(run.mfu - mfu) <= 1e-3 * mfu
+        mfu, source = run.mfu, f"step model, balanced {format_si(P.total_params(cfg))} shape on {gpus} x {gpu}"
+        if done:
+            break
+    return mfu, source
+
+
 def _shape(
-    cfg: ModelConfig, label: str, flops: float, seq_len: int, gpu: str, mfu: float, num_gpus: int, hint: bool = True
+    cfg: ModelConfig, label: str, flops: float, seq_len: int, gpu: str, mfu: float | None, gpus: int | None
 ) -> Shape:
     cfg.check_context(seq_len, "seq_len")
     n, active = P.total_params(cfg), P.active_params(cfg)
@@ -299,8 +350,9 @@ def _shape(
     per_token = model_flops_per_token(flop_breakdown(cfg, seq_len))
     entry = get_gpu(gpu)
     total = training_flops(per_token, tokens)
-    hours = gpu_hours(total, entry.peak_flops_per_second(entry.default_dtype), mfu)
-    fits, setting, max_b = _fit(cfg, seq_len, gpu, num_gpus, hint)
+    run = shape_run(cfg, seq_len, entry.key, gpus, mfu)
+    hours = gpu_hours(total, entry.peak_flops_per_second(entry.default_dtype), run.mfu)
+    days = wall_clock_days(hours, run.gpus)
     return Shape(
         label,
         cfg,
@@ -311,28 +363,15 @@ def _shape(
         per_token,
         total,
         hours,
-        wall_clock_days(hours, num_gpus),
-        fits,
-        setting,
-        max_b,
+        days,
+        run.fits,
+        run.fit_setting,
+        run.max_micro_batch,
         within_budget=total <= flops,
         tokens_within_budget=min(tokens, math.floor(flops / per_token)),
+        mfu=run.mfu,
+        mfu_source=run.mfu_source,
+        gpus=run.gpus,
+        gpu_hours_band=None if run.band is None else run.band.scaled(hours),
+        days_band=None if run.band is None else run.band.scaled(days),
     )
-
-
-def _fit(cfg: ModelConfig, seq_len: int, gpu: str, num_gpus: int, hint: bool = True) -> tuple[bool, str, int | None]:
-    """The first of: ZeRO-3 over num_gpus GPUs with recompute none, selective, full (bf16-mixed
-    AdamW, micro-batch 1) that fits one GPU. Tensor/pipeline layouts are not searched here."""
-    from sizing.memory import training_memory
-
-    zero = 3 if num_gpus > 1 else 0
-    for recompute in RECOMPUTE_MODES:
-        m = training_memory(cfg, seq_len, 1, zero=zero, dp=num_gpus, recompute=recompute, gpu=gpu)
-        if m.fits:
-            return True, f"ZeRO-{zero} over {num_gpus} GPU(s), recompute {recompute}", m.max_micro_batch
-    from sizing.inputs import Workload
-    from sizing.parallel import min_gpus_hint, min_gpus_that_fit  # the one "how many GPUs" answer
-
-    fewest = min_gpus_that_fit(cfg, Workload(seq_len, recompute=None), gpu=gpu) if hint else None
-    why = min_gpus_hint(fewest) if fewest is not None else m.reason
-    return False, f"not with ZeRO-{zero} over {num_gpus} GPU(s) at any recompute; {why}", None

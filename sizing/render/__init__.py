@@ -12,6 +12,7 @@ _LAZY = {
     "heading": "sizing.render.tables",
     "import_tabulate": "sizing.render.tables",
     "render_capacity": "sizing.render.capacity",
+    "render_disaggregated": "sizing.render.disagg",
     "render_engine": "sizing.render.engine",
     "render_estimate": "sizing.render.estimate",
     "render_layouts": "sizing.render.moe_layout",
@@ -23,6 +24,9 @@ _LAZY = {
     "render_rows": "sizing.render.rows",
     "render_serve": "sizing.render.serve",
     "render_speculation": "sizing.render.speculative",
+    "render_whole_estimate": "sizing.render.whole",
+    "render_whole_memory": "sizing.render.whole",
+    "render_whole_parallel": "sizing.render.whole",
     "table": "sizing.render.tables",
     "with_prefix_cache": "sizing.render.prefix",
 }

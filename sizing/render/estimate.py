@@ -101,12 +101,27 @@ def _mfu_rows(est: Estimate) -> list[list]:
     if lay is None:
         return [["MFU", f"{mfu:g} ({est.mfu_source})"]]
     tokens = lay.global_batch * est.seq_len
+    mfu_text = f"{mfu:.3f} (per-operation step model; {lay.predicted_mfu:.3f} with attention counted causal)"
+    step_text = f"{lay.step_seconds:.3g} s"
+    if lay.band is not None:
+        lo, hi = lay.band.scaled(mfu, inverse=True)
+        mfu_text += f"; {lo:.3f}-{hi:.3f}"
+        step_text = lay.band.text(lay.step_seconds)
     return [
-        ["MFU", f"{mfu:.3f} (per-operation step model; {lay.predicted_mfu:.3f} with attention counted causal)"],
+        ["MFU", mfu_text],
         ["layout assumed", f"{lay.layout} on {lay.gpus} GPUs, recompute {lay.recompute} (as `sizing parallel --gpus`)"],
         ["global batch assumed", f"{lay.global_batch:,} sequences x {est.seq_len:,} = {format_si(tokens)} tokens"],
-        ["step time", f"{lay.step_seconds:.3g} s"],
+        ["step time", step_text],
     ]
+
+
+def _banded(est: Estimate, value: float, spec: str = ",.0f") -> str:
+    """A time answer and, when its MFU came from the step model, the band of that step."""
+    band = est.mfu_layout.band if est.mfu_layout is not None else None
+    if band is None:
+        return format(value, spec)
+    lo, hi = band.scaled(value)
+    return f"{format(value, spec)} ({format(lo, spec)}-{format(hi, spec)})"
 
 
 def training_rows(est: Estimate) -> list[list]:
@@ -118,9 +133,9 @@ def training_rows(est: Estimate) -> list[list]:
         ["MFU means", mfu_meaning(est.flops.attention, t.dtype)],
         ["training FLOPs (exact, fwd+bwd)", f"{t.flops:.4e}"],
         ["training FLOPs (6N approximation)", f"{t.flops_6n:.4e}"],
-        ["GPU-hours (exact)", f"{t.gpu_hours:,.0f}"],
+        ["GPU-hours (exact)", _banded(est, t.gpu_hours)],
         ["GPU-hours (6N)", f"{t.gpu_hours_6n:,.0f}"],
-        [f"wall-clock days on {t.run.num_gpus} GPU(s)", f"{t.wall_clock_days:,.1f}"],
+        [f"wall-clock days on {t.run.num_gpus} GPU(s)", _banded(est, t.wall_clock_days, ",.1f")],
     ]
     if t.hardware_flops != t.flops:
         rows.insert(5, ["hardware FLOPs (with recompute)", f"{t.hardware_flops:.4e}"])
@@ -135,6 +150,25 @@ def training_rows(est: Estimate) -> list[list]:
         )
         rows.append(["CO2 (energy x grid intensity)", f"{e.tco2eq:,.2f} tCO2eq ({e.kg_co2_per_kwh:g} kg/kWh, {grid})"])
     return rows
+
+
+def mtp_section(est: Estimate, fmt: str) -> list[str]:
+    """The multi-token-prediction modules (DeepSeek-V3 sec. 2.2), sized apart: not in any total above."""
+    m, fl = est.mtp, est.flops
+    rows = [[key, format_int(count)] for key, count in m["module_components"].items()]
+    share = m["training_flops_per_token"] / fl.per_token(fl.training)
+    rows += [
+        [f"{m['depth']} module(s), embedding and head shared (the paper)", format_int(m["params_shared"])],
+        [f"{m['depth']} module(s) as the checkpoint stores them (with the copies)", format_int(m["params_checkpoint"])],
+        ["checkpoint total (the model + the modules)", format_int(est.params.total + m["params_checkpoint"])],
+        [f"forward FLOPs/token (T = {fl.seq_len}, {fl.attention})", _num(m["forward_flops_per_token"])],
+        ["training FLOPs/token (3 x forward)", f"{_num(m['training_flops_per_token'])} (+{share:.1%} of the model's)"],
+    ]
+    title = (
+        f"Multi-token prediction: {m['depth']} module(s) (arXiv:2412.19437 sec. 2.2), sized apart: in no total "
+        "above (transformers builds none; the training cost leaves them out)"
+    )
+    return [heading(title, fmt), table(["quantity", "value"], rows, fmt)]
 
 
 def render_estimate(est: Estimate, fmt: str) -> str:
@@ -162,6 +196,8 @@ def render_estimate(est: Estimate, fmt: str) -> str:
         ),
         table(["component", "formula (forward)", "FLOPs/token", "SI"], flop_rows(est), fmt),
     ]
+    if est.mtp is not None:
+        parts += ["", *mtp_section(est, fmt)]
     if est.training:
         parts += [
             "",
@@ -171,8 +207,19 @@ def render_estimate(est: Estimate, fmt: str) -> str:
     else:
         parts += ["", "Training cost: no published token count for this model; pass --tokens (e.g. --tokens 2T)."]
     if est.memory is not None:
-        parts += ["", render_memory(est.memory, fmt)]
+        parts += ["", _memory_text(est.memory, fmt)]
     return "\n".join(parts) + "\n"
+
+
+def _memory_text(memory, fmt: str) -> str:
+    """The memory summary; with a GPU count, its training part is the assumed layout's
+    (sizing.parallel.LayoutMemory, rendered as `sizing parallel` renders it)."""
+    plan = getattr(memory.training, "plan", None)
+    if plan is None:
+        return render_memory(memory, fmt)
+    from sizing.render.parallel import layout_memory_text
+
+    return "\n".join([layout_memory_text(plan, fmt), "", render_memory(memory.inference, fmt)])
 
 
 def _render_csv(est: Estimate) -> str:

@@ -24,6 +24,8 @@ TERM_LABELS = {
     "activations_shared_bytes": "activations: RoPE tables",
     "logits_bytes": "logits + their gradient (last stage)",
     "recompute_block_bytes": "recomputed block (working set)",
+    "dualpipe_mirror_states_bytes": "DualPipe mirror stage: model states (2nd parameter copy)",
+    "dualpipe_mirror_activations_bytes": "DualPipe mirror stage: activations in flight",
 }
 
 
@@ -35,19 +37,13 @@ def _seconds(value: float) -> str:
 
 
 def plan_sections(plan: ParallelPlan, fmt: str) -> list[str]:
-    lay, t = plan.layout, plan.terms
+    lay = plan.layout
     title = (
         f"{plan.model}: {lay.label()} = {lay.world} x {plan.gpu.key}, T = {plan.work.seq_len}, "
         f"global batch {lay.global_batch()} (b {lay.micro_batch} x m {lay.micro_batches} x dp {lay.dp}), "
         f"{plan.work.precision} {plan.work.optimizer}, recompute {plan.work.recompute}"
     )
-    rows = [[TERM_LABELS[k], format_gib(t[k]), format_int(t[k])] for k in GPU_TERMS if t[k]]
-    rows.append(["total per GPU", format_gib(t["total_bytes"]), format_int(t["total_bytes"])])
-    reserve = plan.runtime_reserve.total_bytes  # CUDA context + NCCL (sizing.memory.runtime)
-    rows.append(["runtime reserve (CUDA context, NCCL; not tensors)", format_gib(reserve), format_int(reserve)])
-    rows.append([f"{plan.gpu.key} memory", format_gib(plan.gpu_memory_bytes), format_int(plan.gpu_memory_bytes)])
-    if t["cpu_total_bytes"]:
-        rows.append(["offloaded to CPU memory", format_gib(t["cpu_total_bytes"]), format_int(t["cpu_total_bytes"])])
+    rows = memory_rows(plan)
     comm_rows = [
         [
             c.dimension,
@@ -63,14 +59,8 @@ def plan_sections(plan: ParallelPlan, fmt: str) -> list[str]:
         for c in plan.collectives
     ]
     step_rows = _predicted_rows(plan) if plan.predicted is not None else _constant_rows(plan)
-    if plan.gpu_hours is not None:
-        step_rows.append([f"GPU-hours for {plan.tokens:,} tokens", f"{plan.gpu_hours:,.0f}"])
-        step_rows.append(["days", f"{plan.gpu_hours / plan.layout.world / 24:,.1f}"])
-    verdict = (
-        f"{plan.memory_verdict.describe()}: {format_gib(plan.per_gpu_bytes)} on the most-loaded GPU (pipeline stage "
-        f"{plan.stage}) of {format_gib(plan.gpu_memory_bytes)} less the runtime reserve "
-        f"{format_gib(plan.runtime_reserve.total_bytes)}"
-    )
+    step_rows += _run_rows(plan)
+    verdict = memory_verdict_line(plan)
     stack = f"memory as {plan.work.stack} stores it (sizing/parallel/memory_stack.py)" if plan.work.stack else ""
     return [
         heading(title, fmt, 2),
@@ -86,11 +76,71 @@ def plan_sections(plan: ParallelPlan, fmt: str) -> list[str]:
         table(["part", "seconds"], step_rows, fmt),
         "",
         verdict,
+        *[f"note: {line}" for line in model_notes(plan.config)],
         *([f"note: {stack}"] if stack else []),
         *[f"note: not modelled: {line}" for line in plan.not_modelled],
         *([f"note: assumed: {line}" for line in plan.predicted.assumptions] if plan.predicted is not None else []),
         f"note: {plan.mfu_meaning}",
     ]
+
+
+def memory_rows(plan: ParallelPlan) -> list[list[str]]:
+    """The most-loaded GPU's bytes term by term, the runtime reserve and the GPU's memory."""
+    t = plan.terms
+    rows = [[TERM_LABELS[k], format_gib(t[k]), format_int(t[k])] for k in GPU_TERMS if t[k]]
+    rows.append(["total per GPU", format_gib(t["total_bytes"]), format_int(t["total_bytes"])])
+    reserve = plan.runtime_reserve.total_bytes  # CUDA context + NCCL (sizing.memory.runtime)
+    rows.append(["runtime reserve (CUDA context, NCCL; not tensors)", format_gib(reserve), format_int(reserve)])
+    rows.append([f"{plan.gpu.key} memory", format_gib(plan.gpu_memory_bytes), format_int(plan.gpu_memory_bytes)])
+    if t["cpu_total_bytes"]:
+        what = "in CPU memory (offloaded states, EMA)" if t["cpu_ema_bytes"] else "offloaded to CPU memory"
+        rows.append([what, format_gib(t["cpu_total_bytes"]), format_int(t["cpu_total_bytes"])])
+    return rows
+
+
+def memory_verdict_line(plan: ParallelPlan) -> str:
+    return (
+        f"{plan.memory_verdict.describe()}: {format_gib(plan.per_gpu_bytes)} on the most-loaded GPU (pipeline stage "
+        f"{plan.stage}) of {format_gib(plan.gpu_memory_bytes)} less the runtime reserve "
+        f"{format_gib(plan.runtime_reserve.total_bytes)}"
+    )
+
+
+def layout_memory_text(plan: ParallelPlan, fmt: str) -> str:
+    """The training memory of `sizing estimate --gpus N`: the assumed layout's most-loaded GPU."""
+    lay, w = plan.layout, plan.work
+    title = (
+        f"Training memory per GPU: {lay.label()} = {lay.world} x {plan.gpu.key} (the layout assumed above), "
+        f"global batch {lay.global_batch()} (b {lay.micro_batch}), T = {w.seq_len}, {w.precision} {w.optimizer}, "
+        f"recompute {w.recompute}"
+    )
+    rows = memory_rows(plan)
+    return "\n".join(
+        [heading(title, fmt), table([f"per GPU (pipeline stage {plan.stage})", "GiB", "bytes"], rows, fmt)]
+        + [memory_verdict_line(plan)]
+    )
+
+
+def model_notes(cfg) -> list[str]:
+    """What a hybrid's or a vision-language model's plan holds beyond a stack's (sizing.parallel)."""
+    from sizing.hybrid import hybrid_of
+    from sizing.vision import vision_of
+
+    m, vision = hybrid_of(cfg), vision_of(cfg)
+    if m is not None:
+        return [
+            f"hybrid: {m.count(mixer='attention')} attention layers of {cfg.n_layers}; the state mixers' tensors "
+            "split over tp as Megatron-Core and vLLM shard them, their saved activations per layer kind "
+            "(sizing.hybrid.activations), their scans timed as batched matmuls"
+        ]
+    if vision is not None:
+        h, w = cfg.image_size
+        return [
+            f"vision-language: the tower and projector on the first stage, split over tp (Megatron-Core's LLaVA); "
+            f"{cfg.images} image(s) of {h}x{w} per sequence ({cfg.image_tokens:,} image tokens), the tower's "
+            "activations in the first stage's embedding row"
+        ]
+    return []
 
 
 STEP_PARTS = {
@@ -105,14 +155,33 @@ STEP_PARTS = {
     "bubble": "pipeline bubble (fill and drain)",
     "dp": "dp gradient reduction exposed",
     "optimizer": "optimizer step",
+    "overhead": "stack overhead on kernel time (fitted per stack)",
 }
+
+
+def _run_rows(plan: ParallelPlan) -> list[list[str]]:
+    """GPU-hours and days for the run's tokens, each with the step's band."""
+    if plan.gpu_hours is None:
+        return []
+    band, world = plan.gpu_hours_band, plan.layout.world
+    hours = f"{plan.gpu_hours:,.0f}" + (f" ({band[0]:,.0f}-{band[1]:,.0f})" if band else "")
+    days = f"{plan.gpu_hours / world / 24:,.1f}"
+    if band:
+        days += f" ({band[0] / world / 24:,.1f}-{band[1] / world / 24:,.1f})"
+    return [[f"GPU-hours for {plan.tokens:,} tokens", hours], ["days", days]]
 
 
 def _predicted_rows(plan: ParallelPlan) -> list[list[str]]:
     pred = plan.predicted
     rows = [[STEP_PARTS[k], _seconds(s)] for k, s in pred.seconds.items() if s]
-    rows.append(["step (slowest stage x m + fill/drain + dp + optimizer)", _seconds(pred.step_seconds)])
-    rows.append(["MFU (model FLOPs, causal attention / step / bf16 peak)", f"{pred.mfu:.1%}"])
+    rows.append(["step (slowest stage x m + fill/drain + dp + optimizer + overhead)", _seconds(pred.step_seconds)])
+    if pred.band is not None:
+        rows.append(["step band (cross-validated on published runs)", pred.band.text(pred.step_seconds)])
+    mfu = f"{pred.mfu:.1%}"
+    if pred.band is not None:
+        lo, hi = pred.band.scaled(pred.mfu, inverse=True)
+        mfu += f" ({lo:.1%}-{hi:.1%})"
+    rows.append(["MFU (model FLOPs, causal attention / step / bf16 peak)", mfu])
     rows.append(["HFU (with recomputation)", f"{pred.hfu:.1%}"])
     rows.append(["tokens/s per GPU", f"{pred.tokens_per_second_per_gpu:,.0f}"])
     if len(set(pred.stage_layers)) > 1:

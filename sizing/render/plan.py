@@ -24,13 +24,20 @@ def optimum_rows(p: Plan) -> list[list]:
     ]
 
 
+def _banded(value: float, band, spec: str) -> str:
+    """A time answer and, when its MFU came from the step model, the band of that step."""
+    if band is None:
+        return format(value, spec)
+    return f"{format(value, spec)} ({format(band[0], spec)}-{format(band[1], spec)})"
+
+
 def shape_rows(p: Plan) -> list[list]:
     rows = []
     for s in p.shapes:
         c = s.config
         rows.append(
             [
-                f"{c.d_model / c.n_layers:.0f}: {s.label}",
+                f"{s.label}: {s.aspect}",
                 c.d_model,
                 c.n_layers,
                 c.n_heads,
@@ -39,8 +46,9 @@ def shape_rows(p: Plan) -> list[list]:
                 format_int(s.params),
                 format_si(s.tokens),
                 f"{s.training_flops:.3e}",
-                f"{s.gpu_hours:,.0f}",
-                f"{s.days:,.1f}"
+                f"{s.mfu:.3f}",
+                _banded(s.gpu_hours, s.gpu_hours_band, ",.0f"),
+                f"{_banded(s.days, s.days_band, ',.1f')} on {s.gpus:,}"
                 + ("" if s.within_budget else f" (over budget: {format_si(s.tokens_within_budget)} tokens fit)"),
                 ("yes: " if s.fits else "no: ") + s.fit_setting,
             ]
@@ -56,12 +64,12 @@ def _shape_lines(p: Plan, fmt: str, like: str) -> list[str]:
     return [
         heading(
             f"Shapes near N_opt = {format_si(chosen.params)} ({chosen.name}): the {like} family, "
-            f"T = {p.shapes[0].seq_len}, D = C / (6N) tokens, {p.num_gpus} {p.gpu} at MFU {p.mfu:g}",
+            f"T = {p.shapes[0].seq_len}, D = C / (6N) tokens, on {p.gpu}; MFU: {p.shapes[0].mfu_source.split(',')[0]}",
             fmt,
         ),
         table(
             [
-                "d_model / layers",
+                "shape (size, depth)",
                 "d_model",
                 "layers",
                 "heads",
@@ -70,9 +78,12 @@ def _shape_lines(p: Plan, fmt: str, like: str) -> list[str]:
                 "params (exact)",
                 "tokens",
                 "train FLOPs (exact)",
+                "MFU",
                 "GPU-hours",
-                f"days on {p.num_gpus} x {p.gpu}",
-                "fits for training (bf16-mixed AdamW, micro-batch 1)",
+                f"days on N x {p.gpu}",
+                "fits for training (bf16-mixed AdamW): layout"
+                if p.mfu_given is None
+                else "fits for training (bf16-mixed AdamW, micro-batch 1)",
             ],
             shape_rows(p),
             fmt,
@@ -99,7 +110,12 @@ def render_plan(p: Plan, fmt: str, like: str) -> str:
         "",
         *_shape_lines(p, fmt, like),
         "Exact FLOPs are this tool's (forward + backward matmuls, full attention): above 6·N·D by the attention "
-        "scores. A parallel layout (tensor/pipeline) is not searched; `sizing memory` explores one setting.",
+        "scores. "
+        + (
+            "Each shape's layout, MFU and band are the step model's, as `sizing parallel --gpus N` finds them."
+            if p.mfu_given is None
+            else "At the MFU given, a parallel layout (tensor/pipeline) is not searched; `sizing parallel` does."
+        ),
     ]
     if p.inference is not None:
         parts += ["", *_inference_lines(p, fmt)]

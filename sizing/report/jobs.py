@@ -55,11 +55,13 @@ def _plots(existing_dir: Path | None) -> Built:
 
 def _serving(existing_dir: Path | None) -> Built:
     from sizing.report.serve_plots import render_serve_plots
+    from sizing.report.serving_load import latency_vs_rate_data, latency_vs_rate_section
     from sizing.report.serving_page import render_serving
 
-    plots = render_serve_plots()
+    load = latency_vs_rate_data()
+    plots = render_serve_plots(load)
     files = {plot.path: plot.png for plot in plots}
-    files["serving.md"] = render_serving(plots, existing_dir)
+    files["serving.md"] = render_serving(plots, existing_dir, latency_vs_rate_section(load))
     return files, []
 
 

@@ -83,12 +83,14 @@ def _memory_plot(published: list[tuple[str, ParallelPlan]], question: list[tuple
             "gradients_bytes",
             "optimizer_bytes",
             "gathered_unit_bytes",
+            "dualpipe_mirror_states_bytes",
         ),
         "activations": (
             "activations_blocks_bytes",
             "activations_embedding_bytes",
             "activations_head_loss_bytes",
             "activations_shared_bytes",
+            "dualpipe_mirror_activations_bytes",
         ),
         "transient": ("logits_bytes", "recompute_block_bytes"),
     }
@@ -104,8 +106,14 @@ def _memory_plot(published: list[tuple[str, ParallelPlan]], question: list[tuple
             gib = [v / GIB for v in values]
             ax.barh(positions, gib, left=bottom, label=kind)
             bottom = [b + g for b, g in zip(bottom, gib, strict=True)]
-        for i, cap in enumerate(data["capacity"]):
-            ax.plot([cap / GIB] * 2, [i - 0.4, i + 0.4], color="black", linewidth=1.5)
+        for i, cap in enumerate(data["capacity"]):  # one legend entry for the GPUs' memory
+            ax.plot(
+                [cap / GIB] * 2,
+                [i - 0.4, i + 0.4],
+                color="black",
+                linewidth=1.5,
+                label="GPU memory" if i == 0 else None,
+            )
         ax.set_yticks(positions, [label for label, _ in bars], fontsize=6)
         ax.invert_yaxis()
         ax.legend(fontsize=7, loc="lower right")
@@ -114,7 +122,7 @@ def _memory_plot(published: list[tuple[str, ParallelPlan]], question: list[tuple
         PLOT_PATH,
         title,
         _render(title, labels, data, draw, margins={"left": 0.33}),  # the layouts' names beside the bars
-        "Stacked by kind; the black tick is the GPU's memory. From sizing.parallel.",
+        "Stacked by kind; the black tick (GPU memory in the legend) is the GPU's memory. From sizing.parallel.",
     )
 
 

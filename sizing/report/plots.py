@@ -28,6 +28,7 @@ SHARE_MODELS = ("gpt2", "llama2-7b", "mistral-7b", "llama2-70b", "llama3.1-405b"
 SHARE_CONTEXTS = tuple(2**k for k in range(9, 18))  # 512 .. 131,072
 MEMORY_MODEL, MEMORY_CONTEXT, MICRO_BATCHES = "llama2-7b", 4096, (1, 2, 4, 8, 16)
 HOURS_GPUS = ("a100-80gb", "h100-sxm")
+LABEL_CHAR, LABEL_HEIGHT = 0.042, 0.13  # gpu-hours.png's label box in log10 units (5 pt text at 100 dpi)
 
 
 @dataclass(frozen=True)
@@ -152,16 +153,35 @@ def _memory_plot() -> Plot:
     )
 
 
-def _label_positions(points: dict[str, tuple[float, float]], char_width: float, height: float) -> dict:
-    """A label position (x, y) for each point, beside it and moved up until it overlaps no
-    label placed before (greedy, in order of x, in log10 units): clustered models stay readable."""
-    placed: list[tuple[float, float, float]] = []  # x0, y, width
+def _overlaps(box, boxes) -> bool:
+    x0, x1, y0, y1 = box
+    return any(x0 < bx1 and bx0 < x1 and y0 < by1 and by0 < y1 for bx0, bx1, by0, by1 in boxes)
+
+
+def _label_positions(
+    points: dict[str, tuple[float, float]],
+    char_width: float,
+    height: float,
+    markers: tuple[tuple[float, float], ...] = (),
+    bounds: tuple[float, float] | None = None,
+) -> dict:
+    """A label position (x, y) for each point, beside it and moved up or down (the nearest free
+    place first, up before down) until it overlaps no label placed before and no marker, within
+    `bounds` (the axes' y range): greedy, in order of x, in log10 units, so clustered models stay
+    readable."""
+    lo, hi = (-math.inf, math.inf) if bounds is None else (math.log10(bounds[0]), math.log10(bounds[1]))
+    marker_boxes = [(math.log10(x) - 0.02, math.log10(x) + 0.02, math.log10(y) - 0.06, math.log10(y) + 0.06)
+                    for x, y in markers]  # fmt: skip
+    placed: list[tuple[float, float, float, float]] = []
     out = {}
     for name, (x, y) in sorted(points.items(), key=lambda kv: (kv[1][0], kv[1][1])):
-        lx, ly, width = math.log10(x) + 0.03, math.log10(y), char_width * len(name)
-        while any(abs(ly - py) < height and lx < px + pw and px < lx + width for px, py, pw in placed):
-            ly += height
-        placed.append((lx, ly, width))
+        lx, width = math.log10(x) + 0.03, char_width * len(name)
+        for step in [0] + [s for k in range(1, 40) for s in (k, -k)]:
+            ly = math.log10(y) + step * height / 2
+            box = (lx, lx + width, ly - height / 2, ly + height / 2)
+            if lo <= box[2] and box[3] <= hi and not _overlaps(box, placed) and not _overlaps(box, marker_boxes):
+                break
+        placed.append(box)
         out[name] = (10**lx, 10**ly)
     return out
 
@@ -181,7 +201,12 @@ def _gpu_hours_plot() -> Plot:
         for name, p in data.items():
             ax.plot([p["params"]] * 2, [p[g] for g in HOURS_GPUS], color="grey", linewidth=0.6, zorder=2)
             mids[name] = (p["params"], math.sqrt(p[HOURS_GPUS[0]] * p[HOURS_GPUS[-1]]))
-        for name, (lx, ly) in _label_positions(mids, char_width=0.042, height=0.13).items():
+        every = [(p["params"], p[g]) for p in data.values() for g in HOURS_GPUS]
+        ys = [y for _, y in every]
+        bounds = (10 ** math.floor(math.log10(min(ys))), 10 ** (math.ceil(math.log10(max(ys))) + 0.3))
+        ax.set_ylim(*bounds)
+        placed = _label_positions(mids, LABEL_CHAR, LABEL_HEIGHT, markers=tuple(every), bounds=bounds)
+        for name, (lx, ly) in placed.items():
             x, y = mids[name]
             moved = abs(math.log10(ly / y)) > 1e-9
             arrow = {"arrowstyle": "-", "color": "grey", "linewidth": 0.4} if moved else None
@@ -196,8 +221,8 @@ def _gpu_hours_plot() -> Plot:
         title,
         _render(title, labels, data, draw),
         "Each preset with published training tokens at its training context, bf16 dense peak; a grey segment "
-        "joins a model's A100 and H100 points and carries its label (moved up, with a leader, where models "
-        "cluster).",
+        "joins a model's A100 and H100 points and carries its label (moved up or down, with a leader, where models "
+        "cluster; no label covers another or a point).",
     )
 
 

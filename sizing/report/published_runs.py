@@ -346,6 +346,29 @@ def render_published_runs() -> str:
         + " ".join(run["notes"] for run in pub.MOE_RUNS),
         fmt.markdown_table(cite(moe_rows(), sources)),
         moe_tokens_note(),
+        *_step_time_section(sources),
         "## Sources",
         footnotes(sources),
     )
+
+
+def _step_time_section(sources: dict[str, int]) -> list[str]:
+    """The per-operation step model against every published run: cross-validated error per source
+    and overall, then each run with its error, its leave-one-source-out error and its band."""
+    from sizing.parallel import cv_report
+    from sizing.report.step_runs import cv_kind_rows, cv_summary_rows, run_rows
+
+    cv = cv_report()
+    return [
+        "## Step time: the per-operation model against published training runs",
+        "Each run's step as its source measured it (converted with the source's own convention) against the "
+        "model's prediction with the fitted stack overheads (*error*), and predicted with the overheads fitted "
+        "without its source (*CV error*, leave-one-source-out). The *band* is what a prediction of its kind "
+        "(same stack, GPU class and dense/MoE) prints: the 10th-90th percentile of the cross-validated errors of "
+        "those runs (sizing.parallel.band). docs/step-time.md derives each term.",
+        fmt.markdown_table(cv_summary_rows(cv["summary"], cv["summary_by_publication"])),
+        "Dense and mixture-of-experts runs apart:",
+        fmt.markdown_table(cv_kind_rows(cv.get("summary_by_kind", {}))),
+        "Every run, its error, its cross-validated error and the band a prediction of its kind prints:",
+        fmt.markdown_table(cite(run_rows(), sources)),
+    ]

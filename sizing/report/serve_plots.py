@@ -44,10 +44,12 @@ def tokens_per_second_data() -> dict:
     return {"x": list(SWEEP_BATCHES), "series": series}
 
 
-def render_serve_plots() -> list[Plot]:
+def render_serve_plots(load_data: dict | None = None) -> list[Plot]:
     from sizing.report.serving_capacity import throughput_latency_plot
+    from sizing.report.serving_load import latency_vs_rate_plot
 
-    return [_roofline_plot(), _tokens_plot(), throughput_latency_plot()]
+    plots = [_roofline_plot(), _tokens_plot(), throughput_latency_plot()]
+    return plots + ([latency_vs_rate_plot(load_data)] if load_data is not None else [])
 
 
 def _roofline_plot() -> Plot:
@@ -99,8 +101,11 @@ def _tokens_plot() -> Plot:
             ax.plot(data["x"], s["bound"], color=color, marker="o", markersize=3, label=f"{name} bound")
             ax.plot(data["x"], s["estimate"], color=color, linestyle="--", label=f"{name} estimate")
             if s["max_batch"]:
-                ax.axvline(s["max_batch"], color=color, linestyle=":", linewidth=1)
+                label = f"{name} largest batch that fits ({s['max_batch']:,})"
+                ax.axvline(s["max_batch"], color=color, linestyle=":", linewidth=1, label=label)
         ax.set_xscale("log", base=2)
+        ax.set_xticks(data["x"], [str(b) for b in data["x"]])  # batches as numbers, not 2^k
+        ax.minorticks_off()
         ax.set_yscale("log")
         ax.legend(fontsize=6, ncol=2, loc="upper left")
 

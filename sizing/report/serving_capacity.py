@@ -1,6 +1,6 @@
 """The continuous-batching and capacity parts of reports/serving.md: the throughput-vs-latency
 plot (output tokens/s per GPU against TPOT, one curve per tp), the capacity answer of issue 25
-(llama3-70b at 10 requests/s, 1,000 in / 200 out, H100, TPOT <= 50 ms) with its derivation and
+(llama3-70b at 10 requests/s, 1,000 in / 200 out, H100, p99 TPOT <= 50 ms) with its derivation and
 table, and the calibration of the default efficiencies with its spread, row by row."""
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from sizing.serve import (
 
 CAPACITY_MODEL, CAPACITY_GPU, RATE, CAP_PROMPT, CAP_OUTPUT, SLO_TPOT = "llama3-70b", "h100-sxm", 10, 1000, 200, 0.05
 CURVE_TPS = (2, 4, 8)  # bf16 llama3-70b does not fit one H100
+MS_TICKS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
 
 
 def _batching(tp: int, weight_dtype: str = "bf16") -> ContinuousBatching:
@@ -55,8 +56,12 @@ def throughput_latency_plot() -> Plot:
     def draw(ax):
         for i, (name, s) in enumerate(data["series"].items()):
             ax.plot(s["tpot_ms"], s["tokens_per_second_per_gpu"], marker="o", markersize=3, color=f"C{i}", label=name)
-        ax.axvline(data["slo_tpot_ms"], color="grey", linestyle=":", linewidth=1, label="TPOT 50 ms")
+        ax.axvline(data["slo_tpot_ms"], color="grey", linestyle=":", linewidth=1, label="TPOT bound 50 ms")
         ax.set_xscale("log")
+        tpots = [t for s in data["series"].values() for t in s["tpot_ms"]]
+        ticks = [t for t in MS_TICKS if min(tpots) / 1.5 <= t <= max(tpots) * 1.5]
+        ax.set_xticks(ticks, [f"{t:g}" for t in ticks])  # milliseconds in plain numbers, not 10^k
+        ax.minorticks_off()
         ax.legend(fontsize=7, loc="lower right")
 
     return Plot(
@@ -70,35 +75,40 @@ def throughput_latency_plot() -> Plot:
 
 
 def capacity_section() -> str:
+    from sizing.report.serving_load import pinned_precision_line
+
     cfg = get_preset(CAPACITY_MODEL).config
     plan = plan_capacity(cfg, RATE, CAP_PROMPT, CAP_OUTPUT, CAPACITY_GPU, slo_tpot=SLO_TPOT, name=CAPACITY_MODEL)
+    pinned = plan_capacity(
+        cfg, RATE, CAP_PROMPT, CAP_OUTPUT, CAPACITY_GPU, slo_tpot=SLO_TPOT, name=CAPACITY_MODEL,
+        weight_dtypes=("bf16",), kv_dtypes=("bf16",),
+    )  # fmt: skip
     best = plan.best
-    p = best.point
+    at = best.load
     derivation = (
-        f"Derivation for the answer ({best.weight_dtype} weights, {best.kv_dtype} KV, tp {best.tp}): at "
-        f"{p.concurrency} sequences decoding, an iteration of decodes only takes "
-        f"{format_seconds(p.iteration_decode_seconds)} and one carrying {p.chunk} prefill tokens "
-        f"{format_seconds(p.iteration_mixed_seconds)}; keeping {p.concurrency} sequences decoding needs "
-        f"{p.concurrency} x {CAP_PROMPT} / {CAP_OUTPUT - 1} prefill tokens per iteration, a prefill chunk in "
-        f"{p.duty:.0%} of the iterations, so TPOT = {p.duty:.3f} x {format_seconds(p.iteration_mixed_seconds)} + "
-        f"{1 - p.duty:.3f} x {format_seconds(p.iteration_decode_seconds)} = {format_seconds(p.tpot_seconds)} "
-        f"(<= 50 ms; one more sequence would pass it). One replica then completes {p.concurrency} / "
-        f"({CAP_OUTPUT - 1} x {format_seconds(p.tpot_seconds)}) = {p.requests_per_second:.2f} requests/s; "
-        f"{RATE} requests/s need ⌈{RATE} / {p.requests_per_second:.2f}⌉ = {best.replicas} replicas x tp "
-        f"{best.tp} = {best.gpus} GPUs, and {best.gpus} x ${plan.price_per_gpu_hour:g}/h / ({RATE} x "
-        f"{CAP_OUTPUT} x 3600 tokens/h) = ${best.usd_per_million_output_tokens:.3f} per million output tokens."
+        f"Derivation for the answer ({best.weight_dtype} weights, {best.kv_dtype} KV, tp {best.tp}): the load model "
+        f"finds that one replica serves at most {best.limit.max_rate:.3g} requests/s with p99 TPOT <= 50 ms (above "
+        f"it the {best.binding} is missed); {RATE} requests/s need ⌈{RATE} / {best.limit.max_rate:.3g}⌉ = "
+        f"{best.replicas} replicas x tp {best.tp} = {best.gpus} GPUs, and {best.gpus} x "
+        f"${plan.price_per_gpu_hour:g}/h / ({RATE} x {CAP_OUTPUT} x 3600 tokens/h) = "
+        f"${best.usd_per_million_output_tokens:.3f} per million output tokens. At its own load, {at.rate:.3g} "
+        f"requests/s per replica, {at.state.decoding:.1f} sequences decode on average: p50 / p99 TPOT "
+        f"{format_seconds(at.tpot[0.5])} / {format_seconds(at.tpot[0.99])}, p50 / p99 TTFT "
+        f"{format_seconds(at.ttft[0.5])} / {format_seconds(at.ttft[0.99])}."
     )
-    rows = [dict(zip(CAPACITY_HEADERS, r, strict=True)) for r in capacity_rows(plan, 10)]
+    headers = CAPACITY_HEADERS(plan)
+    rows = [dict(zip(headers, r, strict=True)) for r in capacity_rows(plan, 10)]
     return "\n\n".join(
         [
             f"`sizing serve --preset {CAPACITY_MODEL} --gpu h100 --rate {RATE} --prompt {CAP_PROMPT} --output "
             f"{CAP_OUTPUT} --slo-tpot 50ms` searches tp 1, 2, 4, 8, bf16 / fp8 / int4 weights and bf16 / fp8 KV "
-            "cache; each layout serves at the concurrency of its goodput under the SLO (the largest whose mean "
-            "TPOT meets it, within the paged KV cache without preemption). Fewest GPUs first, then the least "
-            "quantised. Pipeline parallelism is not modelled (pp 1).",
+            "cache; each layout serves the most requests/s whose p99 TPOT meets the SLO under Poisson arrivals "
+            "(the load model, sizing/serve/load.py). Fewest GPUs first, then the least quantised. Pipeline "
+            "parallelism is not modelled (pp 1).",
             f"**{answer_line(plan)}**",
             derivation,
             fmt.markdown_table(rows),
+            pinned_precision_line(pinned),
         ]
     )
 

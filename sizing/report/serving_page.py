@@ -109,7 +109,7 @@ def measured_section(existing_dir: Path | None) -> str:
     )
 
 
-def render_serving(plots: list[Plot], existing_dir: Path | None = None) -> str:
+def render_serving(plots: list[Plot], existing_dir: Path | None = None, load_section: str = "") -> str:
     plot_parts = []
     for plot in plots:
         plot_parts += [f"### {plot.title}", f"![{plot.title}]({plot.path})\n\n{plot.note}"]
@@ -125,7 +125,8 @@ def render_serving(plots: list[Plot], existing_dir: Path | None = None) -> str:
         "causal. Tokens/s are decode tokens per second per GPU.",
         fmt.markdown_table(preset_rows()),
         "## Published measurements beside the bound",
-        "Each published figure beside `sizing serve` at efficiencies 1 for the same model, GPU, dtype, batch, "
+        "Each published figure beside `sizing serve` at the datasheet dense peak and bandwidth (efficiencies "
+        "1), no engine overhead and each cached KV byte read once, for the same model, GPU, dtype, batch, "
         "TP and lengths (output tokens/s per GPU, prefill included, or first-token latency at batch 1). A "
         "published throughput above its bound (or a latency below it) would mean a formula is wrong; "
         "tests/test_serve_published.py checks that none is. Source: " + PUBLISHED_SERVING[0].source + ".",
@@ -139,6 +140,8 @@ def render_serving(plots: list[Plot], existing_dir: Path | None = None) -> str:
         checkpoint_section(),
         f"## Capacity: {CAPACITY_MODEL} at {RATE} requests/s on {CAPACITY_GPU}",
         capacity_section(),
+        "## Latency under load",
+        load_section,
         "## Plots",
         *plot_parts,
         "## Measured on a GPU",

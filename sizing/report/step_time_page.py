@@ -1,90 +1,71 @@
-"""`reports/step-time.md`: step time against published runs. Every published layout the project
-knows (sizing/data/published_steps.json), the per-operation model's predicted step time (or MFU)
-against the published one, the error, the FLOP convention and the source, and the constants used."""
+"""`reports/step-time.md`: the per-operation step model's cross-validated error per source, its
+fitted stack overheads and the constants per GPU; every published run with its error and band
+is in reports/published-runs.md (sizing.report.step_runs)."""
 
 from __future__ import annotations
 
-from sizing.parallel import FURTHER_GROUPS, error_rows, gpu_constants, median_abs_error
+from sizing.parallel import cv_report, fitted_overhead_table, gpu_constants
 from sizing.report import cells as fmt
+from sizing.report.step_runs import cv_kind_rows, cv_summary_rows
 
 PAGE = "step-time.md"
-CONVENTIONS = {
-    "narayanan-hfu": "TFLOP/s by 96Bslh²(1+s/6h+V/16lh): counts the recompute forward",
-    "time": "iteration time as published",
-    "model": "MFU with model FLOPs (no recompute)",
-    "tokens": "tokens/s per GPU as logged",
-}
-
-
-def _row(r: dict) -> dict:
-    out = {
-        "run": r["name"],
-        "GPU": r["gpu"],
-        "layout": r["layout"],
-        "recompute": r["recompute"],
-        "stack": r["stack"],
-        "published": "",
-        "predicted": "",
-        "error": "",
-        "convention": CONVENTIONS[r["convention"]],
-        "source": r["source"],
-    }
-    if "error" in r:
-        out["published"] = f"{r['published_step_seconds']:.2f} s"
-        out["predicted"] = f"{r['predicted_step_seconds']:.2f} s"
-        out["error"] = f"{100 * r['error']:+.1f}%"
-        if "published_days" in r:
-            out["published"] += f" ({r['published_days']:g} days)"
-            out["predicted"] += f" ({r['predicted_days']:.1f} days)"
-    else:
-        out["published"] = f"MFU {fmt.pct(r['published_mfu'])}"
-        out["predicted"] = f"MFU {fmt.pct(r['predicted_mfu'])}"
-        out["error"] = f"{r['mfu_points']:+.1f} points"
-    return out
 
 
 def _constants_rows() -> list[dict]:
     rows = []
     for key in ("a100-80gb", "h100-sxm"):
         c = gpu_constants(key)
+        kernels = ", ".join(f"{name} {k.forward:g}/{k.backward:g}" for name, k in c.attention)
         rows.append(
             {
                 "GPU": key,
                 "SMs": str(c.sms),
-                "tile": f"{c.tile[0]} x {c.tile[1]}",
-                "GEMM share of peak": ", ".join(f"{d} {v:g}" for d, v in c.gemm_fraction.items()),
-                "flash fwd / bwd": f"{c.flash_forward:g} / {c.flash_backward:g}",
+                "GEMM tiles (rows x cols: efficiency)": ", ".join(f"{t[0]}x{t[1]}: {t[2]:g}" for t in c.tiles),
+                "GEMM share / K0": ", ".join(f"{d} {f.share:g} / {f.k_overhead:g}" for d, f in c.gemm),
+                "GEMM fixed cost": f"{c.gemm_kernel_s * 1e6:g} us",
+                "attention fwd/bwd share": kernels + f" (best: {c.best_attention})",
+                "exp/s": f"{c.exp_per_second:.3g}",
                 "HBM share": f"{c.hbm_fraction:g}",
                 "NVLink / network bus share": f"{c.nvlink_fraction:g} / {c.network_fraction:g}",
-                "latency NVLink / network": f"{c.nvlink_latency_s * 1e6:g} / {c.network_latency_s * 1e6:g} us",
             }
         )
     return rows
 
 
+def _overhead_rows() -> list[dict]:
+    fitted = fitted_overhead_table()
+    return [
+        {
+            "stack (or family, pooled)": key,
+            "overhead on kernel time": f"{v['overhead']:+.3f}",
+            "fitted on": f"{v['runs']} runs from {len(v['sources'])} sources: "
+            + ", ".join(f"{s} {n}" for s, n in v["sources"].items()),
+        }
+        for key, v in fitted.items()
+    ]
+
+
 def render_step_time() -> str:
-    rows = error_rows()
-    timed = [r for r in rows if "error" in r and r["group"] not in FURTHER_GROUPS]
-    further = [r for r in rows if "error" in r and r["group"] in FURTHER_GROUPS]
-    within = sum(abs(r["error"]) <= 0.15 for r in timed)
+    cv = cv_report()
+    overall = cv["summary"]["all"]
     summary = (
-        f"{len(timed)} runs with a published step time: median absolute error {fmt.pct(median_abs_error(rows))}, "
-        f"{within} of {len(timed)} within ±15%. Further runs on other stacks ({', '.join(FURTHER_GROUPS)}): "
-        f"{len(further)}, median absolute error {fmt.pct(median_abs_error(rows, further=True))}, "
-        f"{sum(abs(r['error']) <= 0.25 for r in further)} within ±25%. "
-        "One set of constants per GPU type (below), none fitted to a row."
+        f"{overall['rows']} published runs. Leave-one-source-out (each source's runs predicted with the stack "
+        f"overheads fitted without that source): median |error| {fmt.pct(overall['median_abs'])}, worst "
+        f"{100 * overall['worst']:+.1f}%, {fmt.pct(overall['too_fast'])} of runs predicted too fast."
     )
     return fmt.document(
         fmt.GENERATED_NOTE,
-        "# Step time against published runs",
-        "The per-operation step-time model of `sizing parallel` (docs/step-time.md) on every published layout the "
-        "project knows. A published throughput becomes a step time through the FLOP convention of its source; "
-        "Llama 3 publishes MFU, compared in points.",
+        "# Step time: how far the per-operation model is from published runs",
+        "The per-operation step model of `sizing parallel` (docs/step-time.md): GEMMs by shape, attention by "
+        "kernel and sequence, memory-bound work, exposed communication, the pipeline, and one fitted overhead "
+        "per software stack. Every run with its error and band: reports/published-runs.md.",
         summary,
-        fmt.markdown_table([_row(r) for r in rows]),
+        "## Cross-validated error per source",
+        fmt.markdown_table(cv_summary_rows(cv["summary"], cv["summary_by_publication"])),
+        "## Dense and mixture-of-experts runs apart",
+        fmt.markdown_table(cv_kind_rows(cv.get("summary_by_kind", {}))),
+        "## The fitted stack overheads (sizing/data/step_time.json, tools/fit_step_overheads.py)",
+        fmt.markdown_table(_overhead_rows()),
         "## Constants per GPU (sizing/data/step_time.json, each with its source there and in docs/step-time.md)",
         fmt.markdown_table(_constants_rows()),
-        "MT-NLG and BLOOM ran Megatron-DeepSpeed, which reached 113-156 TFLOP/s on shapes where Megatron-LM "
-        "reached 163; the model, costed from the kernels, predicts both faster than published. docs/step-time.md "
-        "discusses why no constant is tuned to close that gap.",
     )

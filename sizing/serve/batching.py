@@ -141,6 +141,7 @@ class ContinuousBatching:
         require_int("token_budget", self.token_budget, minimum=2)
         require_int("block_size", self.block_size)
         object.__setattr__(self, "_machine", serving_machine(self.cfg, self.gpu, self.settings))
+        object.__setattr__(self, "_steps", {})
 
     # ---- the iteration on the roofline
     @property
@@ -153,6 +154,17 @@ class ContinuousBatching:
         """One forward: `decodes` sequences at the mean context plus `prefill_tokens` of prompts
         prefilled in chunks of `chunk` (engine_iteration)."""
         return engine_iteration(self._machine, decodes, self.decode_context, prefill_tokens, chunk)
+
+    def step(self, decodes: int, context: int, prefill_tokens: int = 0) -> Roofline:
+        """One engine iteration (engine_iteration) at `context`, the prompts cut in chunks of the
+        budget the decodes leave, memoised: the load model (load.py) and its simulation
+        (tests/serving_des.py) ask for the same iterations many times."""
+        key = (decodes, max(context, 1), prefill_tokens)  # without decodes the context is not read
+        cache = self._steps
+        if key not in cache:
+            chunk = min(self.token_budget - decodes, self.settings.prompt) if prefill_tokens else None
+            cache[key] = engine_iteration(self._machine, *key, chunk)
+        return cache[key]
 
     def point(self, n: int) -> BatchingPoint:
         """The steady state at n sequences decoding (n < token_budget)."""

@@ -89,13 +89,15 @@ def _hybrid_bytes(m, context: int, batch: int, weight_dtype: str, kv_dtype: str)
 
 
 def serve_hybrid(
-    preset: str, prompt: int, output: int, batch: int = 1, gpu: str = "h100", tp: int = 1, weight_dtype: str = "bf16",
+    preset, prompt: int, output: int, batch: int = 1, gpu: str = "h100", tp: int = 1, weight_dtype: str = "bf16",
     kv_dtype: str = "bf16",
 ) -> OtherServe:  # fmt: skip
-    """A hybrid preset (sizing.hybrid) served as a static batch on the step model (module docstring)."""
+    """A hybrid (a preset's name, or a sizing.hybrid.HybridModel read from a config) served as a static
+    batch on the step model (module docstring)."""
     from sizing.hybrid import decode_flops_per_token, hybrid_inference_memory, hybrid_preset, prefill_flops
 
-    m = hybrid_preset(preset).model()
+    m = hybrid_preset(preset).model() if isinstance(preset, str) else preset
+    name = preset if isinstance(preset, str) else m.name
     require_int("prompt", prompt)
     require_int("output", output, minimum=2)
     entry = get_gpu(gpu)
@@ -127,20 +129,22 @@ def serve_hybrid(
         "expert each step (an upper bound)",
     )
     return OtherServe(
-        preset, "hybrid", entry.key, batch, prompt, output, tp, ttft, decode / (output - 1), memory,
+        name, "hybrid", entry.key, batch, prompt, output, tp, ttft, decode / (output - 1), memory,
         entry.memory_bytes, notes,
     )  # fmt: skip
 
 
 def serve_vlm(
-    preset: str, prompt: int, output: int, batch: int = 1, gpu: str = "h100", tp: int = 1, weight_dtype: str = "bf16",
-    kv_dtype: str = "bf16", images: int = 1, image_size: tuple[int, int] = (896, 896),
+    preset, prompt: int, output: int, batch: int = 1, gpu: str = "h100", tp: int = 1, weight_dtype: str = "bf16",
+    kv_dtype: str = "bf16", images: int = 1, image_size: tuple[int, int] = (896, 896), name: str | None = None,
 ) -> OtherServe:  # fmt: skip
-    """A vision-language preset served: the language model by `serve` with the image tokens in the
-    prompt, the tower's prefill before it (module docstring)."""
+    """A vision-language model (a preset's name, or the (language model, VisionLanguage) pair
+    sizing.vision.vlm_from_hf_config reads from a config, named `name`) served: the language model by
+    `serve` with the image tokens in the prompt, the tower's prefill before it (module docstring)."""
     from sizing.vision import vision_preset, vlm_from_hf_config
 
-    text, vision = vlm_from_hf_config(vision_preset(preset).hf_config)
+    text, vision = vlm_from_hf_config(vision_preset(preset).hf_config) if isinstance(preset, str) else preset
+    name = preset if isinstance(preset, str) else (name or "vision-language model")
     images = require_int("images", images, minimum=0)
     image_tokens = images * vision.image_tokens(*image_size) if images else 0
     lm = serve(text, prompt + image_tokens, output, batch, gpu, tp, weight_dtype=weight_dtype, kv_dtype=kv_dtype)
@@ -164,6 +168,6 @@ def serve_vlm(
         *lm.notes,
     )
     return OtherServe(
-        preset, "vlm", entry.key, batch, prompt + image_tokens, output, tp, lm.ttft_seconds + tower,
+        name, "vlm", entry.key, batch, prompt + image_tokens, output, tp, lm.ttft_seconds + tower,
         lm.tpot_seconds, memory, entry.memory_bytes, notes,
     )  # fmt: skip

@@ -2,7 +2,8 @@
 set beside the serving step model.
 
 They are what they are: other kernels, fused and quantised engines, their own batching. The
-bound (`sizing serve` at efficiencies 1 and no engine overhead) must never be below one of them;
+bound (`sizing serve` at the datasheet dense peak and bandwidth, efficiencies 1, no engine overhead,
+each cached KV byte read once) must never be below one of them;
 how far below the bound a measurement sits is the share of the roofline the engine reached.
 Rows whose `use` is "calibration" fit sizing/data/serve_efficiency.json (calibration.py);
 "check" rows are kept out of the fit and only compared (published_unseen.py).
@@ -78,6 +79,7 @@ def predicted(
     bandwidth_efficiency: float | None = None,
     overhead: StepOverhead | None = None,
     attention_efficiency: float | None = None,
+    kv_read_repeat: int | None = None,
 ) -> float:
     """A published row's metric predicted by the step model (the GPU's calibrated efficiencies
     and overheads where None): output tokens/s per GPU (prefill included, static batch) or the
@@ -106,7 +108,7 @@ def predicted(
         compute_efficiency=compute_efficiency,
         bandwidth_efficiency=bandwidth_efficiency,
         overhead=overhead,
-        kv_read_repeat=row.kv_read_repeat(),
+        kv_read_repeat=row.kv_read_repeat() if kv_read_repeat is None else kv_read_repeat,
         attention_efficiency=attention_efficiency,
     )
     if row.metric == TTFT_METRIC:
@@ -115,6 +117,8 @@ def predicted(
 
 
 def bound_for(row: PublishedServing) -> float:
-    """The roofline bound for a published row, in the row's metric: its prediction at
-    efficiencies 1 and no engine overhead."""
-    return predicted(row, 1.0, 1.0, NO_OVERHEAD)
+    """The roofline bound for a published row, in the row's metric: its prediction at the GPU's
+    datasheet dense peak and HBM bandwidth (efficiencies 1), no engine overhead, and each cached
+    KV byte read once (not the row's engine's h / h_kv re-reads: the bound is what any kernel
+    could reach, not what this one did)."""
+    return predicted(row, 1.0, 1.0, NO_OVERHEAD, kv_read_repeat=1)

@@ -25,14 +25,20 @@ import click
 
 from sizing.validate import SizingError
 
-ENDPOINTS = ("estimate", "memory", "parallel", "serve", "plan", "compare")
+# every question of the CLI (the listings, `sizing presets` and `sizing gpus`, come with /api/lists)
+ENDPOINTS = (
+    "estimate", "memory", "parallel", "serve", "plan", "compare", "hybrid", "vision", "speculate", "serve-layout",
+    "sweep",
+)  # fmt: skip
 # the largest integer a JavaScript number holds exactly (Number.MAX_SAFE_INTEGER)
 MAX_SAFE_INTEGER = 2**53 - 1
 # `sizing memory` exits 3 when the model does not fit: a result, not an error
 EXIT_DOES_NOT_FIT = 3
 PASTED_CONFIG_NAME = "config.json"
-# never taken from a request: the output format is fixed, and files are not named by the web
-_REFUSED = frozenset({"format", "config", "help", "version"})
+# never taken from a request: the output format is fixed, files are not named by the web
+# (--config, --from read them; --emit --out writes one), and no request makes the server run a
+# repository's model code (--run-remote-code)
+_REFUSED = frozenset({"format", "config", "help", "version", "from", "from-format", "emit", "out", "run-remote-code"})
 
 
 class ApiError(Exception):
@@ -47,11 +53,20 @@ def _command(endpoint: str) -> click.Command:
     return main.get_command(click.Context(main), endpoint)
 
 
+# an option whose value names a file on the server (a trace, a config path) is never the web's
+FILE_METAVARS = frozenset({"PATH", "FILE", "DIR"})
+
+
+def _names_a_file(param: click.Option) -> bool:
+    spec = getattr(param, "spec", None)
+    return spec is not None and spec.metavar in FILE_METAVARS
+
+
 def _options(command: click.Command) -> dict[str, click.Option]:
     """Request key (long option without dashes) -> option, for the options a request may set."""
     found = {}
     for param in command.params:
-        if not isinstance(param, click.Option) or param.hidden:  # a hidden option is the server's own
+        if not isinstance(param, click.Option) or param.hidden or _names_a_file(param):  # hidden: the server's own
             continue
         for opt in param.opts:
             key = opt.lstrip("-")
@@ -72,6 +87,9 @@ def command_args(endpoint: str, pairs: list[tuple[str, str]]) -> list[str]:
     for key, value in pairs:
         if key == "config_text":
             continue
+        if key == "hub":  # a Hugging Face model id: read as --config reads one (config.json only, never code)
+            args += ["--config", _hub_id(value)]
+            continue
         option = options.get(key)
         if option is None:
             valid = ", ".join(sorted(options))
@@ -81,6 +99,16 @@ def command_args(endpoint: str, pairs: list[tuple[str, str]]) -> list[str]:
         else:
             args += [f"--{key}", value]
     return args
+
+
+def _hub_id(value: str) -> str:
+    """A hub id the page may name (owner/name[@revision], not a path that exists here)."""
+    from sizing.inputs.hf import looks_like_hub_id
+
+    text = value.strip()
+    if not looks_like_hub_id(text):
+        raise ApiError(f"hub ({value!r}) must be a Hugging Face model id, e.g. meta-llama/Llama-3.1-8B")
+    return text
 
 
 def _flag(option: click.Option, key: str, value: str) -> list[str]:
@@ -202,7 +230,7 @@ def answer(endpoint: str, pairs: list[tuple[str, str]], extra: tuple[str, ...] =
     if code not in (0, EXIT_DOES_NOT_FIT):
         raise ApiError(f"`{shlex.join(shown)}` ended with exit code {code}")
     result = json.loads(text)
-    from sizing.ui.verdict import VERDICT_LABELS, verdict
+    from sizing.ui.verdict import verdict, verdict_label
 
     return {
         "endpoint": endpoint,
@@ -210,8 +238,25 @@ def answer(endpoint: str, pairs: list[tuple[str, str]], extra: tuple[str, ...] =
         "exit_code": code,
         "result": js_safe(result),
         "verdict": verdict(endpoint, result),
-        "verdict_label": VERDICT_LABELS[endpoint],
+        "verdict_label": verdict_label(endpoint, result),
         "formulas": _formulas(endpoint, result),
+    } | present(endpoint, result)
+
+
+def present(endpoint: str, result) -> dict:
+    """How the page shows an answer, read from its JSON: the cards of the numbers asked for
+    (sizing.ui.cards), the stacked bar of one GPU's memory and the advice that makes it fit
+    (sizing.ui.fit), and words and a unit for every key (sizing.ui.fields)."""
+    from sizing.ui.cards import cards, notes
+    from sizing.ui.fields import fields
+    from sizing.ui.fit import advice, bar
+
+    return {
+        "cards": js_safe(cards(endpoint, result)),
+        "notes": notes(result),
+        "bar": js_safe(bar(endpoint, result)),
+        "advice": advice(endpoint, result),
+        "fields": fields(result),
     }
 
 
@@ -228,8 +273,10 @@ def fits_by_gpu(endpoint: str, pairs: list[tuple[str, str]]) -> list[dict]:
     """The same question asked of every GPU in `sizing gpus`: [{gpu, fits}], fits None where the
     answer has no verdict or the GPU cannot run it (e.g. no fp8 peak)."""
     from sizing.inputs import GPUS
-    from sizing.ui.verdict import verdict
+    from sizing.ui.verdict import VERDICT_LABELS, verdict
 
+    if endpoint not in VERDICT_LABELS:
+        raise ApiError(f"`sizing {endpoint}` answers no fit question; the fit list is for {', '.join(VERDICT_LABELS)}")
     rows = []
     kept = [(k, v) for k, v in pairs if k != "gpu"]
     # only what decides the verdict (the first layout that fits, no advice): the same verdict, a fraction of the work
@@ -244,6 +291,7 @@ def fits_by_gpu(endpoint: str, pairs: list[tuple[str, str]]) -> list[dict]:
 
 
 MODEL_KEYS = ("preset", "set")  # set on the page's model panel, not among a question's options
+NAME_LISTS = ("presets", "gpus")  # what `sizing presets` / `sizing gpus` list, as their JSON
 
 
 def option_specs(endpoint: str) -> list[dict]:
@@ -253,4 +301,46 @@ def option_specs(endpoint: str) -> list[dict]:
     from sizing.cli import command_options
 
     hidden = set(MODEL_KEYS) | _REFUSED
-    return [spec for spec in command_options(_command(endpoint)) if spec["key"] not in hidden]
+    return [
+        s for s in command_options(_command(endpoint)) if s["key"] not in hidden and s["metavar"] not in FILE_METAVARS
+    ]
+
+
+def model_inputs(endpoint: str) -> dict:
+    """How the page's model panel asks `sizing ENDPOINT` for a model: the list its --preset
+    names (None: it takes none), whether several, and whether it takes --config and --set."""
+    from sizing.cli import command_options
+
+    found = {o["key"]: o for o in command_options(_command(endpoint)) if o["key"] in (*MODEL_KEYS, "config")}
+    preset = found.get("preset")
+    return {
+        "presets": preset["names"] if preset else None,
+        "multiple": bool(preset and preset["multiple"]),
+        "config": "config" in found,
+        "set": "set" in found,
+        "set_help": found["set"]["help"] if "set" in found else None,
+    }
+
+
+def _preset_rows(kind: str) -> list[dict]:
+    """hybrid_presets / vision_presets: name, published parameters and source of each."""
+    if kind == "hybrid_presets":
+        from sizing.hybrid import HYBRID_PRESETS as presets
+    else:
+        from sizing.vision import VISION_PRESETS as presets
+    return [{"name": p.name, "published_params": p.published_total, "source": p.source} for p in presets]
+
+
+def lists() -> dict:
+    """What the page draws its forms from: the name lists (`sizing presets` / `sizing gpus` JSON,
+    the hybrid and vision-language presets), each endpoint's options (the CLI's option specs) and
+    model inputs, and the groups the form shows the options in, in order."""
+    from sizing.cli import OPTION_GROUPS
+
+    out = {name: json.loads(run_cli([name, "--format", "json"])[1]) for name in NAME_LISTS}
+    out |= {kind: _preset_rows(kind) for kind in ("hybrid_presets", "vision_presets")}
+    return out | {
+        "options": {endpoint: option_specs(endpoint) for endpoint in ENDPOINTS},
+        "models": {endpoint: model_inputs(endpoint) for endpoint in ENDPOINTS},
+        "groups": [{"key": k, "label": label} for k, label in OPTION_GROUPS],
+    }

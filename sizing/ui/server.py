@@ -5,7 +5,7 @@ and the JSON API of sizing.ui.api:
     GET  /                          the page
     GET  /static/NAME               a file of sizing/ui/static/
     GET  /api/lists                 presets, GPUs (`sizing presets` / `sizing gpus` JSON), options, groups
-    GET  /api/ENDPOINT?key=value..  one question (estimate, memory, parallel, serve, plan, compare)
+    GET  /api/ENDPOINT?key=value..  one question (sizing.ui.api.ENDPOINTS: every command that answers one)
     POST /api/ENDPOINT              the same, body {"pairs": [[key, value], ...]} (a pasted config),
                                     Content-Type: application/json
     GET|POST /api/fits/ENDPOINT     the same question on every GPU: [{gpu, fits}]
@@ -29,7 +29,7 @@ from importlib import resources
 from typing import ClassVar
 from urllib.parse import parse_qsl, urlsplit
 
-from sizing.ui.api import ENDPOINTS, ApiError, answer, fits_by_gpu, option_specs, run_cli
+from sizing.ui.api import ENDPOINTS, ApiError, answer, fits_by_gpu, lists
 from sizing.ui.workers import COMPUTE_WORKERS, DEFAULT_BUDGET_S, Busy, ComputePool, TooSlow, connection_pool
 
 MAX_BODY_BYTES = 1 << 20  # a pasted config.json is a few KiB
@@ -73,14 +73,8 @@ def static_files() -> dict[str, bytes]:
 
 @functools.cache
 def _lists() -> dict:
-    """Presets and GPUs as `sizing presets` / `sizing gpus` list them, each endpoint's options
-    (the CLI's option specs, sizing.cli.specs) and the groups the form shows them in (read once:
-    they do not change while the server runs)."""
-    from sizing.cli import OPTION_GROUPS
-
-    lists = {name: json.loads(run_cli([name, "--format", "json"])[1]) for name in ("presets", "gpus")}
-    options = {endpoint: option_specs(endpoint) for endpoint in ENDPOINTS}
-    return lists | {"options": options, "groups": [{"key": k, "label": label} for k, label in OPTION_GROUPS]}
+    """sizing.ui.api.lists: the name lists, each endpoint's options and model inputs, the groups."""
+    return lists()
 
 
 def is_loopback(host: str) -> bool:

@@ -5,17 +5,20 @@ from __future__ import annotations
 
 # what each verdict means, shown beside it on the page
 VERDICT_LABELS = {
-    "estimate": "training memory on one GPU (bf16-mixed AdamW, micro-batch 1, no ZeRO)",
+    "estimate": "training memory per GPU: the assumed layout's most-loaded GPU with a GPU count, else one GPU "
+    "(bf16-mixed AdamW, micro-batch 1, no ZeRO)",
     "memory": "memory per GPU for the settings given",
     "parallel": "the most-loaded rank of the layout",
     "serve": "weights + KV cache + prefill peak per GPU; with a rate, a layout that serves it",
     "plan": "at least one of the shapes, for training",
     "compare": "every model, training memory on one GPU",
+    "hybrid": "weights + KV cache + recurrent state of the batch at the context, on the GPU given",
 }
 
 
 def verdict(endpoint: str, result: dict) -> bool | None:
-    """True / False, or None where the answer carries no verdict (estimate --no-memory)."""
+    """True / False, or None where the answer carries no verdict (estimate --no-memory, hybrid
+    without --gpu, the questions that ask no fit: vision, speculate, serve-layout, sweep)."""
     if endpoint == "estimate":
         memory = result.get("memory")
         return None if memory is None else memory["training"]["fits"]
@@ -27,4 +30,14 @@ def verdict(endpoint: str, result: dict) -> bool | None:
         return any(shape["fits"] for shape in result["shapes"])
     if endpoint == "compare":
         return all(row["training_fits"] for row in result["rows"])
-    raise ValueError(endpoint)
+    if endpoint == "hybrid":
+        fit = result.get("fit")
+        return None if fit is None else fit["max_batch_at_context"] >= result["batch"]
+    return None
+
+
+def verdict_label(endpoint: str, result) -> str | None:
+    """What the verdict of this answer means (serve with a rate asks whether a layout serves it)."""
+    if endpoint == "serve" and isinstance(result, dict) and "rate_requests_per_second" in result:
+        return "some layout serves the rate within the latency bounds"
+    return VERDICT_LABELS.get(endpoint)

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import math
 
-from sizing.inputs import ConfigError, ModelConfig
+from sizing.inputs import ConfigError, ModelConfig, NotModelled
 from sizing.inputs.hf import _get, _layer_indices, check_common_fields, from_hf_config
 from sizing.validate import SizingError, show
+from sizing.vision.mllama import mllama_from_hf_config
 from sizing.vision.model import VisionLanguage, VisionTower
 
 _TEXT_TYPES = {"gemma3": "gemma3_text", "llama4": "llama4_text", "llava": "llama", "qwen2_5_vl": "qwen2"}
@@ -25,6 +26,9 @@ def _section(d: dict, key: str) -> dict:
 
 
 def _text(d: dict) -> ModelConfig:
+    if "text_config" not in d and "hidden_size" in d:
+        # the hub's own layout of Qwen2-VL / Qwen2.5-VL: the language model's fields at the top level
+        d = dict(d, text_config={k: v for k, v in d.items() if k != "vision_config"})
     text = dict(_section(d, "text_config"))
     text["model_type"] = _TEXT_TYPES[d["model_type"]]  # the family's text model, as HF builds it
     if d["model_type"] == "llama4" and "tie_word_embeddings" in d:
@@ -34,12 +38,15 @@ def _text(d: dict) -> ModelConfig:
 
 def _gemma3(d: dict, text_d: int) -> VisionLanguage:
     v = _section(d, "vision_config")
-    if _get(v, "vision_use_head", default=False, kind="bool"):
-        raise ConfigError("vision_config.vision_use_head (true) is not modelled: Gemma-3 builds no pooling head")
     h = _get(v, "hidden_size", default=1152, kind="size")
+    i = _get(v, "intermediate_size", default=4304, kind="size")
+    # SiglipVisionConfig builds the attention-pooling head unless vision_use_head is false (the hub's
+    # Gemma-3 configs say false): a probe h, an nn.MultiheadAttention 4h² + 4h, a LayerNorm 2h and an MLP
+    head = h + 4 * h * h + 4 * h + 2 * h + 2 * h * i + i + h
+    extra = (("vision.head", head),) if _get(v, "vision_use_head", default=True, kind="bool") else ()
     tower = VisionTower(
         hidden=h,
-        intermediate=_get(v, "intermediate_size", default=4304, kind="size"),
+        intermediate=i,
         layers=_get(v, "num_hidden_layers", default=27, kind="size"),
         heads=_get(v, "num_attention_heads", default=16, kind="size"),
         patch=_get(v, "patch_size", default=14, kind="size"),
@@ -53,7 +60,7 @@ def _gemma3(d: dict, text_d: int) -> VisionLanguage:
         "gemma3",
         tower,
         (("projector.mm_input_projection", h, text_d, False),),
-        (("projector.mm_soft_emb_norm", h),),
+        (("projector.mm_soft_emb_norm", h), *extra),
         merge=tower.patches_per_side // side,  # average pooling of merge x merge patches
     )
 
@@ -62,7 +69,7 @@ def _llama4(d: dict, text_d: int) -> VisionLanguage:
     v = _section(d, "vision_config")
     ratio = _get(v, "pixel_shuffle_ratio", default=0.5, kind="num")
     if ratio not in (0.5, 0.25):
-        raise ConfigError(f"vision_config.pixel_shuffle_ratio ({show(ratio)}) must be 0.5 or 0.25")
+        raise NotModelled(f"vision_config.pixel_shuffle_ratio ({show(ratio)}) must be 0.5 or 0.25")
     i = _get(v, "intermediate_size", default=5632, kind="size")
     tower = VisionTower(
         hidden=_get(v, "hidden_size", default=768, kind="size"),
@@ -88,9 +95,9 @@ def _llama4(d: dict, text_d: int) -> VisionLanguage:
 def _llava(d: dict, text_d: int) -> VisionLanguage:
     v = _section(d, "vision_config")
     if v.get("model_type", "clip_vision_model") != "clip_vision_model":
-        raise ConfigError(f"vision_config.model_type ({show(v.get('model_type'))}) must be clip_vision_model")
+        raise NotModelled(f"vision_config.model_type ({show(v.get('model_type'))}) must be clip_vision_model")
     if d.get("vision_feature_select_strategy", "default") != "default":
-        raise ConfigError(
+        raise NotModelled(
             f"vision_feature_select_strategy ({show(d.get('vision_feature_select_strategy'))}) must be 'default'"
         )
     h = _get(v, "hidden_size", default=768, kind="size")
@@ -141,6 +148,7 @@ def _qwen2_5_vl(d: dict, text_d: int) -> VisionLanguage:
 
 
 _TOWERS = {"gemma3": _gemma3, "llama4": _llama4, "llava": _llava, "qwen2_5_vl": _qwen2_5_vl}
+VISION_TYPES = (*_TOWERS, "mllama")  # the whole configs (with a vision_config) this module reads
 
 
 def vlm_from_hf_config(d: dict) -> tuple[ModelConfig, VisionLanguage]:
@@ -148,11 +156,13 @@ def vlm_from_hf_config(d: dict) -> tuple[ModelConfig, VisionLanguage]:
         raise ConfigError(f"a Hugging Face config must be a JSON object, got {type(d).__name__}")
     check_common_fields(d)  # the fields every config carries, nested ones too, as `estimate --config` checks them
     model_type = d.get("model_type")
-    if not isinstance(model_type, str) or model_type not in _TOWERS:
+    if not isinstance(model_type, str) or model_type not in VISION_TYPES:
         raise ConfigError(
             f"model_type ({show(model_type)}) is not a vision-language model this tool sizes; "
-            f"supported: {', '.join(_TOWERS)}"
+            f"supported: {', '.join(VISION_TYPES)}"
         )
+    if model_type == "mllama":  # cross-attention layers: its own reader (sizing/vision/mllama.py)
+        return mllama_from_hf_config(d)
     text = _text(d)
     return text, _TOWERS[model_type](d, text.d_model)
 
@@ -166,6 +176,6 @@ def text_only_label(path: str) -> str:
         data = _read_json_object(path)
     except SizingError:
         return ""
-    if data.get("model_type") in _TOWERS and isinstance(data.get("vision_config"), dict):
+    if data.get("model_type") in VISION_TYPES and isinstance(data.get("vision_config"), dict):
         return " [text model only: the vision tower and projector are not counted; `sizing vision --config` sizes them]"
     return ""

@@ -44,6 +44,7 @@ class VisionTower:
     gated_mlp: bool = False
     window_patches: int | None = None  # patches per attention window in windowed blocks
     full_attention_layers: int | None = None  # blocks with full attention when windowed
+    attn_bias: bool = True  # q, k, v, o biased (Mllama's tower has none)
 
     def __post_init__(self) -> None:
         """Sizes positive ints (full_attention_layers may be 0), switches bools, before any formula."""
@@ -70,7 +71,8 @@ class VisionTower:
     def block_params(self) -> dict[str, int]:
         h, i = self.hidden, self.intermediate
         mlp = (2 if self.gated_mlp else 1) * (h * i + i) + i * h + h
-        return {"vision.attn": 4 * (h * h + h), "vision.mlp": mlp, "vision.norms": 2 * self.norm}
+        attn = 4 * (h * h + (h if self.attn_bias else 0))
+        return {"vision.attn": attn, "vision.mlp": mlp, "vision.norms": 2 * self.norm}
 
     def params(self) -> dict[str, int]:
         h = self.hidden
@@ -114,6 +116,13 @@ class VisionLanguage:
     fixed_tokens: int | None = None  # Gemma-3: 256 tokens per image whatever its size
     drop_class_token: bool = True  # LLaVA "default" feature select drops CLS
     tile: int | None = None  # Llama-4: images tiled into image_size tiles (+ one global tile)
+    # Mllama: the tower runs max_num_tiles tiles of every image (padded) and the language model reads
+    # them through cross-attention: the image is one token of the prompt, and each vision token is
+    # projected to K and V in every cross-attention layer (these FLOPs per vision token)
+    fixed_runs: int | None = None
+    cross_kv_flops_per_vision_token: int = 0
+    # parts of the language model its ModelConfig does not hold (Mllama's cross-attention layers)
+    text_extra: tuple[tuple[str, int], ...] = ()
 
     def __post_init__(self) -> None:
         """Every projector width, norm size and token count a positive int, before any formula
@@ -152,6 +161,8 @@ class VisionLanguage:
             h, w = max(unit, round(H / unit) * unit), max(unit, round(W / unit) * unit)
             return 1, (h // t.patch) * (w // t.patch)
         per_image = t.patches_per_side**2 + (1 if t.class_token else 0)
+        if self.fixed_runs is not None:
+            return self.fixed_runs, per_image
         if self.tile is not None:
             tiles = -(-H // self.tile) * -(-W // self.tile)
             return tiles + (1 if tiles > 1 else 0), per_image
@@ -172,7 +183,7 @@ class VisionLanguage:
         proj = sum(i * o for _, i, o, _ in self.projector)
         tokens_in = n - (1 if self.tower.class_token and self.drop_class_token else 0)
         per_run = self.tower.encoder_flops(n) + MAC * proj * tokens_in // (self.merge * self.merge)
-        return runs * per_run
+        return runs * (per_run + n * self.cross_kv_flops_per_vision_token)
 
 
 def parse_image_size(text: str) -> tuple[int, int]:

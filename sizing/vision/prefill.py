@@ -18,14 +18,16 @@ from sizing.vocabulary import ATTENTION_CONVENTIONS
 
 def vlm_params(text: ModelConfig, vision: VisionLanguage) -> dict[str, int]:
     """{"language_model", "vision_tower", "projector", "total"}: the total is the sum of the parts."""
-    tower, projector = sum(vision.tower.params().values()), sum(vision.projector_params().values())
-    lm = total_params(text)
+    tower_extra = sum(size for key, size in vision.projector_extra if key.startswith("vision."))
+    tower = sum(vision.tower.params().values()) + tower_extra
+    projector = sum(vision.projector_params().values()) - tower_extra
+    lm = total_params(text) + sum(size for _, size in vision.text_extra)
     return {"language_model": lm, "vision_tower": tower, "projector": projector, "total": lm + tower + projector}
 
 
 def vlm_active_params(text: ModelConfig, vision: VisionLanguage) -> int:
     """The language model's active parameters (sizing.formulas.params) plus the whole tower and projector."""
-    return active_params(text) + vision.total()
+    return active_params(text) + vision.total() + sum(size for _, size in vision.text_extra)
 
 
 def prefill_with_images(

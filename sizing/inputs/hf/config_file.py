@@ -48,6 +48,8 @@ class ConfigFile:
         """Where the default training T came from, naming the served context when it differs."""
         if self.context_field is None:
             return None
+        if self.context_field.startswith("the default"):  # no pretraining context stated (context.py)
+            return f"{self.context_field} of {path}"
         where = f"{self.context_field} in {path}"
         if self.served_context is not None and self.served_context != self.context:
             where += f": the pretraining context; it serves {self.served_context:,} ({self.served_field})"
@@ -135,6 +137,8 @@ def _read_json_object(path: str) -> dict:
         raise ConfigError(f"{where} is empty")
 
     def bad_constant(name: str) -> Any:
+        if name in ("Infinity", "-Infinity"):  # kept for the one field where transformers writes it
+            return float(name.replace("Infinity", "inf"))
         raise ConfigError(f"{where} has {name}, which is not a JSON number")
 
     def bounded_int(digits: str) -> int:
@@ -160,7 +164,28 @@ def _read_json_object(path: str) -> dict:
         raise ConfigError(f"{where} must hold a JSON object, not a JSON {type(data).__name__}")
     if _depth(data) > MAX_JSON_DEPTH:
         raise ConfigError(f"{where} nests deeper than {MAX_JSON_DEPTH} levels")
+    _check_infinities(data, where)
     return data
+
+
+# Mamba-2's dt clamp: transformers' default (0.0, inf), which its json writer saves as [0.0, Infinity]
+# (Granite 4.0-H, Nemotron-H, Bamba configs on the hub). No size field may be infinite.
+INFINITE_ALLOWED = frozenset({"time_step_limit", "mamba_dt_limit"})
+
+
+def _check_infinities(data: dict, where: str) -> None:
+    """An Infinity anywhere but under INFINITE_ALLOWED keys is refused, naming the key."""
+    stack = [(key, value) for key, value in data.items()]
+    while stack:
+        key, value = stack.pop()
+        if key in INFINITE_ALLOWED:
+            continue
+        if isinstance(value, float) and value in (float("inf"), float("-inf")):
+            raise ConfigError(f"{where} has Infinity in {show(key)}, which is not a JSON number")
+        if isinstance(value, dict):
+            stack.extend(value.items())
+        elif isinstance(value, list):
+            stack.extend((key, item) for item in value)
 
 
 def _read_regular_file(p: Path, where: str) -> bytes:

@@ -12,12 +12,17 @@ context would price the long-context extension as if it were the whole run: Scou
 Fields are read from the config and, for multimodal wrappers (Llama 4, Gemma 3), from its
 `text_config`, the language model the calculator sizes. Transformers 4.x spells the RoPE block
 `rope_scaling`, 5.x `rope_parameters`; both are read. A `linear` or `dynamic` scaling without an
-`original_max_position_embeddings` states no pretraining context, so the served one is used.
+`original_max_position_embeddings` states no pretraining context, so the served one is used when it
+is at most MAX_TRAINED_CONTEXT (8,192: GPT-2's 1,024, Llama 2's 4,096, Llama 3's 8,192 are the
+trained contexts); a longer one (Qwen2.5-7B's 131,072) is a served context reached after
+pretraining, and the default is DEFAULT_CONFIG_SEQ_LEN (4,096) instead, said so.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from sizing.vocabulary import DEFAULT_CONFIG_SEQ_LEN, MAX_TRAINED_CONTEXT
 
 # The fields a config may state its served context in, in the order they are looked for:
 # HF max_position_embeddings (Llama, Mistral, Qwen...), n_positions / n_ctx (GPT-2),
@@ -57,6 +62,12 @@ def stated_contexts(data: dict) -> StatedContexts:
     pretrained = _first(data, PRETRAINING_FIELDS)
     if pretrained is None or (served is not None and pretrained[0] > served[0]):
         pretrained = served
+        if served is not None and served[0] > MAX_TRAINED_CONTEXT:  # a long served context: not the pretraining one
+            pretrained = (
+                DEFAULT_CONFIG_SEQ_LEN,
+                f"the default {DEFAULT_CONFIG_SEQ_LEN:,} ({served[1]} {served[0]:,} is "
+                f"a served context, not the pretraining one)",
+            )
     return StatedContexts(
         training=pretrained[0] if pretrained else None,
         training_field=pretrained[1] if pretrained else None,

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from sizing.inputs.config import ConfigError
+from sizing.inputs.hf.families_2025 import CONVERTERS_2025, deepseek_v32_fields, mtp_modules
 from sizing.inputs.hf.fields import (
     _checked,
     _common,
@@ -31,7 +32,10 @@ from sizing.validate import show
 
 # Model types another command sizes (sizing/hybrid, sizing/vision_hf): the refusal names it.
 SIZED_BY_COMMAND: dict[str, str] = {
-    **dict.fromkeys(("mamba2", "jamba", "nemotron_h", "bamba", "falcon_h1", "qwen3_next"), "sizing hybrid --config"),
+    **dict.fromkeys(
+        ("mamba2", "jamba", "nemotron_h", "bamba", "falcon_h1", "qwen3_next", "kimi_linear", "granitemoehybrid"),
+        "sizing hybrid --config",
+    ),
     **dict.fromkeys(("llava", "qwen2_5_vl"), "sizing vision --config"),
 }
 
@@ -45,7 +49,6 @@ REFUSED_MODEL_TYPES: dict[str, str] = {
     "recurrent_gemma": _RECURRENT + " (RG-LRU) interleaved with local attention",
     "zamba": "a hybrid: Mamba layers with a shared attention block",
     "zamba2": "a hybrid: Mamba-2 layers with shared attention blocks",
-    "granitemoehybrid": "a hybrid: Mamba-2 layers interleaved with attention layers",
     "lfm2": "a hybrid: short convolutions interleaved with attention layers",
     "minimax": "a hybrid: lightning (linear) attention layers interleaved with softmax attention",
 }
@@ -142,7 +145,16 @@ def _deepseek(d: dict, v3: bool) -> dict:
         expert_d_ff=_get(d, "moe_intermediate_size", default=2048 if v3 else 1407),
         n_shared_experts=shared,
         first_dense_layers=_get(d, "first_k_dense_replace", default=3 if v3 else 0, kind="int?") or 0,
+        mtp_modules=mtp_modules(d),
+        routed_groups=_routed_groups(d),
     )
+
+
+def _routed_groups(d: dict) -> int:
+    """Group-limited routing (DeepSeek-V2 device-limited, V3 node-limited): topk_group of n_group
+    groups; none when the experts form one group (Kimi K2, DeepSeek-V2-Lite)."""
+    groups = _get(d, "n_group", default=1, kind="int?") or 1
+    return _get(d, "topk_group", default=1, kind="int?") or 0 if groups > 1 else 0
 
 
 # ---- Qwen: qk-norm (Qwen3), experts with a dense-layer list (sparse step, mlp_only_layers)
@@ -309,6 +321,8 @@ MODERN_CONVERTERS: dict[str, Callable[[dict], dict]] = {
     "gpt_oss": _gpt_oss,
     "phi3": _phi3,
     "olmo2": _olmo2,
+    "deepseek_v32": lambda d: dict(_deepseek(d, v3=True), **deepseek_v32_fields(d)),
+    **CONVERTERS_2025,
 }
 MODERN_CONVERTERS["gemma3"] = _text_config("gemma3_text")
 MODERN_CONVERTERS["llama4"] = _text_config("llama4_text")

@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from sizing.inputs.config import ConfigError
+from sizing.inputs.config import ConfigError, NotModelled
 from sizing.validate import MAX_COUNT, MAX_FLOAT, SizingError, require_int, show
 
 _REQUIRED = object()
@@ -106,14 +106,14 @@ def _mlp(d: dict, *names: str, default: str, gated: bool) -> str:
     if low in _RELU and not gated:
         return "relu"
     ok = _SILU + _GELU if gated else _GELU + _RELU
-    raise ConfigError(
+    raise NotModelled(
         f"{_who(d)}: activation {show(act)} in '{name}' is not supported for "
         f"{'a gated' if gated else 'this'} MLP (supported: {', '.join(ok)})"
     )
 
 
 def _unsupported(d: dict, field: str, value: Any, why: str) -> ConfigError:
-    return ConfigError(f"{_who(d)}: {field} = {json.dumps(value)} is not supported: {why}")
+    return NotModelled(f"{_who(d)}: {field} = {json.dumps(value)} is not supported: {why}")
 
 
 def _heads(d: dict, d_model: int, n_heads: int, kv_default: int | None, head_dim_default: int | None) -> dict:

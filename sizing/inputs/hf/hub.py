@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -25,6 +26,8 @@ from sizing.validate import show
 # @revision; a string that exists as a path is always the path.
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*(@[A-Za-z0-9_./-]+)?$")
 _TRUE = {"1", "ON", "YES", "TRUE"}
+HUB_TIMEOUT_SECONDS = 5  # a config.json is a few kB: an unreachable hub fails within seconds, not minutes
+
 # The hub's own rules for each part of owner/name (huggingface_hub's validate_repo_id): 1 to 96
 # letters, digits, '-', '_', '.', starting and ending with a letter or digit, no '--' or '..',
 # not ending in '.git'. Checked here so a bad id is one line, not the client's exception.
@@ -34,7 +37,8 @@ _REVISION = re.compile(r"[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)*")
 
 # Whether huggingface_hub may draw its own download bar (tqdm, on stderr). Off unless the command
 # layer turns it on (sizing.cli.progress.download_progress: stderr a terminal, output not JSON),
-# so piped output, JSON and the Python API stay quiet. This module never prints itself.
+# so piped output, JSON and the Python API stay quiet. This module prints one line itself: before
+# a download, that it fetches and how to stay offline (stderr; issue 40).
 SHOW_DOWNLOAD_PROGRESS: ContextVar[bool] = ContextVar("show_download_progress", default=False)
 
 
@@ -93,6 +97,8 @@ def hub_config_path(hub_id: str) -> str:
     id the hub would refuse, or a cache entry that points outside the cache."""
     repo, revision = check_hub_id(hub_id)
     where = f"hub id {show(hub_id)}"
+    for name in ("HF_HUB_ETAG_TIMEOUT", "HF_HUB_DOWNLOAD_TIMEOUT"):  # read by huggingface_hub when first imported
+        os.environ.setdefault(name, str(HUB_TIMEOUT_SECONDS))
     try:
         from huggingface_hub import hf_hub_download
     except ImportError:
@@ -120,9 +126,14 @@ def _download(repo: str, fetch: dict, where: str, revision: str | None) -> str:
     from huggingface_hub.utils import logging as hf_logging
 
     hf_logging.set_verbosity_error()  # one Error line, not the client's retry warnings
+    print(  # at once, before any wait on the network (issue 40: a silent 26 s)
+        f"fetching config for {repo}; set HF_HUB_OFFLINE=1 to use only the local cache",
+        file=sys.stderr,
+        flush=True,
+    )
     try:
         with _download_bars():
-            return hf_hub_download(repo, "config.json", **fetch)
+            return hf_hub_download(repo, "config.json", etag_timeout=HUB_TIMEOUT_SECONDS, **fetch)
     except hub_errors.GatedRepoError:
         raise ConfigError(
             f"{where} is gated: accept its licence on huggingface.co, then log in (hf auth login, or HF_TOKEN)"

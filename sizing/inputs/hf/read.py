@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sizing.inputs.config import ConfigError, ModelConfig
+from sizing.inputs.config import ConfigError, ModelConfig, NotModelled
+from sizing.inputs.hf.aliases import resolve_model_type
 from sizing.inputs.hf.common_fields import check_common_fields
 from sizing.inputs.hf.families import MODERN_CONVERTERS, REFUSED_MODEL_TYPES, SIZED_BY_COMMAND
 from sizing.inputs.hf.fields import (
@@ -261,19 +262,21 @@ def from_hf_config(d: dict) -> ModelConfig:
     if not isinstance(d, dict):
         raise ConfigError(f"a Hugging Face config must be a JSON object, got {type(d).__name__}")
     check_common_fields(d)
-    model_type = d.get("model_type")
+    model_type = resolve_model_type(d, _CONVERTERS)
+    if model_type != d.get("model_type"):  # an alias of a known architecture (kimi_k2: DeepSeek-V3)
+        d = dict(d, model_type=model_type)
     if isinstance(model_type, str) and model_type in SIZED_BY_COMMAND:
-        raise ConfigError(
+        raise NotModelled(
             f"model_type {show(model_type)} is not a stack of attention + MLP blocks: "
             f"`{SIZED_BY_COMMAND[model_type]}` sizes it"
         )
     if isinstance(model_type, str) and model_type in REFUSED_MODEL_TYPES:
-        raise ConfigError(
+        raise NotModelled(
             f"model_type {show(model_type)} is not supported: {REFUSED_MODEL_TYPES[model_type]}, and the "
             "calculator sizes transformer blocks of attention and an MLP only"
         )
     if not isinstance(model_type, str) or model_type not in _CONVERTERS:
-        raise ConfigError(
+        raise NotModelled(
             f"model_type ({show(model_type)}) is not supported; supported: {', '.join(SUPPORTED_MODEL_TYPES)}"
         )
     fields = _CONVERTERS[model_type](d)

@@ -1,267 +1,322 @@
-// sizing ui: the page. Every number shown comes from the API (sizing.ui.api), which runs the
-// same command as `sizing ... --format json`; this file only lays the answer out. Integers
-// beyond 2^53 arrive as strings and are shown as written, never through a JavaScript number.
-"use strict";
+// sizing ui: the page. Every number shown comes from the API (sizing/ui/api.py), which runs the
+// same command as `sizing ... --format json`; this file keeps the page's state (the question,
+// the model, every option typed, all in the URL), asks, shows progress with a cancel button, and
+// lays the answer out (answer.js, charts.js). An error keeps the last answer and marks its field.
+import { buildForm, applyNeeds, optionPairs, valueOf, markError, clearErrors } from "./form.js";
+import { renderCards, renderNotes, renderBar, renderAdvice, fillTable, fillRows, showVerdict } from "./answer.js";
+import { BREAKDOWN, ROWS, FORMULAS, leaves } from "./tabs.js";
+import { chartsFor } from "./charts.js";
+import { renderBrowse } from "./browse.js";
 
-const TABS = ["estimate", "memory", "parallel", "serve", "plan", "compare"];
-// the values a question needs before it can be asked (the CLI requires them too)
-const INITIAL = { serve: { prompt: "4096", output: "256" }, plan: { flops: "1e21" } };
-const NO_MODEL = new Set(["plan"]);
-const state = { tab: "estimate", lists: null, chart: null, chart2: null, seq: 0 };
 const $ = (id) => document.getElementById(id);
-
-// ---- numbers: exact integers with separators, other numbers as JSON writes them ----
-function isIntText(v) { return typeof v === "string" && /^-?\d+$/.test(v); }
-function show(v) {
-  if (v === null || v === undefined) return "-";
-  if (isIntText(v)) return BigInt(v).toLocaleString("en-US");
-  if (typeof v === "number" && Number.isInteger(v)) return v.toLocaleString("en-US");
-  if (typeof v === "number") return String(v);
-  if (typeof v === "boolean") return v ? "yes" : "no";
-  return String(v);
-}
-function leaves(obj, prefix, out) {
-  if (obj !== null && typeof obj === "object") {
-    const entries = Array.isArray(obj) ? obj.map((v, i) => [String(i), v]) : Object.entries(obj);
-    for (const [k, v] of entries) leaves(v, prefix ? `${prefix}.${k}` : k, out);
-  } else out.push([prefix, obj]);
-  return out;
-}
-function get(obj, path) { return path.split(".").reduce((o, k) => (o == null ? o : o[k]), obj); }
-
-function cell(row, value, numeric) {
-  const td = row.insertCell();
-  td.textContent = show(value);
-  if (numeric) { td.className = "num"; td.dataset.value = JSON.stringify(value); }
-  return td;
-}
-function fillTable(table, header, rows) {
-  table.replaceChildren();
-  const head = table.createTHead().insertRow();
-  for (const h of header) { const th = document.createElement("th"); th.textContent = h; head.appendChild(th); }
-  const body = table.createTBody();
-  for (const r of rows) {
-    const row = body.insertRow();
-    // the key column, then the value (right-aligned, its exact JSON kept in data-value), then text
-    r.forEach((v, i) => (i === 0 ? (cell(row, v, false), (row.dataset.key = v)) : cell(row, v, i === 1)));
-  }
-}
-
-// ---- the breakdown each question shows: [label, value] rows from its JSON ----
-function section(result, path) { return leaves(get(result, path), path, []); }
-const BREAKDOWN = {
-  estimate: (r) => [...section(r, "params.components"), ["params.total", r.params.total],
-    ...section(r, "flops.components"), ["flops.training_per_token", r.flops.training_per_token],
-    ...(r.training ? ["flops", "gpu_hours", "wall_clock_days", "cost_usd"].map((k) => [`training.${k}`, r.training[k]]) : [])],
-  memory: (r) => (r.per_gpu ? section(r, "per_gpu")
-    : ["weights_bytes", "kv_cache_bytes", "prefill_peak_bytes", "peak_bytes", "gpu_memory_bytes", "headroom_bytes",
-       "max_batch", "max_context"].map((k) => [k, r[k]])),
-  parallel: (r) => [...section(r, "per_gpu"), ["headroom_bytes", r.headroom_bytes]],
-  serve: (r) => [...section(r, "latency"), ...section(r, "throughput"), ...section(r, "cost"), ...section(r, "memory")],
-  plan: (r) => r.shapes.flatMap((s, i) => ["params", "tokens", "training_flops", "gpu_hours", "fits"]
-    .map((k) => [`shapes.${i}.${k} (${s.label})`, s[k]])),
-  compare: (r) => r.rows.flatMap((row) => ["params_total", "training_flops_per_token", "training_flops", "gpu_hours",
-    "inference_memory_bytes", "training_memory_bytes"].map((k) => [`${row.model}: ${k}`, row[k]])),
+const TABS = [...document.querySelectorAll("#tabs [role=tab]")].map((b) => b.dataset.tab);
+// values a question needs before it can be asked (the CLI requires them too)
+const INITIAL = { serve: { prompt: "4096", output: "256" }, plan: { flops: "1e21" } };
+const PAGE_KEYS = ["tab", "preset", "with", "set", "config_text", "hub", "source"];
+const state = {
+  tab: "estimate", lists: null, values: new Map(), charts: [], controller: null, seq: 0, answered: false,
+  presets: {}, // list name -> chosen preset (presets, hybrid_presets, vision_presets)
 };
 
-// ---- formulas with the user's numbers ----
-function sumLine(label, parts, total) {
-  return [label, `${parts.map(([, v]) => show(v)).join(" + ")} = ${show(total)}`, parts.map(([k]) => k).join(" + ")];
+function post(endpoint, pairs, signal) {
+  return fetch(`/api/${endpoint}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ pairs }), signal });
 }
-const FORMULAS = {
-  estimate: (r, f) => [...Object.entries(f.params).map(([k, x]) => [`params ${k}`, `${x.plugged} = ${show(x.per_layer ?? x.value)}${x.per_layer != null ? " per layer" : ""}`, x.formula]),
-    ...Object.entries(f.flops).map(([k, x]) => [`FLOPs/token ${k}`, `${x.plugged} = ${show(x.value)}`, x.formula])],
-  memory: (r) => (r.per_gpu
-    ? [sumLine("bytes per GPU", Object.entries(r.per_gpu).filter(([k]) => k !== "total_bytes"), r.per_gpu.total_bytes)]
-    : [["KV cache bytes", `${r.kv_cache_formula} = ${show(r.kv_cache_bytes)}`, "2·L·h_kv·d_h·bytes·positions·batch"],
-       sumLine("peak bytes", [["weights", r.weights_bytes], ["KV cache", r.kv_cache_bytes], ["prefill peak", r.prefill_peak_bytes]], r.peak_bytes)]),
-  parallel: (r) => [sumLine("bytes on the most-loaded GPU", Object.entries(r.per_gpu)
-    .filter(([k]) => !["total_bytes", "cpu_total_bytes"].includes(k) && !k.startsWith("cpu_")), r.per_gpu.total_bytes)],
-  serve: (r) => [["decode step seconds (first)", `max(${show(r.decode.first_step.compute_seconds)}, ${show(r.decode.first_step.memory_seconds)}) + ${show(r.decode.first_step.tp_allreduce_seconds)} = ${show(r.decode.first_step.seconds)}`, "max(FLOPs / (peak·eff), bytes / (bandwidth·eff)) + TP all-reduce"],
-    ["prefill seconds", `max(${show(r.prefill.compute_seconds)}, ${show(r.prefill.memory_seconds)}) + ${show(r.prefill.tp_allreduce_seconds)} = ${show(r.prefill.seconds)}`, "max(FLOPs / (peak·eff), bytes / (bandwidth·eff)) + TP all-reduce"],
-    sumLine("bytes per GPU", [["weights", r.memory.weights_bytes_per_gpu], ["KV", r.memory.kv_bytes_per_gpu], ["prefill peak", r.memory.prefill_peak_bytes]], r.memory.total_bytes_per_gpu)],
-  plan: (r) => r.optima.map((o) => [o.name, `${show(o.params)} params · ${show(o.tokens)} tokens`, r.convention]),
-  compare: (r) => r.rows.map((row) => [row.model, `${show(row.training_flops_per_token)} × ${show(row.tokens)} = ${show(row.training_flops)}`, "training FLOPs = FLOPs/token × tokens"]),
-};
+// how the question takes a model (null: it takes none, e.g. plan)
+const model = () => { const m = state.lists.models[state.tab]; return m && (m.presets || m.config) ? m : null; };
+const source = () => document.querySelector("input[name=source]:checked").value;
+const specs = () => state.lists.options[state.tab] || [];
 
-// ---- charts (Chart.js, vendored) ----
-const GIB = 2 ** 30;
-function bars(title, rows, scale) {
-  return { type: "bar", data: { labels: rows.map(([k]) => k), datasets: [{ label: title, data: rows.map(([, v]) => Number(v) / scale) }] },
-    options: { indexAxis: "y", animation: false, maintainAspectRatio: false } };
+// ---- the model panel ----
+function fillPresets() {
+  const m = model();
+  const list = m?.presets ? state.lists[m.presets] : [];
+  const select = $("preset");
+  select.replaceChildren(...list.map((p) => new Option(p.name, p.name)));
+  const wanted = state.presets[m?.presets] || (m?.presets === "presets" ? "llama2-7b" : list[0]?.name);
+  select.value = wanted;
+  if (select.value !== wanted && list.length) select.value = list[0].name;
 }
-const CHARTS = {
-  estimate: (r) => bars("parameters (millions)", Object.entries(r.params.components), 1e6),
-  memory: (r) => bars("GiB per GPU", r.per_gpu ? Object.entries(r.per_gpu).filter(([k]) => k !== "total_bytes")
-    : [["weights", r.weights_bytes], ["KV cache", r.kv_cache_bytes], ["prefill peak", r.prefill_peak_bytes]], GIB),
-  parallel: (r) => bars("GiB on the most-loaded GPU", Object.entries(r.per_gpu).filter(([k]) => !k.endsWith("total_bytes")), GIB),
-  serve: null, // drawn from several answers: tokens/s against latency over batch sizes
-  plan: (r) => {
-    const ns = r.optima.map((o) => Number(o.params));
-    const lo = Math.min(...ns) / 4, hi = Math.max(...ns) * 4, C = Number(r.flops);
-    const curve = Array.from({ length: 25 }, (_, i) => lo * (hi / lo) ** (i / 24)).map((n) => ({ x: n, y: C / (6 * n) }));
-    return { type: "scatter", data: { datasets: [
-      { label: `iso-FLOP: D = C / (6N), C = ${r.flops}`, data: curve, showLine: true, pointRadius: 0 },
-      { label: "optima (N_opt, D_opt)", data: r.optima.map((o) => ({ x: Number(o.params), y: Number(o.tokens) })) },
-      { label: "shapes", data: r.shapes.map((s) => ({ x: Number(s.params), y: Number(s.tokens) })) }] },
-      options: { animation: false, maintainAspectRatio: false, scales: { x: { type: "logarithmic", title: { display: true, text: "parameters N" } }, y: { type: "logarithmic", title: { display: true, text: "tokens D" } } } } };
-  },
-  compare: (r) => bars("parameters (billions)", r.rows.map((row) => [row.model, row.params_total]), 1e9),
-};
-// the serving roofline: attainable FLOP/s = min(peak, intensity x HBM bandwidth), with the
-// prefill and the first decode step at the rate the answer gives them (FLOPs / seconds)
-function roofline(r) {
-  const peak = r.peak_flops_per_second, bw = r.hbm_bytes_per_second, ridge = peak / bw;
-  const xs = [0.1, ridge, Math.max(1e4, 10 * ridge)];
-  const step = r.decode.first_step;
-  return { type: "scatter", data: { datasets: [
-    { label: `roofline: min(peak ${peak.toExponential(3)} FLOP/s, intensity × ${bw.toExponential(3)} B/s)`, data: xs.map((x) => ({ x, y: Math.min(peak, x * bw) })), showLine: true, pointRadius: 0 },
-    { label: "prefill", data: [{ x: r.prefill.arithmetic_intensity_flops_per_byte, y: Number(r.prefill.flops) / r.prefill.seconds }], pointRadius: 6 },
-    { label: "decode step (first)", data: [{ x: step.arithmetic_intensity_flops_per_byte, y: Number(step.flops) / step.seconds }], pointRadius: 6 }] },
-    options: { animation: false, maintainAspectRatio: false, scales: { x: { type: "logarithmic", title: { display: true, text: "FLOPs per byte" } }, y: { type: "logarithmic", title: { display: true, text: "FLOP/s" } } } } };
-}
-function draw(config, second) {
-  for (const c of [state.chart, state.chart2]) if (c) c.destroy();
-  state.chart = config && window.Chart ? new window.Chart($("chart"), config) : null;
-  state.chart2 = second && window.Chart ? new window.Chart($("chart2"), second) : null;
-  $("chart2-box").hidden = !second;
-}
-async function serveChart(pairs) {
-  const kept = pairs.filter(([k]) => k !== "batch");
-  const points = [];
-  for (const b of [1, 2, 4, 8, 16, 32, 64, 128]) {
-    const res = await post("serve", kept.concat([["batch", String(b)]]));
-    if (!res.ok) break;
-    const r = (await res.json()).result;
-    points.push({ x: r.latency.tpot_seconds * 1000, y: r.throughput.decode_tokens_per_second, batch: b });
+function showModelPanel() {
+  const m = model();
+  $("model-panel").hidden = !m || (!m.presets && !m.config);
+  for (const input of document.querySelectorAll("input[name=source]")) {
+    input.disabled = input.value !== "preset" && !m?.config;
+    input.closest("label").hidden = input.disabled;
   }
-  return { type: "scatter", data: { datasets: [{ label: "decode tokens/s against time per output token (batch 1 to 128)", data: points, showLine: true }] },
-    options: { animation: false, maintainAspectRatio: false, scales: { x: { title: { display: true, text: "TPOT (ms)" } }, y: { title: { display: true, text: "tokens/s" } } } } };
+  if (m && !m.config && source() !== "preset") document.querySelector("input[name=source][value=preset]").checked = true;
+  const from = source();
+  $("source-preset").hidden = from !== "preset";
+  $("source-paste").hidden = from !== "paste";
+  $("source-hub").hidden = from !== "hub";
+  $("set-box").hidden = !m?.set;
+  $("set-help").textContent = m?.set_help || "";
+  $("compare-box").hidden = !m?.multiple;
 }
-
-// ---- the form, the URL and the requests ----
-function post(endpoint, pairs) {
-  return fetch(`/api/${endpoint}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ pairs }) });
-}
-function buildForm(tab, values) {
-  const form = $("options");
-  form.replaceChildren();
-  for (const spec of state.lists.options[tab]) {
-    const label = document.createElement("label");
-    label.title = spec.help;
-    let input;
-    if (spec.flag) {
-      label.className = "flag";
-      input = document.createElement("input");
-      input.type = "checkbox";
-      input.checked = values.has(spec.key) ? ["1", "true", "on"].includes(values.get(spec.key)) : spec.default;
-    } else if (spec.choices || spec.key === "gpu" || spec.key === "like") {
-      input = document.createElement("select");
-      const names = spec.choices || (spec.key === "gpu" ? state.lists.gpus : state.lists.presets).map((g) => g.name);
-      input.add(new Option(`(default${spec.default != null ? ": " + spec.default : ""})`, ""));
-      for (const name of names) input.add(new Option(String(name), String(name)));
-      input.value = values.get(spec.key) ?? "";
-    } else {
-      input = document.createElement("input");
-      input.placeholder = spec.default != null ? String(spec.default) : "";
-      input.value = values.get(spec.key) ?? INITIAL[tab]?.[spec.key] ?? "";
-    }
-    input.name = spec.key;
-    input.dataset.default = String(spec.default);
-    label.append(spec.key + " ", input);
-    form.appendChild(label);
+function modelName() {
+  const from = source();
+  if (from === "hub") return `Hugging Face: ${$("hub").value.trim()}`;
+  if (from === "paste") {
+    let name = "";
+    try { const cfg = JSON.parse($("config_text").value); name = cfg._name_or_path || cfg.model_type || ""; } catch { /* the API says why */ }
+    return `Pasted config.json${name ? `: ${name}` : ""}`;
   }
+  return $("preset").value;
 }
-function requestPairs() {
+function modelPairs() {
+  const m = model();
+  if (!m) return [];
   const pairs = [];
-  if (!NO_MODEL.has(state.tab)) {
-    const text = $("config_text").value.trim();
-    if (text) pairs.push(["config_text", text]);
-    else pairs.push(["preset", $("preset").value]);
-    if (state.tab === "compare") for (const o of $("compare_with").selectedOptions) pairs.push(["preset", o.value]);
-    for (const line of $("set").value.split("\n").map((s) => s.trim()).filter(Boolean)) pairs.push(["set", line]);
-  }
-  for (const input of $("options").elements) {
-    if (input.type === "checkbox") {
-      if (String(input.checked) !== input.dataset.default) pairs.push([input.name, input.checked ? "1" : "0"]);
-    } else if (input.value.trim() !== "") pairs.push([input.name, input.value.trim()]);
-  }
+  const from = source();
+  if (from === "paste") pairs.push(["config_text", $("config_text").value.trim()]);
+  else if (from === "hub") pairs.push(["hub", $("hub").value.trim()]);
+  else if (m.presets) pairs.push(["preset", $("preset").value]);
+  if (m.multiple) for (const o of $("compare_with").selectedOptions) pairs.push(["preset", o.value]);
+  if (m.set) for (const line of $("set").value.split("\n").map((s) => s.trim()).filter(Boolean)) pairs.push(["set", line]);
   return pairs;
 }
-function pageUrl(pairs) {
+
+// ---- the URL holds the page ----
+function pageUrl() {
   const q = new URLSearchParams([["tab", state.tab]]);
-  if (!NO_MODEL.has(state.tab) && $("config_text").value.trim()) q.append("preset", $("preset").value);
-  for (const [k, v] of pairs) q.append(k === "preset" && q.has("preset") ? "with" : k, v);
+  const m = model();
+  if (m) {
+    const from = source();
+    if (from !== "preset") q.append("source", from);
+    if (m.presets) q.append("preset", $("preset").value);
+    if (from === "paste") q.append("config_text", $("config_text").value.trim());
+    if (from === "hub") q.append("hub", $("hub").value.trim());
+    if (m.multiple) for (const o of $("compare_with").selectedOptions) q.append("with", o.value);
+    for (const line of $("set").value.split("\n").map((s) => s.trim()).filter(Boolean)) q.append("set", line);
+  }
+  for (const [k, v] of state.values) if (v !== "") q.append(k, v);
   return `${location.pathname}?${q}`;
+}
+function readUrl() {
+  const q = new URLSearchParams(location.search);
+  state.tab = TABS.includes(q.get("tab")) ? q.get("tab") : "estimate";
+  const from = q.get("source") || (q.get("config_text") ? "paste" : q.get("hub") ? "hub" : "preset");
+  document.querySelector(`input[name=source][value=${["paste", "hub"].includes(from) ? from : "preset"}]`).checked = true;
+  const list = state.lists.models[state.tab]?.presets;
+  if (q.get("preset") && list) state.presets[list] = q.get("preset");
+  $("config_text").value = q.get("config_text") || "";
+  $("hub").value = q.get("hub") || "";
+  $("set").value = q.getAll("set").join("\n");
+  const others = new Set(q.getAll("with"));
+  for (const o of $("compare_with").options) o.selected = others.has(o.value);
+  for (const [k, v] of q) if (!PAGE_KEYS.includes(k)) state.values.set(k, state.values.has(k) ? `${state.values.get(k)}, ${v}` : v);
+}
+
+// ---- progress, errors, the answer ----
+function busy(on, text = "Calculating…") {
+  document.body.dataset.state = on ? "busy" : "done";
+  $("progress").hidden = !on;
+  $("cancel").hidden = !on;
+  $("progress-text").textContent = text;
+  $("answer").setAttribute("aria-busy", String(on));
+  clearInterval(state.timer);
+  if (on) {
+    const started = performance.now();
+    state.timer = setInterval(() => {
+      const s = (performance.now() - started) / 1000;
+      if (s >= 1) $("progress-text").textContent = `${text} ${s.toFixed(0)} s`;
+    }, 250);
+  }
+}
+function stale(on) {
+  $("answer-body").classList.toggle("stale", on && state.answered);
+  $("stale-note").hidden = !(on && state.answered);
+}
+function clearCharts() {
+  for (const c of state.charts) c.destroy();
+  state.charts = [];
+  for (const box of document.querySelectorAll(".chart-box")) box.hidden = true;
 }
 function showError(message) {
   $("error").textContent = `Error: ${message}`;
   $("error").hidden = false;
-  $("answer").hidden = true;
+  if (!markError($("options"), specs(), message)) markModelError(message);
+  stale(true);
 }
-async function run() {
-  const seq = ++state.seq;
-  document.body.dataset.state = "busy";
-  const pairs = requestPairs();
-  const url = pageUrl(pairs);
-  history.replaceState(null, "", url);
-  $("permalink").href = url;
-  const res = await post(state.tab, pairs);
-  const body = await res.json();
-  if (seq !== state.seq) return;
-  if (!res.ok) { showError(body.error); document.body.dataset.state = "done"; return; }
-  $("error").hidden = true;
-  $("answer").hidden = false;
+function markModelError(message) {
+  const id = /--set\b/.test(message) ? "set" : /hub/.test(message) && source() === "hub" ? "hub"
+    : source() === "paste" && /config/.test(message) ? "config_text" : /--preset\b/.test(message) ? "preset" : null;
+  if (id) $(id).setAttribute("aria-invalid", "true");
+}
+function clearModelErrors() { for (const id of ["set", "hub", "config_text", "preset"]) $(id).removeAttribute("aria-invalid"); }
+
+async function render(body, pairs, signal, seq) {
   const r = body.result;
+  state.answered = true;
+  stale(false);
+  $("model-name").textContent = model() ? `Model: ${modelName()}` : "";
+  $("model-name").hidden = !model();
+  showVerdict(body.verdict, body.verdict_label, r, state.tab);
+  renderCards(body.cards);
+  renderNotes(body.notes);
+  renderBar(body.bar);
+  renderAdvice(body.advice);
+  const rows = ROWS[state.tab](r);
+  $("rows-box").hidden = !rows || !rows[0]?.length;
+  if (rows) fillRows($("rows"), rows[0] || [], rows[1], rows[2], body.fields);
+  const breakdown = BREAKDOWN[state.tab](r);
+  $("breakdown-title").hidden = !breakdown.length;
+  $("breakdown-box").hidden = !breakdown.length;
+  fillTable($("breakdown"), breakdown, body.fields);
+  const formulas = FORMULAS[state.tab](r, body.formulas);
+  $("formulas").replaceChildren();
+  fillFormulas($("formulas"), formulas);
+  fillTable($("all-numbers"), leaves(r), body.fields);
   $("command").textContent = body.command;
   const blob = new Blob([JSON.stringify(r, null, 2)], { type: "application/json" });
   $("download").href = URL.createObjectURL(blob);
   $("download").download = `sizing-${state.tab}.json`;
-  fillTable($("breakdown"), ["quantity", "value"], BREAKDOWN[state.tab](r));
-  fillTable($("formulas"), ["quantity", "with your numbers", "formula"], FORMULAS[state.tab](r, body.formulas));
-  fillTable($("all-numbers"), ["path", "value"], leaves(r, "", []));
-  showVerdict(body.verdict, body.verdict_label, r);
-  $("fit-gpus").textContent = "…";
-  const second = CHARTS[state.tab] ? null : roofline(r);
-  const first = CHARTS[state.tab] ? CHARTS[state.tab](r) : await serveChart(pairs);
+  $("fit-gpus-line").hidden = !body.verdict_label;
+  $("fit-gpus").textContent = "";
+  if (state.tab === "serve" && r.prefill) busy(true, "Drawing throughput against latency…");
+  const configs = await chartsFor(state.tab, r, body.fields, pairs, post, signal);
   if (seq !== state.seq) return;
-  draw(first, second);
-  const fits = await (await fetch(`/api/fits/${state.tab}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ pairs }) })).json();
-  if (seq !== state.seq) return;
+  draw(configs);
+}
+function fillFormulas(table, rows) {
+  const head = table.createTHead().insertRow();
+  for (const h of ["quantity", "with your numbers", "formula"]) { const th = document.createElement("th"); th.textContent = h; head.append(th); }
+  const tbody = table.createTBody();
+  for (const r of rows) { const row = tbody.insertRow(); row.dataset.key = r[0]; for (const c of r) row.insertCell().textContent = c; }
+}
+function draw(configs) {
+  clearCharts();
+  const boxes = document.querySelectorAll(".chart-box");
+  configs.slice(0, boxes.length).forEach((config, i) => {
+    boxes[i].hidden = false;
+    boxes[i].classList.toggle("tall", Boolean(config.options.tall));
+    const canvas = boxes[i].querySelector("canvas");
+    canvas.setAttribute("aria-label", config.options.plugins?.title?.text || config.data.datasets[0]?.label || "chart");
+    if (window.Chart) state.charts.push(new window.Chart(canvas, config));
+  });
+}
+
+// the chosen model source holds nothing yet (a hub id or config still to type): nothing to ask
+function waiting() {
+  const from = source();
+  const empty = model() && ((from === "hub" && !$("hub").value.trim()) || (from === "paste" && !$("config_text").value.trim()));
+  if (empty) { $("model-name").textContent = from === "hub" ? "Type a Hugging Face model id." : "Paste a config.json."; $("model-name").hidden = false; }
+  return empty;
+}
+
+async function run() {
+  if (state.tab === "browse" || waiting()) return;
+  state.controller?.abort();
+  const controller = new AbortController();
+  state.controller = controller;
+  const seq = ++state.seq;
+  const pairs = [...modelPairs(), ...optionPairs($("options"), specs())];
+  history.replaceState(null, "", pageUrl());
+  $("permalink").href = pageUrl();
+  clearErrors($("options"));
+  clearModelErrors();
+  $("error").hidden = true;
+  clearCharts();
+  stale(true);
+  busy(true);
+  let outcome = "answer";
+  try {
+    const res = await post(state.tab, pairs, controller.signal);
+    const body = await res.json();
+    if (seq !== state.seq) return;
+    if (!res.ok) { showError(body.error); outcome = "error"; }
+    else await render(body, pairs, controller.signal, seq);
+  } catch (exc) {
+    if (seq !== state.seq) return;
+    if (exc.name === "AbortError") { outcome = "cancelled"; stale(true); }
+    else { showError(String(exc)); outcome = "error"; }
+  } finally {
+    if (seq === state.seq) {
+      busy(false);
+      if (outcome === "cancelled") { $("progress").hidden = false; $("progress-text").textContent = "Cancelled."; $("cancel").hidden = true; }
+      document.body.dataset.outcome = outcome;
+      document.body.dataset.seq = String(seq); // which question the page shows (the tests wait on it)
+    }
+  }
+}
+
+async function fitList() {
+  $("fit-gpus").textContent = "asking every GPU…";
+  const pairs = [...modelPairs(), ...optionPairs($("options"), specs())];
+  const res = await fetch(`/api/fits/${state.tab}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ pairs }) });
+  const fits = await res.json();
   const names = Array.isArray(fits) ? fits.filter((g) => g.fits).map((g) => g.gpu) : [];
-  $("fit-gpus").textContent = names.length ? names.join(", ") : "none of the listed GPUs";
+  $("fit-gpus").textContent = res.ok ? (names.length ? `fits on ${names.join(", ")}` : "fits on none of the listed GPUs") : fits.error;
   $("fit-gpus").dataset.gpus = JSON.stringify(names);
-  document.body.dataset.state = "done";
 }
-function showVerdict(fits, label, r) {
-  const v = $("verdict");
-  v.dataset.fits = String(fits);
-  const gpu = r.gpu || r.memory?.training?.gpu || r.rows?.[0]?.gpu || "";
-  v.textContent = fits == null ? "No fit verdict for these settings."
-    : `${fits ? "Fits" : "Does not fit"} on ${gpu}: ${label}.`;
+
+// ---- questions ----
+function selectTab(tab) {
+  state.tab = tab;
+  for (const b of document.querySelectorAll("#tabs [role=tab]")) {
+    const on = b.dataset.tab === tab;
+    b.setAttribute("aria-selected", String(on));
+    b.tabIndex = on ? 0 : -1;
+    if (on) b.scrollIntoView({ block: "nearest", inline: "nearest" });
+  }
+  $("question").textContent = document.querySelector(`#tabs [data-tab="${tab}"]`).dataset.question;
+  const browsing = tab === "browse";
+  $("answer-body").hidden = browsing;
+  $("browse").hidden = !browsing;
+  $("options-panel").hidden = browsing;
+  $("answer-title").textContent = browsing ? "Presets and GPUs" : "Answer";
+  if (browsing) {
+    $("model-panel").hidden = true;
+    renderBrowse(state.lists, $("browse-filter").value, pickPreset);
+    document.body.dataset.state = "done";
+    history.replaceState(null, "", `${location.pathname}?tab=browse`);
+    return;
+  }
+  for (const [k, v] of Object.entries(INITIAL[tab] || {})) if (!state.values.has(k)) state.values.set(k, v);
+  showModelPanel();
+  fillPresets();
+  $("options-title").textContent = "Options";
+  buildForm($("options"), specs(), state.lists.groups, state.values, state.lists);
 }
-function selectTab(tab, values) {
-  state.tab = TABS.includes(tab) ? tab : "estimate";
-  for (const b of document.querySelectorAll("#tabs button")) b.classList.toggle("active", b.dataset.tab === state.tab);
-  $("model-panel").hidden = NO_MODEL.has(state.tab);
-  $("compare-with-label").hidden = state.tab !== "compare";
-  $("options-title").textContent = `Options of sizing ${state.tab}`;
-  buildForm(state.tab, values);
+function pickPreset(name, kind) {
+  const tab = kind === "hybrid" ? "hybrid" : kind === "vision" ? "vision" : "estimate";
+  state.presets[kind === "hybrid" ? "hybrid_presets" : kind === "vision" ? "vision_presets" : "presets"] = name;
+  document.querySelector("input[name=source][value=preset]").checked = true;
+  selectTab(tab);
+  run();
+}
+function onTabKey(event) {
+  const i = TABS.indexOf(state.tab);
+  const next = { ArrowRight: i + 1, ArrowLeft: i - 1, Home: 0, End: TABS.length - 1 }[event.key];
+  if (next === undefined) return;
+  event.preventDefault();
+  const tab = TABS[(next + TABS.length) % TABS.length];
+  document.querySelector(`#tabs [data-tab="${tab}"]`).focus();
+  selectTab(tab);
+  run();
+}
+
+function wire() {
+  for (const b of document.querySelectorAll("#tabs [role=tab]")) b.addEventListener("click", () => { selectTab(b.dataset.tab); run(); });
+  $("tabs").addEventListener("keydown", onTabKey);
+  $("run").addEventListener("click", run);
+  $("cancel").addEventListener("click", () => state.controller?.abort());
+  $("fit-gpus-run").addEventListener("click", fitList);
+  $("browse-filter").addEventListener("input", () => renderBrowse(state.lists, $("browse-filter").value, pickPreset));
+  const form = $("options");
+  form.addEventListener("input", (e) => { state.values.set(e.target.name, valueOf(e.target)); applyNeeds(form, specs()); });
+  form.addEventListener("change", (e) => { state.values.set(e.target.name, valueOf(e.target)); applyNeeds(form, specs()); run(); });
+  form.addEventListener("submit", (e) => { e.preventDefault(); run(); });
+  form.addEventListener("keydown", (e) => { if (e.key === "Enter" && e.target.tagName === "INPUT") { e.preventDefault(); run(); } });
+  $("preset").addEventListener("change", () => { state.presets[model().presets] = $("preset").value; run(); });
+  for (const input of document.querySelectorAll("input[name=source]")) input.addEventListener("change", () => { showModelPanel(); run(); });
+  for (const id of ["config_text", "hub", "set", "compare_with"]) $(id).addEventListener("change", run);
 }
 async function start() {
   state.lists = await (await fetch("/api/lists")).json();
-  for (const p of state.lists.presets) { $("preset").add(new Option(p.name, p.name)); $("compare_with").add(new Option(p.name, p.name)); }
-  const q = new URLSearchParams(location.search);
-  $("preset").value = q.get("preset") || "llama2-7b";
-  const others = new Set(q.getAll("with").concat(q.getAll("preset").slice(1)));
-  for (const o of $("compare_with").options) o.selected = others.has(o.value);
-  $("config_text").value = q.get("config_text") || "";
-  $("set").value = q.getAll("set").join("\n");
-  const values = new Map([...q.entries()].filter(([k]) => !["tab", "preset", "with", "set", "config_text"].includes(k)));
-  selectTab(q.get("tab"), values);
-  for (const b of document.querySelectorAll("#tabs button")) b.addEventListener("click", () => { selectTab(b.dataset.tab, new Map()); run(); });
-  $("run").addEventListener("click", run);
-  for (const el of [$("preset"), $("compare_with"), $("options")]) el.addEventListener("change", run);
-  await run();
+  for (const p of state.lists.presets) $("compare_with").add(new Option(p.name, p.name));
+  readUrl();
+  wire();
+  selectTab(state.tab);
+  if (state.tab !== "browse") await run();
 }
-document.addEventListener("DOMContentLoaded", start);
+start();
