@@ -79,7 +79,10 @@ def test_item_1_a_fifo_and_dev_zero_are_refused_at_once(tmp_path, command):
     [
         ("[" * 100_000 + "]" * 100_000, "nests deeper than 32 levels"),  # was a RecursionError traceback
         ('{"model_type": "jamba", "num_experts": NaN}', "has NaN, which is not a JSON number"),
-        ('{"model_type": "jamba", "num_experts": Infinity}', "has Infinity, which is not a JSON number"),
+        (
+            '{"model_type": "jamba", "num_experts": Infinity}',
+            "has Infinity in 'num_experts', which is not a JSON number",
+        ),
         ('{"model_type": "jamba", "rms_norm_eps": 1e400}', "has '1e400', which overflows a float"),
         ('{"model_type": "jamba", "vocab_size": ' + "9" * 5000 + "}", "has an integer of 5000 digits"),
     ],
