@@ -104,6 +104,10 @@ GRAD_REDUCE_DTYPES = ("fp32", "bf16")
 # The cross-entropy kernel (sizing.memory.stack_activations) and what selective recompute drops.
 LOSS_KERNELS = ("eager", "fused", "chunked")
 SELECTIVE_POLICIES = ("attention", "op")
+# Megatron-Core's --recompute-modules under --recompute-granularity selective
+# (megatron/core/transformer/transformer_config.py `recompute_modules`; its default is core_attn):
+# what each drops is in sizing.memory.stack_activations.
+RECOMPUTE_MODULES = ("core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts")
 # Pipeline schedules beyond a layout's own (1f1b, interleaved) that change what a rank holds or
 # when (sizing.parallel.schedule for the time, sizing.parallel.dualpipe for DualPipe's memory).
 EXTRA_PIPELINE_SCHEDULES = ("zero-bubble", "dualpipe")

@@ -58,6 +58,15 @@ def _s(name: str, kind: str, source: str, args: str, min_attention_share: float 
 
 
 _MC = "--stack megatron-core --zero 1"  # NeMo / Megatron recipes: the distributed optimizer
+# NeMo's DeepSeek-V3 pre-training recipe (nemo/collections/llm/recipes/deepseek_v3.py
+# pretrain_recipe): 128 nodes x 8, tp 2, pp 16 (3 layers in the first stage, 2 in the last), ep 64,
+# etp 1, T 4096, global batch 4096, micro-batch 1, grad_reduce_in_fp32 False, selective recompute
+# of ["mla_up_proj", "layernorm", "moe", "mlp"]; MTP on (the preset's one module).
+_DSV3 = (
+    f"--preset deepseek-v3 --gpu h100 -T 4096 --tp 2 --dp 32 --pp 16 --ep 64 --etp 1 "
+    f"--stage-layers 3,4,4,4,4,4,4,4,4,4,4,4,4,4,4,2 --global-batch 4096 {_MC} --grad-reduce bf16 "
+    f"--recompute selective --recompute-modules mla_up_proj,layernorm,moe,mlp"
+)
 _TT_E = "--stack torchtitan-eager"
 _TT_C = "--stack torchtitan-compile"
 _FSDP = "--stack fsdp"
@@ -261,16 +270,14 @@ SCENARIOS = [
     _s(
         "mcore DeepSeek-V3 1024xH100 fp8",
         "moe-fp8-hopper",
-        "Megatron DeepSeek-V3: pp 16, ep 64",
-        f"--preset deepseek-v3 --gpu h100 -T 4096 --dp 64 --pp 16 --ep 64 --global-batch 8192 {_MC} "
-        f"--precision fp8 --fp8-recipe blockwise --recompute selective",
+        "NeMo deepseek_v3.py (tp 2, pp 16 with 3/2 end stages, ep 64) in fp8",
+        f"{_DSV3} --precision fp8 --fp8-recipe blockwise",
     ),
     _s(
         "mcore DeepSeek-V3 1024xH100 bf16",
         "moe-hopper",
-        "Megatron DeepSeek-V3: pp 16, ep 64",
-        f"--preset deepseek-v3 --gpu h100 -T 4096 --dp 64 --pp 16 --ep 64 --global-batch 8192 {_MC} "
-        f"--recompute selective",
+        "NeMo deepseek_v3.py (tp 2, pp 16 with 3/2 end stages, ep 64)",
+        f"{_DSV3}",
     ),
 ]
 

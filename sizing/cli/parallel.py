@@ -78,6 +78,7 @@ _layout_options = options(
 @option("optimizer")
 @option("recompute", default=None, help="Default: none; searched when searching.")
 @option("selective")
+@option("recompute_modules")
 @option("cross_entropy")
 @option("attention_impl")
 @option("gpu", help="GPU name (see `sizing gpus`).  [default: h100-sxm, or the preset's published run's GPU]")
@@ -163,6 +164,7 @@ def _workload(opts: dict, seq_len: int, search: bool):
     from sizing.inputs import Workload
 
     given_recompute = opts.pop("recompute")
+    modules = _recompute_modules(opts.pop("recompute_modules"))  # Megatron's: under selective recompute
     adapters = opts.get("lora_rank") is not None or opts.get("lora_targets") is not None
     if adapters and opts.get("finetune") not in ("lora", "qlora"):  # as sizing memory: never ignored silently
         raise UserError("--lora-rank and --lora-targets apply to --finetune lora or qlora")
@@ -170,7 +172,7 @@ def _workload(opts: dict, seq_len: int, search: bool):
         seq_len,
         precision=opts.pop("precision") or DEFAULT_PRECISION,
         optimizer=opts.pop("optimizer") or DEFAULT_OPTIMIZER,
-        recompute=given_recompute if given_recompute or search else "none",
+        recompute=given_recompute or ("selective" if modules else None if search else "none"),
         attention_impl=opts.pop("attention_impl") or "flash",
         global_batch=opts.get("global_batch"),
         tokens=opts.pop("tokens"),
@@ -178,7 +180,13 @@ def _workload(opts: dict, seq_len: int, search: bool):
         finetune=opts.get("finetune") or "full",
         loss=opts.pop("cross_entropy"),
         selective=opts.pop("selective"),
+        recompute_modules=modules,
     )
+
+
+def _recompute_modules(text: str | None) -> tuple[str, ...] | None:
+    """--recompute-modules as a tuple of names (sizing.inputs.Workload checks each)."""
+    return None if text is None else tuple(part.strip() for part in text.split(","))
 
 
 def _plan_options(opts: dict, gpu_key: str, work) -> dict:

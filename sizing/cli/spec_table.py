@@ -239,6 +239,10 @@ _add("cross_entropy", ("--cross-entropy",), "training",
 _add("selective", ("--selective",), "training",
      "What --recompute selective drops: the attention core (Megatron) or op-level (torchtitan's selective_ac_option "
      "op).  [default: the stack's]", _choice("--selective", SELECTIVE_POLICIES), advanced=True)  # fmt: skip
+_add("recompute_modules", ("--recompute-modules",), "training",
+     "Megatron-Core's --recompute-modules (stack megatron-core; implies --recompute selective), comma-separated: "
+     "core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts (the attention core re-runs only with "
+     "core_attn).  [default: core_attn]", metavar="MOD,MOD,...", advanced=True)  # fmt: skip
 
 # ---------------------------------------------------------------- serving
 _add("prompt", ("--prompt",), "serving", "Prompt tokens per sequence.", lambda: kinds.Length("--prompt"))
@@ -377,7 +381,7 @@ describe(
         "from_format": "Format of that file", "emit": "Emit a framework config", "calibration": "Step calibration file",
         "max_num_seqs": "Most sequences the engine runs", "prefix_caching": "Prefix caching",
         "lora_base": "LoRA frozen base", "lora_trained": "LoRA trained parts", "cross_entropy": "Cross-entropy kernel",
-        "selective": "Selective recompute of",
+        "selective": "Selective recompute of", "recompute_modules": "Megatron recompute modules",
     },
     {
         "sp": ("tp>1",),
@@ -386,13 +390,8 @@ describe(
         "lora_targets": ("finetune=lora|qlora",),
         "gpu_memory_utilization": ("engine",),
         "max_num_batched_tokens": ("engine",),
-        "slo_ttft": ("rate",),
-        "slo_tpot": ("rate",),
-        "percentile": ("rate",),
-        "trace": ("rate",),
-        "disaggregated": ("rate",),
-        "token_budget": ("rate",),
-        "block_size": ("rate",),
+        "slo_ttft": ("rate",), "slo_tpot": ("rate",), "percentile": ("rate",), "trace": ("rate",),
+        "disaggregated": ("rate",), "token_budget": ("rate",), "block_size": ("rate",),
         "prefix_cached": ("prefix-caching",),
     },
 )

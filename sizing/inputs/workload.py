@@ -44,6 +44,7 @@ from sizing.vocabulary import (
     PRECISION_ALIASES,
     PRECISION_POLICIES,
     RECOMPUTE_MODES,
+    RECOMPUTE_MODULES,
     SELECTIVE_POLICIES,
 )
 
@@ -77,6 +78,9 @@ class Workload:
     # (attention: the attention core, Megatron; op: op-level, torchtitan); None takes the stack's.
     loss: str | None = None
     selective: str | None = None
+    # Megatron-Core's selective recompute modules (vocabulary.RECOMPUTE_MODULES), under recompute
+    # "selective" on a fused-kernel stack; None: the stack's selective kind.
+    recompute_modules: tuple[str, ...] | None = None
     # A pipeline schedule beyond the layout's (zero-bubble, dualpipe: DualPipe's rank holds two
     # stages, sizing.parallel.dualpipe); None: the layout's own.
     schedule: str | None = None
@@ -106,8 +110,25 @@ class Workload:
             require_choice("loss", self.loss, LOSS_KERNELS)
         if self.selective is not None:
             require_choice("selective", self.selective, SELECTIVE_POLICIES)
+        if self.recompute_modules is not None:
+            self._check_recompute_modules()
         if self.schedule is not None:
             require_choice("schedule", self.schedule, EXTRA_PIPELINE_SCHEDULES)
+
+    def _check_recompute_modules(self) -> None:
+        mods = self.recompute_modules
+        if not isinstance(mods, tuple) or not mods:
+            raise SizingError(
+                f"recompute_modules ({mods!r}) must be a non-empty tuple of: {', '.join(RECOMPUTE_MODULES)}"
+            )
+        for name in mods:
+            require_choice("recompute_modules", name, RECOMPUTE_MODULES)
+        if len(set(mods)) != len(mods):
+            raise SizingError(f"recompute_modules ({','.join(mods)}) names a module twice")
+        if self.recompute not in (None, "selective"):
+            raise SizingError(f"recompute_modules needs recompute selective (got {self.recompute})")
+        if self.selective not in (None, "attention"):
+            raise SizingError(f"recompute_modules is Megatron's selective recompute, not selective {self.selective}")
 
     def _canonical(self, name: str, choices: tuple[str, ...], aliases: dict[str, str]) -> None:
         value = getattr(self, name)

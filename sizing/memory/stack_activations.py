@@ -36,6 +36,18 @@ A stack's memory conventions (sizing.parallel.memory_stack) pick:
   "swiglu" keeps the experts' (routed and shared) SwiGLU input only, in fp8 under fp8 GEMMs, and
   neither the down projections' inputs nor the expert outputs. `attn_out_bits` keeps the
   attention output once, in that many bits (E5M6: 12).
+* Megatron-Core's `--recompute-modules` under `--recompute-granularity selective` (`modules`;
+  megatron/core/transformer/transformer_config.py `recompute_modules`, applied in
+  transformer_layer.py, multi_latent_attention.py, moe/experts.py, moe/shared_experts.py): the
+  attention core re-runs only when "core_attn" is listed (Megatron's default list), else flash
+  attention keeps its q, k, v, output and logsumexp; "layernorm" is "norm" above (the norm runs
+  under CheckpointWithoutOutput, its output discarded once the next layer used it); "mla_up_proj"
+  is "mla_up" (the up-projections' outputs discarded after the fused attention ran, so q, k, v go
+  too); "moe" / "mlp" checkpoint the whole MoE / dense MLP (tensor_parallel.checkpoint, or
+  te_checkpoint under fp8): it keeps only its input, the bf16 norm output (itself dropped under
+  "layernorm"); "moe_act" recomputes the routed experts' activation: they keep its input (bf16,
+  the checkpoint's) and not the down projection's; "shared_experts" checkpoints the shared
+  experts: nothing of theirs is kept beyond the MoE's input.
 
 Blocks other than pre-norm sequential ones (parallel, post-norm, sandwich) keep the eager terms.
 """
@@ -57,7 +69,8 @@ from sizing.memory.activations import (
 from sizing.memory.fp8 import fp8_saved_input_bytes
 from sizing.memory.mla_activations import attention_output_bytes, mla_terms
 from sizing.memory.states import FP32_BYTES, INDEX_BYTES
-from sizing.validate import require_choice
+from sizing.validate import SizingError, require_choice
+from sizing.vocabulary import RECOMPUTE_MODULES
 
 KERNELS: tuple[str, ...] = ("eager", "fused")
 SELECTIVE_KINDS: tuple[str, ...] = ("attention", "op")
@@ -79,14 +92,17 @@ def stack_activation_terms(
     loss: str = "eager",
     recomputed: tuple[str, ...] = (),
     attn_out_bits: int | None = None,
+    modules: tuple[str, ...] | None = None,
 ) -> list[ActivationTerm]:
     """Every tensor a stack keeps for backward in one micro-batch, term by term (per-layer terms
     once): activation_terms for the reference model's eager kernels, else the fused, op-level
     and fp8 variants above. fp8_recipe: TE's fp8 GEMMs save their inputs in fp8 (None: bf16);
-    recomputed, attn_out_bits: a stack's (module docstring; fused kernels only)."""
+    recomputed, attn_out_bits: a stack's; modules: Megatron-Core's selective recompute modules
+    (module docstring; fused kernels only)."""
     require_choice("kernels", kernels, KERNELS)
     require_choice("selective", selective, SELECTIVE_KINDS)
     require_choice("loss", loss, LOSS_KINDS)
+    block_recompute, recomputed = modules_recompute(recompute, modules, recomputed, kernels, selective)
     op_sac = recompute == "selective" and selective == "op"
     if kernels == "eager" and fp8_recipe is None and not op_sac:
         terms = activation_terms(cfg, seq_len, micro_batch, attention_impl, recompute, activation_bytes, moe_layer)
@@ -102,12 +118,38 @@ def stack_activation_terms(
         _op_sac_block(cfg, terms, b, T, a, moe)
     elif kernels == "fused" and cfg.norm_placement == "pre" and not cfg.parallel_block:
         out_copy = _attention_out_copy(cfg, b, T, attn_out_bits, fp8_recipe)
-        _fused_block(cfg, terms, b, T, a, impl, recompute, moe, _saved_input(a, fp8_recipe), recomputed, out_copy)
+        g = _saved_input(a, fp8_recipe)
+        _fused_block(cfg, terms, b, T, a, impl, block_recompute, moe, g, recomputed, out_copy)
     else:  # the block kinds fused terms are not written for: the reference model's own
         terms = activation_terms(cfg, seq_len, micro_batch, attention_impl, recompute, activation_bytes, moe_layer)
         return _chunked_loss(cfg, terms, b, T, a) if loss == "chunked" else terms
     _outside_terms(cfg, terms, b, T, a, recompute, norm)
     return _chunked_loss(cfg, list(terms), b, T, a) if loss == "chunked" else list(terms)
+
+
+# Megatron-Core's recompute modules beyond core_attn, as the `recomputed` conventions they drop
+MODULE_RECOMPUTED: dict[str, str] = {
+    "layernorm": "norm",
+    "mla_up_proj": "mla_up",
+    "moe_act": "moe_act",
+    "mlp": "mlp",
+    "moe": "moe",
+    "shared_experts": "shared_experts",
+}
+
+
+def modules_recompute(
+    recompute: str, modules: tuple[str, ...] | None, recomputed: tuple[str, ...], kernels: str, selective: str
+) -> tuple[str, tuple[str, ...]]:
+    """(the blocks' recompute mode, the recomputed conventions) under Megatron-Core's selective
+    `modules`: the attention core re-runs only under core_attn (module docstring)."""
+    if modules is None or recompute != "selective":
+        return recompute, recomputed
+    if kernels != "fused" or selective != "attention":
+        raise SizingError("recompute modules need fused kernels and selective attention (a Megatron-Core stack)")
+    extra = tuple(MODULE_RECOMPUTED[require_choice("recompute module", m, RECOMPUTE_MODULES)] for m in modules
+                  if m != "core_attn")  # fmt: skip
+    return ("selective" if "core_attn" in modules else "none"), recomputed + extra
 
 
 def _chunked_loss(cfg: ModelConfig, terms: list[ActivationTerm], b: int, T: int, a: int) -> list[ActivationTerm]:
@@ -234,23 +276,29 @@ def _fused_block(
             terms.add(key, "b·T·h·d_h·a", q * a)
         terms.add("attn.probs", "b·h·T·T·a (fused softmax output)", b * cfg.n_heads * T * T * a)
         terms.add("attn.o.input", "b·T·h·d_h (the GEMM's saved input)", g(q))
-    _fused_norm(cfg, terms, "mlp_norm", b, T, a, with_output=keep_norm_out, saved_input=g)
+    checkpointed = "moe" in recomputed if moe else "mlp" in recomputed  # the whole FFN re-runs
+    mlp_in = (lambda n: n * a) if checkpointed else g  # a checkpoint keeps its bf16 input
+    _fused_norm(cfg, terms, "mlp_norm", b, T, a, with_output=keep_norm_out, saved_input=mlp_in)
     m = 2 if cfg.gated_mlp else 1
+    if checkpointed:
+        return
     if not moe:
         n = b * T * cfg.d_ff
         terms.add("mlp.hidden", f"{m}·b·T·f·a (the activation's input)", m * n * a)
         terms.add("mlp.down.input", "b·T·f (the down projection's saved input)", g(n))
         return
-    _fused_moe(cfg, terms, b, T, a, g, m, "swiglu" in recomputed)
+    _fused_moe(cfg, terms, b, T, a, g, m, recomputed)
 
 
 def _fused_moe(
-    cfg: ModelConfig, terms: _Terms, b: int, T: int, a: int, g: SavedInput, m: int, swiglu_recomputed: bool = False
+    cfg: ModelConfig, terms: _Terms, b: int, T: int, a: int, g: SavedInput, m: int, recomputed: tuple[str, ...] = ()
 ) -> None:
     """An MoE FFN under fused kernels: the router's as eager, the grouped GEMMs' inputs (fp8
     under TE), the expert activation's input, the expert outputs once; the shared experts'
-    activation and down inputs. swiglu_recomputed: the experts keep only the activation's input,
-    as their GEMMs save inputs (fp8 under fp8), and no expert outputs (module docstring)."""
+    activation and down inputs. recomputed "swiglu": the experts keep only the activation's input,
+    as their GEMMs save inputs (fp8 under fp8), and no expert outputs; "moe_act": the routed
+    experts keep the activation's bf16 input, not the down input; "shared_experts": the shared
+    experts keep nothing (module docstring)."""
     k, d = cfg.top_k, cfg.d_model
     routed = b * T * k
     terms.add("moe.router.probs", "b·T·k·4 (fp32 softmax of the top-k logits)", routed * FP32_BYTES)
@@ -258,12 +306,17 @@ def _fused_moe(
     terms.add("moe.experts.routing_ids", "b·T·k·16 (int64 token, slot)", routed * 2 * INDEX_BYTES)
     terms.add("moe.experts.input", "b·T·k·d (the grouped GEMM's saved input)", g(routed * d))
     n, fs = routed * cfg.expert_ff, b * T * cfg.n_shared_experts * cfg.shared_ff
-    if swiglu_recomputed:
+    if "shared_experts" in recomputed:
+        fs = 0
+    if "swiglu" in recomputed:
         terms.add("moe.experts.hidden", f"{m}·b·T·k·f_e (the SwiGLU input, cached as a GEMM input)", g(m * n))
         if fs:
             terms.add("moe.shared.hidden", f"{m}·b·T·s·f_s (the SwiGLU input, cached as a GEMM input)", g(m * fs))
     else:
-        terms.add("moe.experts.hidden", f"{m}·b·T·k·f_e·a + b·T·k·f_e", m * n * a + g(n))
+        if "moe_act" in recomputed:
+            terms.add("moe.experts.hidden", f"{m}·b·T·k·f_e·a (the recomputed activation's input)", m * n * a)
+        else:
+            terms.add("moe.experts.hidden", f"{m}·b·T·k·f_e·a + b·T·k·f_e", m * n * a + g(n))
         terms.add("moe.experts.output", "b·T·k·d·a (expert outputs, for the routing weights)", routed * d * a)
         if fs:
             terms.add("moe.shared.hidden", f"{m}·b·T·s·f_s·a + b·T·s·f_s", m * fs * a + g(fs))

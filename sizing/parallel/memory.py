@@ -71,7 +71,14 @@ __all__ = [  # stages.py and stage_activations.py names kept importable from her
 def work_conventions(work: Workload) -> Conventions:
     """The memory conventions of the workload's stack at its precision (memory_stack.conventions)."""
     return conventions(
-        work.stack, work.precision, work.fp8_recipe, work.fp8_params, work.grad_reduce, work.loss, work.selective
+        work.stack,
+        work.precision,
+        work.fp8_recipe,
+        work.fp8_params,
+        work.grad_reduce,
+        work.loss,
+        work.selective,
+        work.recompute_modules,
     )
 
 

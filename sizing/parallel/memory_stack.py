@@ -86,6 +86,8 @@ from sizing.parallel.stepdata import stack
 from sizing.validate import SizingError, require_choice
 
 GRAD_REDUCE_BYTES: dict[str, int] = {"fp32": 4, "bf16": 2}
+# The stacks that run Megatron-Core's --recompute-modules (sizing.memory.stack_activations)
+RECOMPUTE_MODULE_STACKS: tuple[str, ...] = ("megatron-core",)
 
 
 @dataclass(frozen=True)
@@ -146,9 +148,11 @@ class Conventions:
     attn_out_bits: int | None = None  # under fp8 only
     moment_bytes: int | None = None
     ema: str | None = None
+    modules: tuple[str, ...] | None = None  # Megatron-Core's --recompute-modules (None: the selective kind's)
 
     def activation_kwargs(self) -> dict:
-        return {
+        extra = {} if self.modules is None else {"modules": self.modules}
+        return extra | {
             "kernels": self.kernels,
             "selective": self.selective,
             "fp8_recipe": self.fp8_recipe,
@@ -177,12 +181,20 @@ def conventions(
     grad_reduce: str | None,
     loss: str | None = None,
     selective: str | None = None,
+    recompute_modules: tuple[str, ...] | None = None,
 ) -> Conventions:
     """The memory conventions of `stack` (None: the reference model's) at `precision`; fp8_params,
     grad_reduce ("fp32" / "bf16"), loss (the cross-entropy: eager, fused or chunked) and selective
-    (what selective recompute drops: the attention core or op-level) override the stack's where given."""
+    (what selective recompute drops: the attention core or op-level) override the stack's where given;
+    recompute_modules (Megatron-Core's selective modules) needs a Megatron-Core stack."""
     conv = _stack_conventions(stack, precision, fp8_recipe, fp8_params, grad_reduce)
-    changes = {k: v for k, v in (("loss", loss), ("selective", selective)) if v is not None}
+    if recompute_modules is not None and (stack not in RECOMPUTE_MODULE_STACKS or selective not in (None, "attention")):
+        raise SizingError(
+            f"recompute_modules is Megatron-Core's option: it needs stack {' or '.join(RECOMPUTE_MODULE_STACKS)} "
+            f"(got {stack}) and selective attention"
+        )
+    pairs = (("loss", loss), ("selective", selective), ("modules", recompute_modules))
+    changes = {k: v for k, v in pairs if v is not None}
     return replace(conv, **changes) if changes else conv
 
 

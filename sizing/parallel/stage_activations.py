@@ -89,7 +89,14 @@ def _frozen_down_input(cfg: ModelConfig, term, layout: ParallelLayout, moe: bool
 
 def _conventions(work: Workload):
     return conventions(
-        work.stack, work.precision, work.fp8_recipe, work.fp8_params, work.grad_reduce, work.loss, work.selective
+        work.stack,
+        work.precision,
+        work.fp8_recipe,
+        work.fp8_params,
+        work.grad_reduce,
+        work.loss,
+        work.selective,
+        work.recompute_modules,
     )
 
 
