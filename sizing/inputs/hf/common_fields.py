@@ -28,7 +28,7 @@ COMMON_FIELDS: dict[str, str] = {
     "num_experts": "index?",
     "num_local_experts": "index?",
     "num_experts_per_tok": "size?",
-    "sliding_window": "size?",
+    "sliding_window": "index?",  # 0 with use_sliding_window false (transformers' qwen2_moe walk)
     "sliding_window_pattern": "size?",
     "no_rope_layers": "list?",
     "num_channels": "size",
