@@ -27,7 +27,7 @@ COMMON_FIELDS: dict[str, str] = {
     "max_position_embeddings": "size?",
     "num_experts": "index?",
     "num_local_experts": "index?",
-    "num_experts_per_tok": "size?",
+    "num_experts_per_tok": "index?",  # 0 in a dense config (granite-4.0-h-micro: num_local_experts 0)
     "sliding_window": "index?",  # 0 with use_sliding_window false (transformers' qwen2_moe walk)
     "sliding_window_pattern": "size?",
     "no_rope_layers": "list?",
