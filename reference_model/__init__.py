@@ -4,6 +4,10 @@
 does not import torch.
 """
 
+from reference_model.torch_cache import use_private_torch_cache
+
+use_private_torch_cache()  # before anything here imports torch: no cache folder left in $TMPDIR
+
 _MODEL_NAMES = ("build", "GPT", "KVCache")
 
 

@@ -24,6 +24,7 @@ from sizing.inputs import (
     as_workload,
     default_gpu_for,
     get_gpu,
+    parse_length,
     parse_quantity,
     resolve_target,
 )
@@ -378,8 +379,7 @@ def _workload(target: ModelTarget, work: Workload | None, loose: dict) -> tuple[
 
 
 def _seq_len(target: ModelTarget, seq_len: int | str | None) -> tuple[int, str]:
-    """(T, where it came from): as given, else the preset's or the file's context; checked
-    against the model's own limits."""
+    """(T, where it came from): as given, else the preset's or file's context; checked against the model."""
     if seq_len is None:
         if target.context is None:
             raise SizingError("seq_len must be given for a config that is not a preset and states no context")
@@ -394,7 +394,7 @@ _resolve_model = resolve_target  # the name sizing.plan.sweeps imports
 
 
 def _count(name: str, value: int | str, maximum: int) -> int:
-    """An int, or a string as the CLI takes it ('4096', '2T', '1.4e12'), exactly."""
+    """An int, or the CLI's string, exactly: tokens in SI ('2T'), a seq_len with K = 1024 ('128K')."""
     if isinstance(value, str):
-        value = parse_quantity(value, name, maximum)
+        value = (parse_length if name == "seq_len" else parse_quantity)(value, name, maximum)
     return require_int(name, value, 1, maximum)

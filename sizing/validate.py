@@ -133,6 +133,34 @@ def require_peak_tflops(name: str, value: Any, shown: str | None = None) -> floa
     return require_number(name, value, MIN_PEAK_TFLOPS, MAX_FLOAT, what=PEAK_WHAT, shown=shown)
 
 
+# An efficiency (a share of a peak rate or of a bandwidth) below this makes a time overflow to
+# infinity for a large workload (seconds = work / (rate x efficiency)); no real kernel is slower.
+MIN_EFFICIENCY = MIN_MFU
+EFFICIENCY_WHAT = f"a number in (0, 1], at least {MIN_EFFICIENCY:g}"
+# A request rate below one request in ~11.6 days turns $ per token into overflow, and one
+# below a float's resolution rounds the replicas to 0.
+MIN_RATE, MAX_RATE = 1e-6, 1e9
+RATE_WHAT = f"requests per second between {MIN_RATE:g} and {MAX_RATE:g}"
+# A link slower than 1 MB/s turns a collective's seconds into overflow (and nothing trains on it).
+MIN_LINK_GBS, MAX_LINK_GBS = 1e-3, 1e6
+LINK_WHAT = f"GB/s per direction between {MIN_LINK_GBS:g} and {MAX_LINK_GBS:g}"
+
+
+def require_efficiency(name: str, value: Any, shown: str | None = None) -> float:
+    """A share of a peak in [MIN_EFFICIENCY, 1] (serving's compute and bandwidth efficiencies)."""
+    return require_number(name, value, MIN_EFFICIENCY, 1, what=EFFICIENCY_WHAT, shown=shown)
+
+
+def require_rate(name: str, value: Any, shown: str | None = None) -> float:
+    """Requests per second in [MIN_RATE, MAX_RATE]."""
+    return require_number(name, value, MIN_RATE, MAX_RATE, what=RATE_WHAT, shown=shown)
+
+
+def require_link_gbs(name: str, value: Any, shown: str | None = None) -> float:
+    """A link's GB/s per direction in [MIN_LINK_GBS, MAX_LINK_GBS]."""
+    return require_number(name, value, MIN_LINK_GBS, MAX_LINK_GBS, what=LINK_WHAT, shown=shown)
+
+
 def require_bool(name: str, value: Any) -> bool:
     if not isinstance(value, bool):
         raise SizingError(f"{name} ({show(value)}) must be true or false")
@@ -203,12 +231,24 @@ def parse_int(name: str, text: str, minimum: int = 1, maximum: int = MAX_COUNT) 
     return require_int(name, sign * int(digits or "0") * 10**exponent, minimum, maximum)
 
 
+def typed_float(text: str) -> float | None:
+    """A number as typed -> float, or None when it is not one. Digits are ASCII 0-9 only, as for
+    integers (parse_int): Python's float() would also read Arabic-Indic or full-width digits
+    ('٣' = 3), which no other option takes. 'nan' and 'inf' are read (callers refuse them)."""
+    cleaned = str(text).strip().replace("_", "")
+    if not cleaned.isascii():
+        return None
+    try:
+        return float(cleaned)
+    except ValueError:
+        return None
+
+
 def parse_float(name: str, text: str) -> float:
     """A typed real number, finite: 'inf', 'nan' and '1e400' (a float overflow) are refused."""
-    try:
-        value = float(str(text).strip().replace("_", ""))
-    except ValueError:
-        raise SizingError(f"{name} ({show(text)}) must be a number") from None
+    value = typed_float(text)
+    if value is None:
+        raise SizingError(f"{name} ({show(text)}) must be a number (digits 0-9)")
     if not math.isfinite(value):
         raise SizingError(f"{name} ({show(text)}) must be a finite number")
     return value

@@ -151,3 +151,113 @@ def test_the_issues_calls_answer_or_refuse_in_one_line():
         with pytest.raises(SizingError) as info:
             call()
         assert words in str(info.value)
+
+
+# ---- issue 34: hybrid and vision readers, hub ids, overrides and the plan's keyword options
+def _family_config(family: str, name: str) -> dict:
+    import copy
+
+    from sizing.hybrid import hybrid_preset
+    from sizing.vision import vision_preset
+
+    return copy.deepcopy((hybrid_preset(name) if family == "hybrid" else vision_preset(name)).hf_config)
+
+
+FAMILIES = [("hybrid", n) for n in ("mamba2-2.7b", "jamba-v0.1", "nemotron-h-8b", "bamba-9b", "qwen3-next-80b-a3b")]
+FAMILIES += [("vision", n) for n in ("llava-1.5-7b", "qwen2.5-vl-7b", "gemma-3-4b", "llama-4-scout-full")]
+
+
+@settings(FUZZ, max_examples=60)
+@given(st.sampled_from(FAMILIES), st.data(), HOSTILE)
+def test_family_readers_refuse_any_bad_field_in_one_line(family_name, data, value):
+    """Any field of a hybrid or vision config (nested ones too) set to any hostile value: the
+    model it reads is finite, or a SizingError line names the problem (items 2 and 16)."""
+    from sizing.hybrid import hybrid_from_hf_config
+    from sizing.hybrid.model import total_params
+    from sizing.vision import vlm_from_hf_config, vlm_params
+
+    family, name = family_name
+    config = _family_config(family, name)
+    target = config
+    nested = [k for k, v in config.items() if isinstance(v, dict)]
+    if nested and data.draw(st.booleans()):
+        target = config[data.draw(st.sampled_from(nested))]
+    target[data.draw(st.sampled_from(sorted(target)))] = value
+    if family == "hybrid":
+        model = _call(hybrid_from_hf_config, config)
+        if model is not None:
+            _call(total_params, model)
+    else:
+        read = _call(vlm_from_hf_config, config)
+        if read is not None:
+            _call(vlm_params, *read)
+
+
+HUB_ALPHABET = st.sampled_from(list("ab-_.@/") + ["..", "--", "x" * 40])
+
+
+@settings(FUZZ, max_examples=40)
+@given(st.lists(HUB_ALPHABET, min_size=1, max_size=8).map("".join))
+def test_hub_ids_are_read_or_refused_in_one_line(tmp_path_factory, hub_id):
+    """Any owner/name@revision, offline with an empty cache: one SizingError line (item 6)."""
+    import os
+
+    from sizing.inputs.hf import load_config_file
+
+    cache = tmp_path_factory.mktemp("hub")
+    os.environ["HF_HUB_OFFLINE"], os.environ["HF_HUB_CACHE"] = "1", str(cache)
+    try:
+        _call(load_config_file, hub_id)
+    finally:
+        del os.environ["HF_HUB_OFFLINE"], os.environ["HF_HUB_CACHE"]
+
+
+@FUZZ
+@given(
+    st.one_of(
+        HOSTILE, st.dictionaries(st.sampled_from(["n_layers", "d_model", "x"]), HOSTILE), st.lists(st.text(max_size=8))
+    )
+)
+def test_with_overrides(overrides):
+    _call(sizing.get_preset("gpt2").config.with_overrides, overrides)
+
+
+@FUZZ
+@given(
+    st.sampled_from(
+        [
+            "gpu",
+            "mfu",
+            "overlap",
+            "nvlink_gbs",
+            "network_gbs",
+            "compute_efficiency",
+            "fused",
+            "name",
+            "step_options",
+        ]
+    ),
+    HOSTILE,
+)
+def test_parallel_plan_keywords(keyword, value):
+    """Each keyword of parallel_plan given any value: a finite plan or one line (item 26)."""
+    _call(parallel_plan, "gpt2", ParallelLayout(dp=2), Workload(1024), **{keyword: value})
+
+
+@FUZZ
+@given(
+    st.sampled_from(
+        ["tokens", "attention", "global_batch", "gpus", "dtype", "stack", "fp8_recipe", "fp8_params", "grad_reduce"]
+    ),
+    HOSTILE,
+)
+def test_workload_fields(field, value):
+    """Each field of the Workload parallel_plan takes, given any value: a finite plan or one line (item 26)."""
+    _call(lambda: parallel_plan("gpt2", ParallelLayout(dp=2), Workload(1024, **{field: value})))
+
+
+@FUZZ
+@given(st.sampled_from(["compute_efficiency", "bandwidth_efficiency", "gpu", "tp", "kv_dtype", "price"]), HOSTILE)
+def test_serve_keywords(keyword, value):
+    """Each keyword of serve given any value, 1e-320 among them: finite, or one line (items 3, 5)."""
+    _call(serve, "llama2-7b", 512, 64, **{keyword: value})

@@ -1,5 +1,6 @@
-"""Fuzz every command of the `sizing` group (issue 23), enumerated from the click group at run
-time, so a command added later is covered. Whatever is typed: no traceback, no NaN or Infinity
+"""Fuzz every command of the `sizing` group (issue 23; hybrid and vision, their config files and
+hub ids read offline: issue 34), enumerated from the click group at run time, so a command added
+later is covered. Whatever is typed: no traceback, no NaN or Infinity
 in JSON, an exit code in {0, 2, 3} (3: `sizing memory` says it does not fit), a one-line
 `Error:` on exit 2, and no file touched outside the working folder (each run's cwd is a
 temporary folder; a sentinel folder beside it must keep every byte).
@@ -29,15 +30,27 @@ from sizing.cli.common import MAX_ERROR_CHARS
 from sizing.cli.options import Choice, Count, Number, Quantity
 from sizing.report import build
 
-QUICK = {"compare", "estimate", "gpus", "memory", "parallel", "plan", "presets", "report", "serve", "sweep"}
+QUICK = {"compare", "estimate", "gpus", "hybrid", "memory", "parallel", "plan", "presets", "report", "serve", "sweep"}
+QUICK |= {"vision"}
 STRICT_TYPES = (Choice, Count, Number, Quantity, click.Choice)  # each refuses "nan"
 FIXTURE_CONFIG = str(Path(__file__).parent / "fixtures" / "hf_configs" / "openai-community__gpt2.json")
+FAMILY_CONFIGS = [str(p) for p in sorted((Path(__file__).parent / "fixtures" / "family_configs").glob("*.json"))]
+# hub ids, read offline from an empty cache (the sandbox sets HF_HUB_OFFLINE): valid, refused by the hub's rules
+HUB_IDS = [
+    "meta-llama/Llama-3.1-8B",
+    "a..b/c",
+    "a--b/c",
+    "org/name..",
+    "o" * 97 + "/x",
+    "org/name@../../etc",
+    "x/y@main",
+]
 NUMBERS = ["0", "-1", "1", "2", "8", "1e300", "1e-320", "nan", "inf", "1" + "0" * 40, "0.5", "1.5", "abc", ""]
 NUMBERS += ["1_000", "4096", "2T", "1e999999", "\nError: forged", "0x10", "1,2", "1T:3T:1T", "16:64:16"]
 VALUES = {
-    "--preset": ["gpt2", "llama2-7b", "mixtral-8x7b", "llama-4-scout", "nope", "GPT2"],
+    "--preset": ["gpt2", "llama2-7b", "mixtral-8x7b", "llama-4-scout", "nope", "GPT2", "jamba-v0.1", "gemma-3-4b"],
     "--like": ["llama2-7b", "phi-2", "gpt2", "mixtral-8x7b", "nope"],
-    "--config": [FIXTURE_CONFIG, "nope.json", "/dev/null", "."],
+    "--config": [FIXTURE_CONFIG, "nope.json", "/dev/null", ".", "", *FAMILY_CONFIGS, *HUB_IDS],
     "--gpu": ["h100", "a100", "x", "H100", "mi300x"],
     "--set": ["n_layers=2", "d_model=0", "attention_chunk=64", "n_layer=3", "rope_theta=nan", "x"],
     "--out": ["out", "out/sub", "", "/dev/null", "."],
@@ -92,6 +105,8 @@ def sandbox(tmp_path_factory):
     pages = {"README.md": build.GENERATED_MARK + b" -->\n# Reports\n", "presets/gpt2.md": b"# gpt2\n"}
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(build, "build_reports", lambda *args, **kwargs: dict(pages))
+        patch.setenv("HF_HUB_OFFLINE", "1")  # hub ids are read from the cache only: no network in a test
+        patch.setenv("HF_HUB_CACHE", str(root / "hub"))
         yield root, work, sentinel, _snapshot(sentinel)
 
 
@@ -126,7 +141,8 @@ def check(args: list[str], sandbox, limit_s: float = 5):
     elif "--format" in args and args[args.index("--format") + 1 :][:1] == ["json"] and result.exit_code == 0:
         json.loads(result.stdout, parse_constant=_reject)
     assert _snapshot(sentinel) == kept, args
-    assert sorted(p.name for p in root.iterdir()) == ["sentinel", "work"], args
+    assert sorted(p.name for p in root.iterdir() if p.name != "hub") == ["sentinel", "work"], args
+    assert not (root / "hub").exists() or not any((root / "hub").iterdir()), args  # an offline read writes nothing
     return result
 
 

@@ -288,7 +288,7 @@ def test_a_huge_file_is_refused(tmp_path):
         ("openai-community__gpt2.json", {"n_inner": 0}, ["'n_inner' (0)", "positive integer"]),
         ("tiiuae__falcon-40b.json", {"ffn_hidden_size": 0}, ["'ffn_hidden_size' (0)"]),
         ("tiiuae__falcon-40b.json", {"num_ln_in_parallel_attn": 0}, ["'num_ln_in_parallel_attn' (0)"]),
-        ("meta-llama__Llama-2-7b-hf.json", {"rope_theta": float("inf")}, ["rope_theta (inf)"]),
+        ("meta-llama__Llama-2-7b-hf.json", {"rope_theta": float("inf")}, ["'rope_theta' (inf)"]),
     ],
 )
 def test_hf_fields_are_checked(name, changes, words):

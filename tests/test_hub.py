@@ -118,7 +118,11 @@ def test_a_download_draws_the_hubs_bar_only_when_the_command_layer_asks(tmp_path
         if local_files_only:
             raise huggingface_hub.errors.LocalEntryNotFoundError("not cached")
         bars.append(not are_progress_bars_disabled())
-        return str(FIX / "meta-llama__Llama-3.1-8B.json")
+        # a real download lands in the cache's snapshots (hub_config_path refuses a path outside it)
+        snapshot = tmp_path / "hub" / "models--meta-llama--Llama-3.1-8B" / "snapshots" / "0" / "config.json"
+        snapshot.parent.mkdir(parents=True, exist_ok=True)
+        snapshot.write_text((FIX / "meta-llama__Llama-3.1-8B.json").read_text())
+        return str(snapshot)
 
     monkeypatch.setattr(huggingface_hub, "hf_hub_download", fake_download)
     before = are_progress_bars_disabled()

@@ -193,7 +193,6 @@ def test_cli_aliases_and_defaults():
         ("--seq-len", "abc"),
         ("--batch", "2"),  # an inference option without --inference
         ("--inference", "--micro-batch", "2"),
-        ("--zero", "3"),  # ZeRO without a data-parallel degree
     ],
 )
 def test_bad_input_is_one_line_exit_2(args):

@@ -209,6 +209,8 @@ def server():
 def request(server, method, path, body=None, host=None):
     conn = http.client.HTTPConnection(*server.server_address[:2], timeout=60)
     headers = {"Host": host} if host else {}
+    if method == "POST":
+        headers["Content-Type"] = "application/json"
     conn.request(method, path, body=body, headers=headers)
     response = conn.getresponse()
     data = response.read()
@@ -349,6 +351,7 @@ def test_any_value_is_an_answer_or_one_bad_input_line(endpoint, extra):
 def test_a_bad_content_length_is_refused(server, length):
     conn = http.client.HTTPConnection(*server.server_address[:2], timeout=30)
     conn.putrequest("POST", "/api/estimate")
+    conn.putheader("Content-Type", "application/json")
     conn.putheader("Content-Length", length)
     conn.endheaders()
     response = conn.getresponse()

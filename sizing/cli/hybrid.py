@@ -11,6 +11,7 @@ from sizing.cli.common import UserError
 from sizing.cli.option_layer import option
 from sizing.inputs import GIB, format_int
 
+EXIT_DOES_NOT_FIT = 3  # as `sizing memory` and `sizing parallel`: not even one sequence fits
 NOT_MODELLED = "training activation memory of the state mixers (inference memory and FLOPs are modelled)"
 
 
@@ -25,16 +26,10 @@ def _load(preset: str | None, config_path: str | None):
             return hybrid_preset(preset).model(), hybrid_preset(preset)
         except KeyError:
             raise UserError(f"--preset ({preset!r}) is not a hybrid preset; valid: {', '.join(names)}") from None
-    import json
-
     from sizing.hybrid import hybrid_from_hf_config
+    from sizing.inputs.hf import load_family_config
 
-    try:
-        with open(config_path, encoding="utf-8") as f:
-            data = json.load(f)
-    except (OSError, ValueError) as exc:
-        raise UserError(f"--config ({config_path!r}) could not be read as JSON: {exc}") from None
-    return hybrid_from_hf_config(data), None
+    return load_family_config(config_path, hybrid_from_hf_config), None
 
 
 def _fit(m, gpu: str, context: int, batch: int, weight_dtype: str, kv_dtype: str, ssm_dtype: str) -> dict:
@@ -136,7 +131,7 @@ def _render(s: dict, preset) -> str:
 
 @click.command()
 @option("preset", help="A hybrid preset (sizing hybrid --preset x lists them).", names="hybrid_presets")
-@option("config", help="A hybrid model's Hugging Face config.json.")
+@option("config", help="A hybrid model's Hugging Face config.json, its directory or a hub id. Never executes code.")
 @option("context", default=4096, help="Context length (tokens).")
 @option("batch", default=1)
 @option("weight_dtype", default="bf16")
@@ -146,21 +141,23 @@ def _render(s: dict, preset) -> str:
 @option("format")
 def hybrid(preset, config_path, context, batch, weight_dtype, kv_dtype, ssm_dtype, gpu, fmt):
     """A hybrid SSM / linear-attention model: parameters, layer pattern, FLOPs, and memory
-    against context beside an all-attention model of the same shape.
+    against context beside an all-attention model of the same shape. With --gpu: exit code 0
+    when a batch of --context tokens fits on it, 3 when not even one sequence does, 2 on bad input.
 
     \b
     Examples:
       sizing hybrid --preset jamba-v0.1 --context 262144 --gpu h100
-      sizing hybrid --config nemotron-h-8b/config.json --context 131072 --batch 8 --format json
+      sizing hybrid --config nemotron-h-8b/config.json --context 128K --batch 8 --format json
     """
     m, p = _load(preset, config_path)
-    ctx = context
-    s = hybrid_summary(m, ctx, batch, weight_dtype, kv_dtype, ssm_dtype)
+    s = hybrid_summary(m, context, batch, weight_dtype, kv_dtype, ssm_dtype)
     if gpu is not None:
-        s["fit"] = _fit(m, gpu, ctx, batch, weight_dtype, kv_dtype, ssm_dtype)
+        s["fit"] = _fit(m, gpu, context, batch, weight_dtype, kv_dtype, ssm_dtype)
     if fmt == "json":
         import json
 
         click.echo(json.dumps(s, indent=2, allow_nan=False))
     else:
         click.echo(_render(s, p))
+    if gpu is not None and s["fit"]["max_batch_at_context"] < 1:
+        raise SystemExit(EXIT_DOES_NOT_FIT)

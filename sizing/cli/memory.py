@@ -42,8 +42,9 @@ EXIT_DOES_NOT_FIT = 3
 @tp_option
 @option("run_remote_code")
 @option("format")
+@option("verdict_only")
 @answers_whole_models(memory_of_whole_model)  # a hybrid, vision-language or transformers-counted model
-def memory(preset, config_path, overrides, inference, fmt, **options):
+def memory(preset, config_path, overrides, inference, fmt, verdict_only, **options):
     """Training memory per GPU (or inference memory) and the largest batch that fits.
 
     Training: weights + gradients + optimizer states (sharded by ZeRO over --dp) +
@@ -84,7 +85,7 @@ def memory(preset, config_path, overrides, inference, fmt, **options):
         return
     try:  # the API checks what the option types cannot (e.g. a config's own limits): one line, exit 2
         answer = _inference if inference else _training
-        result = answer(model, default_len, gpu_key, reserve, fmt, **options)
+        result = answer(model, default_len, gpu_key, reserve, fmt, advice=not verdict_only, **options)
     except SizingError as exc:
         raise UserError(str(exc)) from None
     if result is None:  # --engine: its split is printed
@@ -150,7 +151,7 @@ def _check_mode_options(
         _refuse_training_options(seq_len if context is not None else None, micro_batch, zero, dp)
         _refuse_given({"--finetune": finetune, "--lora-rank": lora_rank, "--lora-targets": lora_targets}, "to training")
     else:
-        _refuse_inference_options(context, batch, weight_dtype, kv_dtype, prefill_chunk, zero, dp)
+        _refuse_inference_options(context, batch, weight_dtype, kv_dtype, prefill_chunk)
         _refuse_given({"--tp": tp}, "to inference: add --inference (training layouts: `sizing parallel --tp`)")
 
 
@@ -185,9 +186,10 @@ def _training(
     dp: int,
     recompute: str,
     attention_impl: str,
+    advice: bool = True,
     **_,
 ):
-    """Training memory per GPU; when it does not fit, the parallel layouts that would."""
+    """Training memory per GPU; when it does not fit (and `advice`), the parallel layouts that would."""
     model.config.check_context(default_len, "--seq-len")
     result = training_memory(
         model.config,
@@ -203,7 +205,7 @@ def _training(
         name=model.name,
         runtime_reserve=reserve,
     )
-    if not result.fits:
+    if not result.fits and advice:
         result = _with_parallel_advice(result, model.config, dp, micro_batch or 1, gpu_key)
     return result
 
@@ -315,8 +317,10 @@ def _refuse_training_options(seq_len, micro_batch, zero: int, dp: int) -> None:
     )
 
 
-def _refuse_inference_options(context, batch, weight_dtype, kv_dtype, prefill_chunk, zero: int, dp: int) -> None:
-    """Without --inference, the inference options are errors, and ZeRO needs dp ranks to shard over."""
+def _refuse_inference_options(context, batch, weight_dtype, kv_dtype, prefill_chunk) -> None:
+    """Without --inference, the inference options are errors. ZeRO over one rank (--dp 1) is
+    accepted, as `sizing parallel` and training_memory() accept it: it shards nothing (DeepSpeed
+    runs ZeRO on one GPU, e.g. with CPU offload)."""
     _refuse_given(
         {
             "--context": context,
@@ -327,8 +331,6 @@ def _refuse_inference_options(context, batch, weight_dtype, kv_dtype, prefill_ch
         },
         "to inference: add --inference (training uses --micro-batch and --seq-len)",
     )
-    if zero and dp == 1:
-        raise UserError(f"--zero {zero} shards over --dp ranks; give --dp 2 or more (e.g. --zero {zero} --dp 8)")
 
 
 def _with_parallel_advice(result, cfg, dp: int, micro_batch: int, gpu_key: str):

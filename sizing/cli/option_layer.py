@@ -64,6 +64,7 @@ def option(
         help=s.help if help is None else help,
         multiple=s.multiple if multiple is None else multiple,
         callback=s.callback if multiple is None else None,
+        hidden=s.hidden,
     )
     if s.is_flag or s.off_flag:
         attrs["is_flag"] = True

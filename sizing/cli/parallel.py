@@ -23,7 +23,7 @@ from sizing.cli.options import Number
 from sizing.cli.parallel_whole import parallel_of_whole_model, refuse_images
 from sizing.inputs import default_gpu_for, get_gpu
 from sizing.parallel import DEFAULT_BATCH_TOKENS, DEFAULT_STACK, LORA_TARGETS, ParallelLayout
-from sizing.validate import SizingError, require_choice
+from sizing.validate import SizingError, parse_int, require_choice, show
 from sizing.vocabulary import DEFAULT_FINETUNE_SEQ_LEN, DEFAULT_MFU, DEFAULT_OPTIMIZER, DEFAULT_PRECISION
 
 EXIT_DOES_NOT_FIT = 3
@@ -107,6 +107,7 @@ _layout_options = options(
 @option("image_size", default=None, help="A vision-language model: HEIGHTxWIDTH in pixels.  [default: 896x896]")
 @option("run_remote_code")
 @option("format")
+@option("verdict_only")
 @option("emit", only=TRAINING_EMITS)
 @option("out", help="With --emit: the file to write (atomically).  [default: stdout, instead of the answer]")
 @answers_whole_models(  # a hybrid, vision-language or transformers-counted model
@@ -238,9 +239,11 @@ def _targets(text: str | None) -> tuple[str, ...] | None:
 
 def _stage_layers(text: str, pp: int) -> tuple[int, ...]:
     parts = [p.strip() for p in text.split(",")]
-    if len(parts) != pp or not all(p.isdigit() and int(p) > 0 for p in parts):
-        raise UserError(f"--stage-layers ({text!r}) must be {pp} positive layer counts (one per pp stage), e.g. 7,8,7")
-    return tuple(int(p) for p in parts)
+    if len(parts) != pp or not all(p.isascii() and p.isdigit() for p in parts):
+        raise UserError(
+            f"--stage-layers ({show(text)}) must be {pp} positive layer counts (one per pp stage), e.g. 7,8,7"
+        )
+    return tuple(parse_int("--stage-layers", p) for p in parts)  # exact and bounded, never int() of 5,000 digits
 
 
 def _micro_batches(opts: dict, search: bool, dp: int, mb: int) -> int | None:
@@ -326,14 +329,16 @@ def _search(model, work, base, opts, plan_options, fmt, emit):
 
     plan_options = {**plan_options, "name": model.name}
     max_gpus = opts.get("max_gpus") or 2**15
+    first_fit = opts.get("verdict_only", False)  # the UI's fits-on list asks only whether a layout fits
     gpu = plan_options.pop("gpu")
-    best = predict_run(model.config, work, gpu, base=base, max_gpus=max_gpus, **plan_options)
+    best = predict_run(model.config, work, gpu, base=base, max_gpus=max_gpus, first_fit=first_fit, **plan_options)
     if best is not None:  # the one answer: the same call as `sizing estimate --gpus N`
         answer_plan(best, fmt, *emit)
         return
     plan_options["gpu"] = gpu
-    result = search_layout(model.config, work, max_gpus, base, **plan_options)  # what was searched, for the no-fit
-    if work.gpus is None:
+    # what was searched, for the no-fit
+    result = search_layout(model.config, work, max_gpus, base, first_fit=first_fit, **plan_options)
+    if work.gpus is None or first_fit:
         click.echo(render_no_fit(model.name, result.gpus, plan_options["gpu"], [], fmt))
     else:
         alternatives = would_fit(model.config, work, base, more_gpus=False, **plan_options)

@@ -29,7 +29,8 @@ from sizing.vocabulary import DEFAULT_GPU, DEFAULT_MFU
 @option("seq_len", default=4096, help="Context of the shapes.")
 @option("inference_tokens")
 @option("format")
-def plan(flops, gpus, days, gpu, mfu, law, like, seq_len, inference_tokens, fmt):
+@option("verdict_only")
+def plan(flops, gpus, days, gpu, mfu, law, like, seq_len, inference_tokens, fmt, verdict_only):
     """Compute-optimal sizing: N_opt, D_opt and predicted loss for a budget, then shapes.
 
     The budget is --flops, or --gpus x --days on --gpu at --mfu (default: the step model's MFU of

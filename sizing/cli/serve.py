@@ -269,6 +269,8 @@ def _capacity(model, fmt: str, **options) -> None:
     emit, out, caching, config_path = o["emitting"]
     plan_of = lambda engine: _emitted(serving_plan_of_capacity(model, config_path, plan, caching), engine)  # noqa: E731
     answer_serving(text.rstrip("\n"), emit, out, plan_of)
+    if plan.best is None:  # no layout serves the rate within the bounds: exit 3, as not fitting does everywhere
+        raise SystemExit(3)
 
 
 def _emitted(plan, engine: str) -> str:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import importlib
 
+from sizing.cli import options as kinds  # the option types (GPU_NAME, Length, rate_type, ...)
 from sizing.cli.common import FORMATS, once, use_calibration
 from sizing.cli.options import MFU_TYPE, PRICE_TYPE, Choice, Count, Number, Quantity
 from sizing.cli.specs import declare, describe
 from sizing.training import DEFAULT_KG_CO2_PER_KWH, DEFAULT_PUE
-from sizing.validate import MAX_FLOAT, MAX_SEQ_LEN, MIN_MFU, MIN_PEAK_TFLOPS, PEAK_WHAT
+from sizing.validate import MAX_FLOAT, MAX_SEQ_LEN, MIN_PEAK_TFLOPS, PEAK_WHAT
 from sizing.vocabulary import (
     ATTENTION_CONVENTIONS,
     ATTENTION_IMPL_ALIASES,
@@ -69,15 +70,11 @@ def _choice(flag: str, values, aliases: dict | None = None):
     return make
 
 
-def _efficiency(flag: str):
-    return _number(flag, MIN_MFU, 1, exclusive=False, what=f"a share of the peak in (0, 1], at least {MIN_MFU:g}")
-
-
 # ---------------------------------------------------------------- model
-_add("preset", ("--preset", "-p"), "model", "A preset name (see `sizing presets`).", metavar="NAME",
-     multiple=True, callback=once, names="presets")  # fmt: skip
+_add("preset", ("--preset", "-p"), "model", "A preset name (see `sizing presets`).", lambda: kinds.PRESET_NAME,
+     metavar="NAME", multiple=True, callback=once, names="presets")  # fmt: skip
 _add("config", ("--config",), "model", "A Hugging Face config.json or this tool's JSON config. Never executes code.",
-     metavar="PATH", multiple=True, callback=once, dest="config_path")  # fmt: skip
+     lambda: kinds.CONFIG_NAME, metavar="PATH", multiple=True, callback=once, dest="config_path")  # fmt: skip
 _add("set", ("--set",), "model", "Override a config field, e.g. --set n_layers=48 (repeatable).",
      metavar="FIELD=VALUE", multiple=True, dest="overrides")  # fmt: skip
 _add("like", ("--like",), "model", "The family of the shapes (vocab, MLP, norm, FFN ratio).", metavar="PRESET",
@@ -100,9 +97,8 @@ _add("run_remote_code", ("--run-remote-code",), "model",
      "on the meta device. Without it no model code is ever run. Only for code you trust.", is_flag=True)  # fmt: skip
 
 # ---------------------------------------------------------------- data and context
-_add("seq_len", ("--seq-len", "-T"), "data", "Tokens per sequence.", _count("--seq-len", maximum=MAX_SEQ_LEN))
-_add("context", ("--context", "-C"), "data", "Tokens in each sequence's KV cache.",
-     _count("--context", maximum=MAX_SEQ_LEN))  # fmt: skip
+_add("seq_len", ("--seq-len", "-T"), "data", "Tokens per sequence.", lambda: kinds.Length("--seq-len"))
+_add("context", ("--context", "-C"), "data", "Tokens in each sequence's KV cache.", lambda: kinds.Length("--context"))
 _add("tokens", ("--tokens",), "data", "Training tokens, e.g. 2T, 300B, 1.4e12.", lambda: Quantity("--tokens"),
      metavar="N")  # fmt: skip
 _add("inference_tokens", ("--inference-tokens",), "data",
@@ -115,19 +111,20 @@ _add("attention", ("--attention",), "data", "full: T keys per query; causal: T(T
      _choice("--attention", ATTENTION_CONVENTIONS), default=DEFAULT_ATTENTION)  # fmt: skip
 _add("images", ("--images",), "data", "Images in the prompt.", _count("--images", 0), default=1)
 _add("image_size", ("--image-size",), "data", "HEIGHTxWIDTH in pixels.", default="896x896")
-_add("prompt_tokens", ("--prompt-tokens",), "data", "Text tokens in the prompt.", _count("--prompt-tokens", 0),
-     default=512)  # fmt: skip
+_add("prompt_tokens", ("--prompt-tokens",), "data", "Text tokens in the prompt.",
+     lambda: kinds.Length("--prompt-tokens", 0), default=512)  # fmt: skip
 
 # ---------------------------------------------------------------- hardware
-_add("gpu", ("--gpu",), "hardware", "GPU name (see `sizing gpus`).", metavar="NAME", names="gpus")
+_add("gpu", ("--gpu",), "hardware", "GPU name (see `sizing gpus`).", lambda: kinds.GPU_NAME, metavar="NAME",
+     names="gpus")  # fmt: skip
 _add("gpus", ("--gpus",), "hardware", "GPUs in all.", _count("--gpus"))
 _add("mfu", ("--mfu",), "hardware",
      "A constant model FLOPs utilisation in (0, 1] instead of the step model: step = model FLOPs / (peak x MFU).",
      lambda: MFU_TYPE, advanced=True)  # fmt: skip
 _add("nvlink_gbs", ("--nvlink-gbs",), "hardware", "Override the GPU's NVLink GB/s per direction.",
-     _number("--nvlink-gbs", 0, MAX_FLOAT), advanced=True)  # fmt: skip
+     lambda: kinds.link_gbs_type("--nvlink-gbs"), advanced=True)  # fmt: skip
 _add("network_gbs", ("--network-gbs",), "hardware", "Override the GPU's network GB/s per direction.",
-     _number("--network-gbs", 0, MAX_FLOAT), advanced=True)  # fmt: skip
+     lambda: kinds.link_gbs_type("--network-gbs"), advanced=True)  # fmt: skip
 _add("runtime_reserve", ("--runtime-reserve",), "hardware",
      "Memory the process holds beyond its tensors (CUDA context, NCCL, allocator), taken off the GPU before the fit.",
      _number("--runtime-reserve", 0, 1024, exclusive=False, what="GiB in [0, 1024]"), metavar="GiB",
@@ -179,10 +176,10 @@ _add("calibration", ("--calibration",), "training",
      metavar="FILE", multiple=True, callback=use_calibration, advanced=True)  # fmt: skip
 _add("compute_efficiency", ("--compute-efficiency",), "hardware",
      "Share of the dense peak the matmuls reach (a constant instead of the model's).",
-     _efficiency("--compute-efficiency"), advanced=True)  # fmt: skip
+     lambda: kinds.efficiency_type("--compute-efficiency"), advanced=True)  # fmt: skip
 _add("bandwidth_efficiency", ("--bandwidth-efficiency",), "hardware",
-     "Share of HBM and NVLink bandwidth reached (1: the roofline bound).", _efficiency("--bandwidth-efficiency"),
-     advanced=True)  # fmt: skip
+     "Share of HBM and NVLink bandwidth reached (1: the roofline bound).",
+     lambda: kinds.efficiency_type("--bandwidth-efficiency"), advanced=True)  # fmt: skip
 
 # ---------------------------------------------------------------- precision and memory
 _add("dtype", ("--dtype",), "precision",
@@ -248,12 +245,12 @@ _add("recompute_modules", ("--recompute-modules",), "training",
      "core_attn).  [default: core_attn]", metavar="MOD,MOD,...", advanced=True)  # fmt: skip
 
 # ---------------------------------------------------------------- serving
-_add("prompt", ("--prompt",), "serving", "Prompt tokens per sequence.", _count("--prompt", maximum=MAX_SEQ_LEN))
+_add("prompt", ("--prompt",), "serving", "Prompt tokens per sequence.", lambda: kinds.Length("--prompt"))
 _add("output", ("--output",), "serving", "Output tokens per sequence, the first from the prefill (at least 2).",
-     _count("--output", 2, MAX_SEQ_LEN))  # fmt: skip
+     lambda: kinds.Length("--output", 2))  # fmt: skip
 _add("rate", ("--rate",), "serving",
      "Requests/s to serve: answers replicas x (tp, pp), GPUs and $/M tokens, searching tp and dtypes.",
-     _number("--rate", 0, 1e9, what="a number of requests per second > 0"))  # fmt: skip
+     lambda: kinds.rate_type("--rate"))  # fmt: skip
 _add("slo_ttft", ("--slo-ttft",), "serving", "With --rate: time-to-first-token bound, e.g. 2s.", metavar="DURATION")
 _add("slo_tpot", ("--slo-tpot",), "serving", "With --rate: time-per-output-token bound, e.g. 50ms.",
      metavar="DURATION")  # fmt: skip
@@ -290,11 +287,10 @@ _add("max_num_seqs", ("--max-num-seqs",), "engine",
      "With --engine vllm: rows its profiling sampler draws (and the most running requests).  [default: vLLM's, "
      "1024 on a GPU of >= 70 GiB that is not an A100, else 256]", _count("--max-num-seqs"), advanced=True)  # fmt: skip
 _add("prefill_chunk", ("--prefill-chunk",), "engine", "Tokens per prefill forward (chunked prefill).",
-     _count("--prefill-chunk", maximum=MAX_SEQ_LEN), advanced=True)  # fmt: skip
+     lambda: kinds.Length("--prefill-chunk"), advanced=True)  # fmt: skip
 _add("prefix_cached", ("--prefix-cached",), "engine",
      "Prompt tokens every request shares and the engine caches (prefix caching): their prefill is skipped and "
-     "their KV blocks stored once.", _count("--prefix-cached", maximum=MAX_SEQ_LEN), dest="prefix",
-     advanced=True)  # fmt: skip
+     "their KV blocks stored once.", lambda: kinds.Length("--prefix-cached"), dest="prefix", advanced=True)  # fmt: skip
 _add("token_budget", ("--token-budget",), "engine",
      "With --rate: tokens per scheduler iteration (vLLM max_num_batched_tokens).", _count("--token-budget", 2),
      default=DEFAULT_TOKEN_BUDGET, advanced=True)  # fmt: skip
@@ -325,6 +321,10 @@ _add("memory", ("--memory",), "output", "Include the memory summary.", off_flag=
 _add("sort", ("--sort",), "output", "Sort the rows by this column (ascending), e.g. gpu_hours or params_total.",
      metavar="COLUMN")  # fmt: skip
 _add("out", ("--out",), "output", "Where to write.", metavar="PATH")
+# hidden: the server's own switch for the UI's fits-on list (sizing.ui.api.fits_by_gpu), not the CLI's surface
+_add("verdict_only", ("--verdict-only",), "output",
+     "Only what decides whether it fits: a layout search stops at the first layout that fits, and the advice on "
+     "what would fit (other layouts, the fewest GPUs) is left out.", is_flag=True, hidden=True)  # fmt: skip
 _add("emit", ("--emit",), "output",
      "Write the chosen layout or serving plan as the framework's own file or command line (to --out, else to "
      "stdout instead of the answer).", _choice("--emit", ("torchtitan", "megatron", "deepspeed", "vllm", "sglang",

@@ -73,6 +73,10 @@ declare("host", ("--host",), "command", "Address to bind (this machine only by d
 declare("port", ("--port",), "command", "TCP port to listen on (0: any free port).",
         _count("--port", 0, 65535), default=8765)  # fmt: skip
 declare("open", ("--open",), "command", "Open the page in the default browser.", is_flag=True, dest="open_browser")
+declare("allow_remote", ("--allow-remote",), "command",
+        "Allow a --host other than this machine's (127.0.0.1, ::1, localhost; '' and 0.0.0.0 are every interface). "
+        "It exposes the page and its JSON API, without authentication, to every machine that can reach that "
+        "address: anyone there can run any calculation (and keep this machine's CPU busy).", is_flag=True)  # fmt: skip
 
 # ---------------------------------------------------------------- sizing profile
 declare("steps", ("--steps",), "command", "Timed steps; the median is reported (default 10).", _count("--steps"))

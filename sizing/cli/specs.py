@@ -14,8 +14,8 @@ serve counts attention causal, estimate full), `help` (the sentence in that comm
 object itself is shared: `option.type is spec.type` for every option that is not `only` or
 `as_list` (tests/test_option_specs.py walks every command and checks it).
 
-The parser types are the classes of sizing/cli/options.py (Count, Number, Quantity, Choice),
-built on first use so that importing this module loads no question package.
+The parser types are the classes of sizing/cli/options.py (Count, Length, Number, Quantity,
+Choice, Name), built on first use so that importing this module loads no question package.
 """
 
 from __future__ import annotations
@@ -67,6 +67,7 @@ class OptionSpec(NamedTuple):
     advanced: bool = False  # the form folds it away
     names: str | None = None  # "gpus" / "presets": the value names a row of that table
     dest: str | None = None  # the Python name when it is not `key` (config_path for --config)
+    hidden: bool = False  # the server's own switch: not in --help, the form or a request (--verdict-only)
     label: str | None = None  # the form's words for it ("Sequence length"); None: made from the key
     # When the option applies: each term must hold, else the form disables it (the CLI refuses the
     # combination with one line; tests/test_option_needs.py checks each term against the CLI).
@@ -108,7 +109,13 @@ class OptionSpec(NamedTuple):
             return "switch"
         if self.is_flag:
             return "flag"
-        kinds = {"Choice": "choice", "Count": "integer", "Number": "number", "Quantity": "quantity"}
+        kinds = {
+            "Choice": "choice",
+            "Count": "integer",
+            "Length": "integer",
+            "Number": "number",
+            "Quantity": "quantity",
+        }
         return kinds.get(type(self.type).__name__, "text") if self.type is not None else "text"
 
 
@@ -192,8 +199,9 @@ def option_dict(param: SpecOption) -> dict:
 
 
 def command_options(command: click.Command) -> list[dict]:
-    """Every option of a built command, as option_dict data, in --help order."""
-    return [option_dict(p) for p in command.params if isinstance(p, SpecOption)]
+    """Every option of a built command that a user may set, as option_dict data, in --help order
+    (a hidden option is the server's own: sizing.ui.api refuses it in a request)."""
+    return [option_dict(p) for p in command.params if isinstance(p, SpecOption) and not p.hidden]
 
 
 def group_labels() -> dict[str, str]:

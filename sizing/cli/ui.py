@@ -11,7 +11,8 @@ from sizing.cli.option_layer import option
 @option("host")
 @option("port")
 @option("open")
-def ui(host, port, open_browser):
+@option("allow_remote")
+def ui(host, port, open_browser, allow_remote):
     """The calculator in a browser: every question of the CLI on one page, with charts.
 
     Serves a static page and a JSON API (the same functions and JSON as --format json) until
@@ -22,11 +23,17 @@ def ui(host, port, open_browser):
       sizing ui --open
       sizing ui --port 9000
     """
-    from sizing.ui import serve_forever
+    from sizing.cli.common import UserError
+    from sizing.ui import is_loopback, serve_forever
+
+    if not is_loopback(host) and not allow_remote:
+        shown = "every interface" if host.strip() in ("", "0.0.0.0", "::") else "another machine's network"
+        raise UserError(
+            f"--host ({host!r}) would serve {shown}, not this machine only; add --allow-remote to expose the "
+            "calculator there (no authentication), or leave --host out"
+        )
 
     try:
         serve_forever(host, port, open_browser)
     except OSError as exc:
-        from sizing.cli.common import UserError
-
         raise UserError(f"--host {host} --port {port}: cannot listen ({exc.strerror or exc})") from None

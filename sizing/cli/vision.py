@@ -24,14 +24,9 @@ def _load(preset: str | None, config_path: str | None):
                 f"--preset ({preset!r}) is not a vision-language preset; valid: {', '.join(names)}"
             ) from None
         return (*vlm_from_hf_config(p.hf_config), preset, p)
-    import json
+    from sizing.inputs.hf import load_family_config
 
-    try:
-        with open(config_path, encoding="utf-8") as f:
-            data = json.load(f)
-    except (OSError, ValueError) as exc:
-        raise UserError(f"--config ({config_path!r}) could not be read as JSON: {exc}") from None
-    return (*vlm_from_hf_config(data), config_path, None)
+    return (*load_family_config(config_path, vlm_from_hf_config), config_path, None)
 
 
 def vision_summary(text, vision, name, prompt_tokens, images, height, width, attention) -> dict:
@@ -54,7 +49,7 @@ def vision_summary(text, vision, name, prompt_tokens, images, height, width, att
 
 @click.command()
 @option("preset", help="A vision-language preset.", names="vision_presets")
-@option("config", help="A whole (multimodal) Hugging Face config.json.")
+@option("config", help="A whole (multimodal) Hugging Face config.json, its directory or a hub id. Never executes code.")
 @option("images")
 @option("image_size")
 @option("prompt_tokens")

@@ -19,7 +19,7 @@ from __future__ import annotations
 from sizing.hybrid.mixers import GatedDeltaNet, Mamba1Mixer, Mamba2Mixer
 from sizing.hybrid.model import HybridModel
 from sizing.inputs import ConfigError, ModelConfig, NotModelled
-from sizing.inputs.hf import _get
+from sizing.inputs.hf import _get, _layer_indices, check_common_fields
 from sizing.validate import show
 
 
@@ -75,18 +75,28 @@ def _mamba2_from(d: dict, heads: str, head_dim: str, state: str, groups: str, ke
 def _mamba2(d: dict) -> HybridModel:
     d_model = _get(d, "hidden_size", kind="int")
     mixer = _mamba2_from(d, "num_heads", "head_dim", "state_size", "n_groups", "conv_kernel")
-    expand = _get(d, "expand", default=2, kind="num")
+    expand = _get(d, "expand", default=2, kind="positive")
     mixer = Mamba2Mixer(**{**mixer.__dict__, "d_inner_proj": int(expand * d_model)})
     L = _layers_count(d)
     base = _base(d, n_heads=mixer.n_heads if d_model % mixer.n_heads == 0 else 1, d_ff=d_model)
     return HybridModel(_name(d), base, mixer, (("mamba", "none"),) * L, layer_norms=1)
 
 
+def _period(d: dict, period_field: str, period_default: int, offset_field: str, offset_default: int):
+    """(period, offset) of a periodic layer pattern (layer i has it when i % period == offset):
+    a period of at least 1 and an offset below it, else no layer would have it."""
+    period = _get(d, period_field, default=period_default, kind="size")
+    offset = _get(d, offset_field, default=offset_default, kind="index")
+    if offset >= period:
+        raise ConfigError(f"{offset_field} ({offset}) must be below {period_field} ({period}): no layer would match")
+    return period, offset
+
+
 def _jamba(d: dict) -> HybridModel:
     L, d_model = _layers_count(d), _get(d, "hidden_size", kind="int")
-    period, offset = _get(d, "attn_layer_period", default=8), _get(d, "attn_layer_offset", default=4)
-    e_period, e_offset = _get(d, "expert_layer_period", default=2), _get(d, "expert_layer_offset", default=1)
-    n_experts = _get(d, "num_experts", default=16)
+    period, offset = _period(d, "attn_layer_period", 8, "attn_layer_offset", 4)
+    e_period, e_offset = _period(d, "expert_layer_period", 2, "expert_layer_offset", 1)
+    n_experts = _get(d, "num_experts", default=16, kind="size")  # 1: every MLP dense
     kinds = tuple(
         (
             "attention" if i % period == offset else "mamba",
@@ -103,7 +113,7 @@ def _jamba(d: dict) -> HybridModel:
         n_experts=n_experts if n_experts > 1 else 0,
         top_k=_get(d, "num_experts_per_tok", default=2) if n_experts > 1 else 0,
     )
-    expand = _get(d, "mamba_expand", default=2)
+    expand = _get(d, "mamba_expand", default=2, kind="size")
     mixer = Mamba1Mixer(
         d_model=d_model,
         d_inner=expand * d_model,
@@ -224,9 +234,7 @@ def _mamba_prefixed_mixer(d: dict):
 
 def _bamba(d: dict) -> HybridModel:
     L = _layers_count(d)
-    attn = d.get("attn_layer_indices") or []
-    if not isinstance(attn, list) or any(not isinstance(i, int) or not 0 <= i < L for i in attn):
-        raise ConfigError(f"attn_layer_indices ({show(attn)}) must list layer indices below {L}")
+    attn = _layer_indices(d, "attn_layer_indices", L)  # null: no attention layer
     base = _swiglu_attention_base(d)
     mixer = _mamba_prefixed_mixer(d)
     kinds = tuple(("attention" if i in attn else "mamba", "dense") for i in range(L))
@@ -237,13 +245,13 @@ def _qwen3_next(d: dict) -> HybridModel:
     L = _layers_count(d)
     types = d.get("layer_types")
     if types is None:
-        interval = _get(d, "full_attention_interval", default=4)
+        interval = _get(d, "full_attention_interval", default=4, kind="size")
         types = ["full_attention" if (i + 1) % interval == 0 else "linear_attention" for i in range(L)]
     if not isinstance(types, list) or len(types) != L or set(types) - {"full_attention", "linear_attention"}:
         raise ConfigError(f"layer_types ({show(types)}) must give full_attention or linear_attention for {L} layers")
-    step = _get(d, "decoder_sparse_step", default=1)
-    dense_only = d.get("mlp_only_layers") or []
-    n_experts = _get(d, "num_experts", default=512)
+    step = _get(d, "decoder_sparse_step", default=1, kind="size")
+    dense_only = _layer_indices(d, "mlp_only_layers", L)
+    n_experts = _get(d, "num_experts", default=512, kind="index")  # 0: every MLP dense
     kinds = tuple(
         (
             "attention" if t == "full_attention" else "mamba",
@@ -286,7 +294,7 @@ def _falcon_h1(d: dict) -> HybridModel:
     base = _swiglu_attention_base(d, head_dim=_get(d, "head_dim", default=None, kind="int?"))
     mixer = _mamba_prefixed_mixer(d)
     d_ssm = _get(d, "mamba_d_ssm", default=None, kind="int?")
-    d_ssm = d_ssm if d_ssm is not None else int(_get(d, "mamba_expand", default=2, kind="num") * base.d_model)
+    d_ssm = d_ssm if d_ssm is not None else int(_get(d, "mamba_expand", default=2, kind="positive") * base.d_model)
     if d_ssm != mixer.n_heads * mixer.head_dim:
         raise ConfigError(
             f"mamba_d_ssm ({d_ssm}) must equal mamba_n_heads x mamba_d_head ({mixer.n_heads * mixer.head_dim})"
@@ -309,8 +317,9 @@ HYBRID_CONVERTERS = {
 def hybrid_from_hf_config(d: dict) -> HybridModel:
     if not isinstance(d, dict):
         raise ConfigError(f"a Hugging Face config must be a JSON object, got {type(d).__name__}")
+    check_common_fields(d)  # the fields every config carries, as `estimate --config` checks them
     model_type = d.get("model_type")
-    if model_type not in HYBRID_CONVERTERS:
+    if not isinstance(model_type, str) or model_type not in HYBRID_CONVERTERS:
         raise ConfigError(
             f"model_type ({show(model_type)}) is not a hybrid this tool sizes; hybrids: {', '.join(HYBRID_CONVERTERS)}"
         )

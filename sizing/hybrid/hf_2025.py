@@ -21,7 +21,7 @@ from sizing.hybrid.hf import MAX_LAYERS, _base, _layers_count, _name
 from sizing.hybrid.mixers import KimiDeltaAttention, Mamba2Mixer
 from sizing.hybrid.model import HybridModel
 from sizing.inputs import ConfigError
-from sizing.inputs.hf import _get, first_dense_from_types
+from sizing.inputs.hf import _get, check_common_fields, first_dense_from_types
 from sizing.validate import show
 
 _FULL, _LINEAR = "full_attention", "linear_attention"
@@ -136,8 +136,9 @@ __all__ = ["HYBRID_CONVERTERS", "MAX_LAYERS", "hybrid_from_hf_config"]
 def hybrid_from_hf_config(d: dict) -> HybridModel:
     if not isinstance(d, dict):
         raise ConfigError(f"a Hugging Face config must be a JSON object, got {type(d).__name__}")
+    check_common_fields(d)  # the fields every config carries, as `estimate --config` checks them
     model_type = d.get("model_type")
-    if model_type not in HYBRID_CONVERTERS:
+    if not isinstance(model_type, str) or model_type not in HYBRID_CONVERTERS:
         raise ConfigError(
             f"model_type ({show(model_type)}) is not a hybrid this tool sizes; hybrids: {', '.join(HYBRID_CONVERTERS)}"
         )

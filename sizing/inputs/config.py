@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -305,16 +306,34 @@ class ModelConfig:
             raise ConfigError(f"config lacks required field(s): {', '.join(missing)}")
         return cls(**data)
 
-    def with_overrides(self, overrides: dict[str, Any]) -> ModelConfig:
-        """A new config with fields replaced (validated again). Values may be strings as typed
-        on the command line; they are parsed by the field's type."""
+    def with_overrides(self, overrides: dict[str, Any] | Iterable[str]) -> ModelConfig:
+        """A new config with fields replaced (validated again): a dict of field -> value, or
+        'FIELD=VALUE' strings as `--set` takes them. Values may be strings as typed on the
+        command line; they are parsed by the field's type."""
         types = {f.name: f.type for f in fields(self)}
         parsed = {}
-        for name, value in overrides.items():
+        for name, value in _override_pairs(overrides):
             if name not in types:
                 raise ConfigError(f"unknown config field {show(name)}; {_field_hint(str(name), tuple(types))}")
             parsed[name] = parse_field_value(name, types[name], value) if isinstance(value, str) else value
         return dataclasses.replace(self, **parsed)
+
+
+def _override_pairs(overrides: Any) -> list[tuple[Any, Any]]:
+    """(field, value) pairs of a dict, or of 'FIELD=VALUE' strings (the CLI's --set)."""
+    if isinstance(overrides, dict):
+        return list(overrides.items())
+    if isinstance(overrides, (list, tuple)) and all(isinstance(item, str) for item in overrides):
+        pairs = []
+        for item in overrides:
+            name, sep, value = item.partition("=")
+            if not sep or not name.strip():
+                raise ConfigError(f"override ({show(item)}) must look like FIELD=VALUE, e.g. n_layers=48")
+            pairs.append((name.strip(), value))
+        return pairs
+    raise ConfigError(
+        f"overrides ({show(overrides)}) must be a dict of field -> value or a list of 'FIELD=VALUE' strings"
+    )
 
 
 @functools.cache

@@ -1,12 +1,13 @@
-"""Parsing and formatting of quantities. Counts use SI prefixes (B = 1e9), never 1024;
-bytes are shown in GiB (2**30)."""
+"""Parsing and formatting of quantities. Counts of tokens to train on use SI prefixes (15T =
+15 x 10^12, B = 1e9); sequence and context lengths use K = 1024 and M = 1024^2, as model cards
+do (128K = 131,072; Llama 4 Scout's 10M = 10,485,760). Bytes are shown in GiB (2**30)."""
 
 from __future__ import annotations
 
 import math
 import re
 
-from sizing.validate import MAX_TOKENS, SizingError, decimal_parts, show
+from sizing.validate import MAX_SEQ_LEN, MAX_TOKENS, SizingError, decimal_parts, show
 
 SI_EXPONENTS = {"": 0, "K": 3, "M": 6, "B": 9, "G": 9, "T": 12, "P": 15}  # suffix -> power of ten
 GIB = 2**30
@@ -38,6 +39,39 @@ def parse_quantity(text: str, name: str = "quantity", maximum: int = MAX_TOKENS)
         power_of_ten = str(maximum).rstrip("0") == "1"
         bound = f"1e{len(str(maximum)) - 1}" if power_of_ten else f"{maximum:,}"
         raise QuantityError(f"{name} ({show(text)}) must be at most {bound}")
+    return value
+
+
+LENGTH_EXPONENTS = {"": 0, "K": 1, "M": 2}  # suffix -> power of 1024
+LENGTH_NOTE = "K = 1024: 128K = 131,072"  # what --help says beside every length option
+QUANTITY_NOTE = "SI: 15T = 15 x 10^12, 300B = 3 x 10^11"  # and beside every token budget
+_LENGTH = re.compile(r"^\s*([+-]?[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][+-]?[0-9]+)?)\s*([KM]?)\s*$", re.IGNORECASE)
+
+
+def parse_length(text: str, name: str = "length", maximum: int = MAX_SEQ_LEN) -> int:
+    """A sequence or context length in tokens: '4096', '128K' (131,072), '1M' (1,048,576),
+    '1.5K' (1,536), '8e3' -> an exact integer, at most `maximum`. K and M are powers of 1024,
+    as model cards state context lengths; a fraction of a token is refused, and a number past
+    `maximum` is refused from its digit count before it is built."""
+    match = _LENGTH.match(str(text))
+    parts = decimal_parts(match.group(1)) if match else None
+    if parts is None:
+        raise QuantityError(
+            f"{name} ({show(text)}) is not a length; use a number of tokens with an optional K (1024) or M (1024^2) "
+            "suffix, e.g. 4096, 128K"
+        )
+    sign, digits, exponent = parts  # a negative length is parsed, for the caller to refuse as such
+    power = LENGTH_EXPONENTS[match.group(2).upper()]
+    if len(digits) + exponent > len(str(maximum)):  # before any big integer is built
+        raise QuantityError(f"{name} ({show(text)}) must be at most {maximum:,}")
+    # digits have no trailing zero, so 10^-exponent must divide 1024^power = 2^(10 power): -exponent <= 10 power
+    whole = exponent >= 0 or -exponent <= 10 * power
+    scaled = int(digits or "0") * 1024**power if whole else 0
+    if not whole or (exponent < 0 and scaled % 10**-exponent):  # e.g. 1.5, 0.1K
+        raise QuantityError(f"{name} ({show(text)}) must be a whole number of tokens")
+    value = sign * (scaled * 10**exponent if exponent >= 0 else scaled // 10**-exponent)
+    if value > maximum:
+        raise QuantityError(f"{name} ({show(text)}) must be at most {maximum:,}")
     return value
 
 

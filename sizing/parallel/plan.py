@@ -26,7 +26,7 @@ from sizing.parallel.stepdata import stack as stack_entry
 from sizing.parallel.steptime import PredictedStep, StepOptions, predict_step
 from sizing.parallel.traffic import step_collectives
 from sizing.training import HOURS_PER_DAY, SECONDS_PER_HOUR
-from sizing.validate import SizingError, require_mfu, require_number, show
+from sizing.validate import SizingError, require_bool, require_link_gbs, require_mfu, show
 from sizing.vocabulary import DEFAULT_MFU, mfu_meaning
 
 
@@ -203,6 +203,7 @@ def parallel_plan(
     get_precision(work.precision)
     get_optimizer(work.optimizer)
     _check_rates(mfu, compute_efficiency, nvlink_gbs, network_gbs)
+    _check_options(name, fused, step_options)
     layout.check_model(cfg, work.seq_len, work.attention_impl)
     gpu_entry = get_gpu(gpu)
     if work.precision == "fp8" and "fp8" not in gpu_entry.peak_tflops:
@@ -212,13 +213,9 @@ def parallel_plan(
     work = plan_workload(work, step_options)
     layout = stack_layout(layout, work.stack)
     stage, terms = most_loaded(cfg, layout, work)
-    collectives = step_collectives(cfg, layout, work, gpu_entry, nvlink_gbs, network_gbs, fused)
-    dtype = work.dtype or ("fp32" if work.precision == "fp32" and "fp32" in gpu_entry.peak_tflops else None)
-    constant = compute_efficiency or DEFAULT_MFU
+    rates = dict(mfu=mfu, compute_efficiency=compute_efficiency, nvlink_gbs=nvlink_gbs, network_gbs=network_gbs)
+    collectives, st = constant_step(cfg, layout, work, gpu_entry, overlap, fused, **rates)
     T, recompute = work.seq_len, work.recompute
-    st = step_time(cfg, layout, T, collectives, gpu_entry, constant, recompute, work.attention, dtype, overlap)
-    if mfu is not None:
-        st = whole_run_step(st, mfu)
     predicted = None
     if mfu is None and compute_efficiency is None and has_constants(gpu_entry.key) and work.precision != "fp32":
         options = step_options or StepOptions(nvlink_gbs=nvlink_gbs, network_gbs=network_gbs)
@@ -288,6 +285,31 @@ def plan_workload(work: Workload, step_options: StepOptions | None) -> Workload:
     )
 
 
+def constant_step(
+    cfg: ModelConfig,
+    layout: ParallelLayout,
+    work: Workload,
+    gpu: GPU,
+    overlap: dict[str, float] | None = None,
+    fused: bool = True,
+    *,
+    mfu: float | None = None,
+    compute_efficiency: float | None = None,
+    nvlink_gbs: float | None = None,
+    network_gbs: float | None = None,
+) -> tuple[list[Collective], StepTime]:
+    """The step's collectives and its constant-efficiency time (sizing.parallel.step) for `work`
+    as the plan stores it (plan_workload): at `compute_efficiency` (DEFAULT_MFU when None), or at
+    a whole-run `mfu`. The search times its candidates with this before building a plan (no
+    memory needed for that)."""
+    collectives = step_collectives(cfg, layout, work, gpu, nvlink_gbs, network_gbs, fused)
+    dtype = work.dtype or ("fp32" if work.precision == "fp32" and "fp32" in gpu.peak_tflops else None)
+    constant = compute_efficiency or DEFAULT_MFU
+    T, recompute = work.seq_len, work.recompute
+    st = step_time(cfg, layout, T, collectives, gpu, constant, recompute, work.attention, dtype, overlap)
+    return collectives, st if mfu is None else whole_run_step(st, mfu)
+
+
 def _check_rates(
     mfu: float | None, compute_efficiency: float | None, nvlink_gbs: float | None, network_gbs: float | None
 ) -> None:
@@ -299,7 +321,16 @@ def _check_rates(
             require_mfu(what, value)
     for what, gbs in (("nvlink_gbs", nvlink_gbs), ("network_gbs", network_gbs)):
         if gbs is not None:
-            require_number(what, gbs, 0, 1e6, exclusive_minimum=True)
+            require_link_gbs(what, gbs)
+
+
+def _check_options(name, fused, step_options) -> None:
+    """parallel_plan's other arguments, of the right type before any formula reads them."""
+    if name is not None and not isinstance(name, str):
+        raise SizingError(f"name ({show(name)}) must be a string or None")
+    require_bool("fused", fused)
+    if step_options is not None and not isinstance(step_options, StepOptions):
+        raise SizingError(f"step_options ({show(step_options)}) must be a StepOptions or None")
 
 
 def whole_run_step(st: StepTime, mfu: float) -> StepTime:

@@ -36,16 +36,19 @@ def predict_run(
     layout: ParallelLayout | None = None,
     base: ParallelLayout | None = None,
     max_gpus: int = MAX_SEARCH_GPUS,
+    first_fit: bool = False,
     **plan_options,
 ) -> ParallelPlan | None:
     """The plan of `work` on `gpu`: of `layout` when given, else of the searched layout (module
     docstring); None when nothing fits. plan_options are parallel_plan's (mfu, step_options,
-    compute_efficiency, name, ...)."""
+    compute_efficiency, name, ...). `first_fit`: a layout that fits, not the fastest (the UI's
+    fits-on list asks only whether one does: sizing.parallel.search_layout)."""
     cfg, work = as_config(cfg), as_workload(work)
     if layout is not None:
         return parallel_plan(cfg, layout, work, gpu, **plan_options)
     for batch in batches_to_try(work.seq_len, work.gpus, work.global_batch):
-        best = search_layout(cfg, work.with_(global_batch=batch), max_gpus, base, gpu=gpu, **plan_options).best
+        at = work.with_(global_batch=batch)
+        best = search_layout(cfg, at, max_gpus, base, first_fit, gpu=gpu, **plan_options).best
         if best is not None:
             return best
     return None

@@ -26,6 +26,8 @@ drain, dualpipe (p/2 - 1)/(p - 1) (5/3 - 3w) of it.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from sizing.validate import SizingError
 from sizing.vocabulary import ceil_div
 
@@ -52,6 +54,26 @@ def stage_split(n_layers: int, pp: int, given: tuple[int, ...] | None = None) ->
         return (first,) + (per,) * (pp - 2) + (rest - first,)
     base, extra = divmod(n_layers, pp)  # balanced: the last `extra` stages take one more
     return tuple(base + (1 if i >= pp - extra else 0) for i in range(pp))
+
+
+@lru_cache(maxsize=1024)
+def chunk_sizes(n_layers: int, pp: int, v: int, given: tuple[int, ...] | None) -> tuple[tuple[int, ...], ...]:
+    """[stage][chunk] layer counts: each stage's layers over its v chunks, the first chunks one more."""
+    return tuple(tuple(n // v + (1 if c < n % v else 0) for c in range(v)) for n in stage_split(n_layers, pp, given))
+
+
+@lru_cache(maxsize=1024)
+def chunk_starts(n_layers: int, pp: int, v: int, given: tuple[int, ...] | None) -> tuple[tuple[int, ...], ...]:
+    """[stage][chunk] first layer, in model order chunk 0 of every rank, then chunk 1, ...
+    (Megatron-LM's interleaved assignment); computed once per split, as the layout search asks it
+    of every stage of hundreds of layouts."""
+    sizes = chunk_sizes(n_layers, pp, v, given)
+    starts, layer = [[0] * v for _ in range(pp)], 0
+    for chunk in range(v):
+        for stage in range(pp):
+            starts[stage][chunk] = layer
+            layer += sizes[stage][chunk]
+    return tuple(map(tuple, starts))
 
 
 SCHEDULES = ("1f1b", "interleaved", "zero-bubble", "dualpipe")

@@ -16,8 +16,12 @@ selective or full unless one is asked for; micro-batch 1.
 
 With the per-operation step model (the default), every candidate's step time is predicted
 first (memoised per block shape), and memory is checked in order of predicted time: the first
-candidate that fits is the fastest that fits. In constant-MFU mode each fitting candidate's
-plan is built and the shortest kept.
+candidate that fits is the fastest that fits. In constant-efficiency or whole-run MFU mode the
+candidates go in order of a lower bound of their step (sizing.parallel.search_bounds), each
+timed without its memory, which is checked only for one that can beat the best so far. GPU
+counts below what the model states alone need are never tried, and memory is checked stage by
+stage, cached across searches (search_bounds). `first_fit` asks only whether some layout fits
+(the UI's fits-on list): the most sharded layouts first, the first that fits returned.
 """
 
 from __future__ import annotations
@@ -26,16 +30,15 @@ from dataclasses import dataclass, replace
 from itertools import product
 
 from sizing.inputs import ModelConfig, Workload, as_config, as_workload, get_gpu
-from sizing.memory import layout_runtime_reserve
 from sizing.parallel.batches import FINETUNE_GLOBAL_BATCH, default_global_batch
 from sizing.parallel.layout import GPUS_PER_NODE, ParallelLayout
-from sizing.parallel.memory import most_loaded
-from sizing.parallel.plan import ParallelPlan, parallel_plan, plan_workload
+from sizing.parallel.plan import ParallelPlan, constant_step, parallel_plan, plan_workload
 from sizing.parallel.schedule import stage_split
+from sizing.parallel.search_bounds import ConstantStep, MemoryCheck, fewest_gpus
 from sizing.parallel.stepdata import has_constants
 from sizing.parallel.stepdata import stack as stack_entry
 from sizing.parallel.steptime import StepOptions, predict_step
-from sizing.validate import SizingError, require_int, show
+from sizing.validate import SizingError, require_bool, require_int, show
 from sizing.vocabulary import RECOMPUTE_MODES
 
 MAX_SEARCH_GPUS = 2**15
@@ -114,7 +117,7 @@ def _divisors(n: int, limit: int) -> list[int]:
 class SearchResult:
     best: ParallelPlan | None
     tried: int
-    gpus: tuple[int, ...]  # GPU counts searched
+    gpus: tuple[int, ...]  # GPU counts searched (those below fewest_gpus are ruled out without a try)
 
 
 def stack_base(base: ParallelLayout, work: Workload, step_options: StepOptions | None) -> ParallelLayout:
@@ -132,50 +135,65 @@ def search_layout(
     work: Workload,
     max_gpus: int = MAX_SEARCH_GPUS,
     base: ParallelLayout | None = None,
+    first_fit: bool = False,
     **plan_options,
 ) -> SearchResult:
     """The best fitting plan for `work` on exactly work.gpus GPUs, or on the fewest GPUs up to
     `max_gpus` when work.gpus is None; at work.global_batch sequences per step (None: the default
     of sizing.parallel.batches), trying every recompute mode when work.recompute is None. `cfg`
     may also be a Preset or a preset name; plan_options are parallel_plan's (gpu, mfu, ...).
-    Questions ask sizing.parallel.predict_run, which also tries the batch rounded to the GPUs."""
+    `first_fit`: any plan that fits, not the fastest (whether one fits is all the UI's fits-on
+    list asks of every GPU). Questions ask sizing.parallel.predict_run, which also tries the
+    batch rounded to the GPUs."""
     cfg = as_config(cfg)
     work = as_workload(work)
     cfg.check_context(work.seq_len, "seq_len")
     if base is not None and not isinstance(base, ParallelLayout):
         raise SizingError(f"base ({show(base)}) must be a ParallelLayout")
     require_int("max_gpus", max_gpus, 1, MAX_SEARCH_GPUS)
+    require_bool("first_fit", first_fit)
     base = stack_base(base or ParallelLayout(), work, plan_options.get("step_options"))
+    gpu = get_gpu(plan_options.get("gpu", "h100"))
     global_batch = work.global_batch or default_global_batch(work.seq_len)
     modes = RECOMPUTE_MODES if work.recompute is None else (work.recompute,)
     counts = (work.gpus,) if work.gpus is not None else tuple(_powers_of_two(max_gpus))
-    tried = 0
+    stored = plan_workload(work, plan_options.get("step_options"))  # memory as the plan counts it
+    memory = MemoryCheck(cfg, stored, gpu.memory_bytes, modes)
+    at_least = fewest_gpus(cfg, base, gpu, stored) if work.gpus is None else 1
     constant = plan_options.get("mfu") is not None or plan_options.get("compute_efficiency") is not None
-    fast = not constant and has_constants(get_gpu(plan_options.get("gpu", "h100")).key)
+    fastest = _fastest_fitting if not constant and has_constants(gpu.key) else _best_constant
+    fastest = _first_fitting if first_fit else fastest
+    tried = 0
     for world in counts:
-        layouts = candidate_layouts(cfg, work.seq_len, world, global_batch, work.attention_impl, base)
+        if world < at_least:
+            continue  # the model states alone need more GPUs
+        layouts = [
+            layout
+            for layout in candidate_layouts(cfg, work.seq_len, world, global_batch, work.attention_impl, base)
+            if _fits_model(layout, cfg, work)
+        ]
         tried += len(layouts)
-        at = work.with_(gpus=world, global_batch=global_batch)
-        if fast:
-            best = _fastest_fitting(cfg, layouts, at, modes, plan_options)
-        else:
-            fitting = [plan for layout in layouts for plan in _fitting_plans(cfg, layout, at, modes, plan_options)]
-            best = min(fitting, key=lambda p: (p.step_seconds, p.per_gpu_bytes)) if fitting else None
+        best = fastest(cfg, layouts, work.with_(gpus=world, global_batch=global_batch), modes, memory, plan_options)
         if best is not None:
             return SearchResult(best, tried, counts[: counts.index(world) + 1])
     return SearchResult(None, tried, counts)
 
 
-def _fastest_fitting(cfg: ModelConfig, layouts: list, work: Workload, modes, plan_options: dict):
-    """The plan of the fastest (layout, recompute) by predicted step time that fits in memory."""
+def _fits_model(layout: ParallelLayout, cfg: ModelConfig, work: Workload) -> bool:
+    try:
+        layout.check_model(cfg, work.seq_len, work.attention_impl)
+    except SizingError:
+        return False
+    return True
+
+
+def _fastest_fitting(cfg: ModelConfig, layouts: list, work: Workload, modes, memory: MemoryCheck, plan_options: dict):
+    """The plan of the fastest (layout, recompute) by predicted step time that fits in memory:
+    every step predicted first (memoised per block shape), memory checked in that order."""
     gpu = get_gpu(plan_options.get("gpu", "h100"))
     options = plan_options.get("step_options") or StepOptions()
     timed = []
     for i, layout in enumerate(layouts):
-        try:
-            layout.check_model(cfg, work.seq_len, work.attention_impl)
-        except SizingError:
-            continue
         for mode in modes:
             # under flash attention selective recomputation costs nothing (its backward recomputes
             # the scores anyway): time it as none, ordered just after it
@@ -183,34 +201,60 @@ def _fastest_fitting(cfg: ModelConfig, layouts: list, work: Workload, modes, pla
             seconds = predict_step(cfg, layout, work.seq_len, gpu.key, "none" if same else mode, options).step_seconds
             timed.append((seconds, same, i, mode))
     for _, _, i, mode in sorted(timed):
-        lay = replace(layouts[i], finetune=work.finetune)
-        _, terms = most_loaded(cfg, lay, plan_workload(work.with_(recompute=mode), plan_options.get("step_options")))
-        reserve = layout_runtime_reserve(lay.dp, lay.tp, lay.pp, lay.cp, lay.ep, lay.etp).total_bytes  # as plan.fits
-        if terms["total_bytes"] + reserve <= gpu.memory_bytes:
+        if memory.fits(layouts[i], mode):
             return parallel_plan(cfg, layouts[i], work.with_(recompute=mode), **plan_options)
     return None
 
 
-def _fitting_plans(cfg: ModelConfig, layout: ParallelLayout, work: Workload, modes, plan_options: dict) -> list:
-    """The plans of `layout` that fit, one per recompute mode. Memory first (cheap), the plan
-    (collectives, step) only for what fits; full recomputation saves the most, so when it does
-    not fit no mode does."""
+def _first_fitting(cfg: ModelConfig, layouts: list, work: Workload, modes, memory: MemoryCheck, plan_options: dict):
+    """A plan that fits, found quickly: the most sharded layouts and the most recomputation first
+    (the fewest bytes per GPU), so one check usually answers; memory is shared between GPUs."""
+    order = sorted(range(len(layouts)), key=lambda i: (-_model_parallel(layouts[i]), layouts[i].fsdp is None, i))
+    for i in order:
+        for mode in sorted(modes, key=lambda m: (m != "full", m != "selective")):
+            if memory.fits(layouts[i], mode):
+                return parallel_plan(cfg, layouts[i], work.with_(recompute=mode), **plan_options)
+    return None
+
+
+def _model_parallel(layout: ParallelLayout) -> int:
+    return layout.tp * layout.pp * layout.cp * layout.ep * layout.etp
+
+
+def _best_constant(cfg: ModelConfig, layouts: list, work: Workload, modes, memory: MemoryCheck, plan_options: dict):
+    """The fitting plan of the shortest step, then the fewest bytes, under a constant efficiency
+    (or a whole-run MFU). Candidates go in order of a lower bound of their step (search_bounds);
+    each is timed (constant_step: no memory needed), its memory checked only when it can beat
+    the best so far, and the search stops when the bound passes the best step."""
     gpu = get_gpu(plan_options.get("gpu", "h100"))
-    try:
-        layout.check_model(cfg, work.seq_len, work.attention_impl)
-    except SizingError:
-        return []
-    lay = replace(layout, finetune=work.finetune)
-    out = []
-    for mode in sorted(modes, key=lambda m: m != "full"):
-        _, terms = most_loaded(cfg, lay, plan_workload(work.with_(recompute=mode), plan_options.get("step_options")))
-        reserve = layout_runtime_reserve(layout.dp, layout.tp, layout.pp, layout.cp, layout.ep, layout.etp).total_bytes
-        if terms["total_bytes"] + reserve > gpu.memory_bytes:
-            if mode == "full":
-                return []
+    step = ConstantStep.of(cfg, work, gpu, plan_options)
+    if step.exact and "full" in modes:  # every mode's step is the same: full recomputation holds the fewest bytes
+        modes = ("full",)
+    bounded = sorted((step.lower_bound(layout, mode), i, mode) for i, layout in enumerate(layouts) for mode in modes)
+    best, best_key = None, None
+    for bound, i, mode in bounded:
+        if best_key is not None and bound > best_key[0]:
+            break  # no later candidate can be faster
+        seconds = (
+            bound if step.exact else _constant_seconds(cfg, layouts[i], work.with_(recompute=mode), gpu, plan_options)
+        )
+        if best_key is not None and seconds > best_key[0]:
             continue
-        out.append(parallel_plan(cfg, layout, work.with_(recompute=mode), **plan_options))
-    return out
+        if memory.fits(layouts[i], mode):
+            key = (seconds, memory.bytes(layouts[i], mode))
+            if best_key is None or key < best_key:
+                best, best_key = (i, mode), key
+    if best is None:
+        return None
+    return parallel_plan(cfg, layouts[best[0]], work.with_(recompute=best[1]), **plan_options)
+
+
+def _constant_seconds(cfg: ModelConfig, layout: ParallelLayout, work: Workload, gpu, options: dict) -> float:
+    """The step parallel_plan would give `layout` in constant-efficiency mode, without its memory."""
+    stored = plan_workload(work, options.get("step_options"))
+    rates = {key: options.get(key) for key in ("mfu", "compute_efficiency", "nvlink_gbs", "network_gbs")}
+    _, st = constant_step(cfg, layout, stored, gpu, options.get("overlap"), options.get("fused", True), **rates)
+    return st.step_seconds
 
 
 # What else could fit on the same GPUs, each a (label, layout changes, workload changes).

@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from sizing.inputs import ModelConfig
 from sizing.parallel.layout import ParallelLayout
-from sizing.parallel.schedule import stage_split
+from sizing.parallel.schedule import chunk_sizes, chunk_starts, stage_split
 from sizing.parallel.shapes import (
     Tensor,
     block_kinds,
@@ -29,19 +29,12 @@ def stage_layers(cfg: ModelConfig, layout: ParallelLayout) -> int:
     return max(stage_split(cfg.n_layers, layout.pp, layout.stage_layers))
 
 
-@lru_cache(maxsize=1024)
-def _chunk_sizes(n_layers: int, pp: int, v: int, given: tuple[int, ...] | None) -> tuple[tuple[int, ...], ...]:
-    """[stage][chunk] layer counts: each stage's layers over its v chunks, the first chunks one more."""
-    return tuple(tuple(n // v + (1 if c < n % v else 0) for c in range(v)) for n in stage_split(n_layers, pp, given))
-
-
 def chunk_layers(cfg: ModelConfig, layout: ParallelLayout, stage: int, chunk: int) -> range:
     """The layers of model chunk `chunk` on pipeline rank `stage`, in model order chunk 0 of every
     rank, then chunk 1, ... (Megatron-LM's interleaved assignment; v = 1: rank s holds layers
     s L/p .. (s + 1) L/p - 1 when pp divides L)."""
-    sizes = _chunk_sizes(cfg.n_layers, layout.pp, layout.v, layout.stage_layers)
-    start = sum(sizes[s][c] for c in range(chunk) for s in range(layout.pp))
-    start += sum(sizes[s][chunk] for s in range(stage))
+    sizes = chunk_sizes(cfg.n_layers, layout.pp, layout.v, layout.stage_layers)
+    start = chunk_starts(cfg.n_layers, layout.pp, layout.v, layout.stage_layers)[stage][chunk]
     return range(start, start + sizes[stage][chunk])
 
 
@@ -119,10 +112,18 @@ def candidate_stages(layout: ParallelLayout, cfg: ModelConfig | None = None) -> 
     holding (in flight falls with the stage, so it is the most loaded of its kind)."""
     stages = {0, min(1, layout.pp - 1), layout.pp - 1}
     if cfg is not None and mixed_blocks(cfg):
-        seen: set[tuple] = set()
-        for stage in range(layout.pp):
-            signature = stage_signature(cfg, layout, stage)
-            if signature not in seen:
-                seen.add(signature)
-                stages.add(stage)
+        stages |= _first_of_each_holding(cfg, layout.pp, layout.v, layout.stage_layers)
     return tuple(sorted(stages))
+
+
+@lru_cache(maxsize=1024)
+def _first_of_each_holding(cfg: ModelConfig, pp: int, v: int, given: tuple[int, ...] | None) -> frozenset[int]:
+    """The first stage of each distinct holding of dense and MoE layers (depends on the split
+    alone: computed once for the hundreds of layouts of a search that share it)."""
+    layout = ParallelLayout(
+        pp=pp, v=v, micro_batches=pp, stage_layers=given, pp_schedule="interleaved" if v > 1 else "1f1b"
+    )
+    seen: dict[tuple, int] = {}
+    for stage in range(pp):
+        seen.setdefault(stage_signature(cfg, layout, stage), stage)
+    return frozenset(seen.values())

@@ -27,7 +27,7 @@ from sizing.parallel.layout import ParallelLayout
 from sizing.parallel.traffic import DIMENSIONS, seconds_by_dimension
 from sizing.parallel.whole_flops import training_flop_breakdown
 from sizing.training import SECONDS_PER_HOUR
-from sizing.validate import SizingError, require_fraction
+from sizing.validate import SizingError, require_fraction, show
 
 DEFAULT_OVERLAP: dict[str, float] = {"dp": 1.0, "tp": 0.0, "pp": 0.0, "cp": 1.0, "ep": 0.0}
 
@@ -35,6 +35,8 @@ DEFAULT_OVERLAP: dict[str, float] = {"dp": 1.0, "tp": 0.0, "pp": 0.0, "cp": 1.0,
 def overlaps(given: dict[str, float] | None = None) -> dict[str, float]:
     """DEFAULT_OVERLAP with the given dimensions replaced (each a share in [0, 1])."""
     out = dict(DEFAULT_OVERLAP)
+    if given is not None and not isinstance(given, dict):
+        raise SizingError(f"overlap ({show(given)}) must be a dict of dimension -> share in [0, 1], e.g. {{'dp': 0.5}}")
     for dim, share in (given or {}).items():
         if dim not in DIMENSIONS:
             raise SizingError(f"overlap dimension ({dim!r}) must be one of: {', '.join(DIMENSIONS)}")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sizing.inputs import get_gpu, parse_quantity
+from sizing.inputs import get_gpu, parse_length, parse_quantity
 from sizing.validate import (
     MAX_SEQ_LEN,
     MAX_TOKENS,
@@ -52,14 +52,16 @@ def parse_values(field: str, values: Any) -> list[Any]:
     return list(values)
 
 
-QUANTITY_FIELDS = {"tokens": MAX_TOKENS, "seq_len": MAX_SEQ_LEN}  # typed with SI suffixes (1T, 4K)
+# typed with suffixes: tokens in SI (1T = 10^12), seq_len with K = 1024 (4K = 4,096)
+QUANTITY_FIELDS = {"tokens": (parse_quantity, MAX_TOKENS), "seq_len": (parse_length, MAX_SEQ_LEN)}
 
 
 def _range(field: str, text: str) -> list[int]:
     parts = text.split(":")
     if field in QUANTITY_FIELDS:  # 1T:3T:1T, as 1T,2T,3T is typed
-        start, stop = (parse_quantity(p, field, QUANTITY_FIELDS[field]) for p in parts[:2])
-        step = parse_quantity(parts[2], f"{field} step", QUANTITY_FIELDS[field]) if len(parts) == 3 else 1
+        parse, maximum = QUANTITY_FIELDS[field]
+        start, stop = (parse(p, field, maximum) for p in parts[:2])
+        step = parse(parts[2], f"{field} step", maximum) if len(parts) == 3 else 1
         step = require_int(f"{field} step", step)
     else:
         start, stop = (parse_int(field, p, 0) for p in parts[:2])
@@ -81,7 +83,7 @@ def parse_run_value(field: str, value: Any) -> Any:
             return require_price(field, value)
         return value
     if field == "seq_len":
-        return parse_quantity(value, field, MAX_SEQ_LEN)
+        return parse_length(value, field, MAX_SEQ_LEN)
     if field == "tokens":
         return require_int(field, parse_quantity(value, field, MAX_TOKENS), 1, MAX_TOKENS)
     if field == "num_gpus":

@@ -30,6 +30,7 @@ from sizing.report.ownership import (
     read_manifest,
     refuse_foreign,
     refuse_links,
+    still_owned,
     write_manifest,
 )
 from sizing.validate import show
@@ -174,7 +175,7 @@ def write_reports(
             (out_dir / rel).unlink()
         for path in stray_temporaries([out_dir] + [out_dir / folder for folder in MANAGED_DIRS]):
             path.unlink()
-        write_manifest(out_dir, files)
+        write_manifest(out_dir, files, still_owned(out_dir, files, manifest))
     except OSError as exc:
         where = exc.filename if exc.filename is not None else out_dir
         raise ReportFolderError(

@@ -111,7 +111,8 @@ def stale_files(
     bytes): missing, different, or left over in a generated folder (`managed_dirs`).
     Markdown is compared byte for byte; PNGs through `png_equivalent(committed, fresh)`, which
     returns None when they match and a reason otherwise. `owned` (the manifest, relative path ->
-    sha256) tells a leftover the report wrote from a user's file, which it never removes."""
+    sha256) tells a leftover the report wrote from a user's file, which it never removes and
+    which is therefore never stale: --check judges only what the report owns."""
     out_dir = Path(out_dir)
     problems = []
     for rel, data in sorted(expected.items()):
@@ -137,9 +138,8 @@ def stale_files(
             if rel in expected or path.name.startswith(".") or path.is_symlink() or not path.is_file():
                 continue
             if owned is not None and owned.get(rel) != hashlib.sha256(path.read_bytes()).hexdigest():
-                problems.append(f"{rel}: not written by `sizing report` (it leaves the file alone)")
-            else:
-                problems.append(f"{rel}: no longer generated")
+                continue  # the user's file (or one edited since): the report leaves it alone, so does --check
+            problems.append(f"{rel}: no longer generated")
     for path in stray_temporaries([out_dir] + [out_dir / folder for folder in managed_dirs]):
         problems.append(f"{path.relative_to(out_dir).as_posix()}: temporary file of an interrupted run")
     return problems

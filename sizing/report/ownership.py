@@ -67,10 +67,13 @@ def read_manifest(out_dir: Path) -> dict[str, str]:
     return {rel: sha for rel, sha in data["files"].items() if _safe_rel(rel) and isinstance(sha, str)}
 
 
-def write_manifest(out_dir: Path, files: dict[str, bytes]) -> None:
+def write_manifest(out_dir: Path, files: dict[str, bytes], kept: dict[str, str] | None = None) -> None:
     """Written last, so an interrupted run leaves the previous manifest (still correct for the
-    files it did not reach; the ones it did carry the generated mark)."""
-    body = {"generator": GENERATOR, "files": {rel: digest(data) for rel, data in sorted(files.items())}}
+    files it did not reach; the ones it did carry the generated mark). `kept`: entries of the
+    previous manifest for files this run did not build but still owns unchanged (verification.md
+    without --with-verification), so a run that changes no page leaves the manifest byte for byte."""
+    listed = dict(kept or {}) | {rel: digest(data) for rel, data in files.items()}
+    body = {"generator": GENERATOR, "files": dict(sorted(listed.items()))}
     write_bytes_atomic(Path(out_dir) / MANIFEST, (json.dumps(body, indent=1, sort_keys=True) + "\n").encode())
 
 
@@ -101,12 +104,17 @@ def refuse_links(out_dir: Path, rels) -> None:
 
 
 def is_ours(out_dir: Path, rel: str, manifest: dict[str, str]) -> bool:
-    """The file at `rel` is a regular file (not a link) whose bytes the report recognises."""
+    """The file at `rel` is a regular file (not a link) whose bytes the report recognises: the
+    bytes the manifest lists for it, or, where the manifest does not list it (an older run, a
+    lost manifest), the generated mark. A listed file whose bytes changed was edited since the
+    report wrote it: the user's now, although it still carries the mark."""
     path = Path(out_dir) / rel
     if path.is_symlink() or not path.is_file():
         return False
     data = path.read_bytes()
-    return manifest.get(rel) == digest(data) or carries_mark(rel, data)
+    if rel in manifest:
+        return manifest[rel] == digest(data)
+    return carries_mark(rel, data)
 
 
 def foreign_files(out_dir: Path, files: dict[str, bytes], manifest: dict[str, str]) -> list[str]:
@@ -129,9 +137,24 @@ def refuse_foreign(out_dir: Path, foreign: list[str]) -> None:
         return
     shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
     raise ReportFolderError(
-        f"--out ({_path(out_dir)}) holds {len(foreign)} file(s) that `sizing report` did not write: {shown}; "
+        f"--out ({_path(out_dir)}) holds {len(foreign)} file(s) that `sizing report` did not write, or that "
+        f"were edited since it wrote them: {shown}; "
         "choose another folder, or pass --force to overwrite them"
     )
+
+
+def still_owned(out_dir: Path, files: dict[str, bytes], manifest: dict[str, str]) -> dict[str, str]:
+    """Manifest entries outside the managed folders for files this run did not build that are
+    still in --out unchanged (verification.md, which only --with-verification rebuilds)."""
+    out_dir = Path(out_dir)
+    kept = {}
+    for rel, sha in manifest.items():
+        path = out_dir / rel
+        if rel in files or "/" in rel or path.is_symlink() or not path.is_file():
+            continue
+        if digest(path.read_bytes()) == sha:
+            kept[rel] = sha
+    return kept
 
 
 def leftovers(out_dir: Path, files: dict[str, bytes], manifest: dict[str, str]) -> tuple[list[str], list[str]]:

@@ -33,7 +33,7 @@ from sizing.serve.load import ServingLoad
 from sizing.serve.replica import ReplicaLimit, replica_max_rate
 from sizing.serve.requests import RequestMix, fixed_mix
 from sizing.serve.result import ServeSettings
-from sizing.validate import MAX_PRICE, SizingError, require_number, show
+from sizing.validate import MAX_PRICE, SizingError, require_number, require_rate, show
 from sizing.vocabulary import DEFAULT_MLA_IMPL, DEFAULT_SERVE_PRICE_PER_GPU_HOUR
 
 SEARCH_TP = (1, 2, 4, 8)
@@ -236,7 +236,7 @@ def plan_capacity(
 def capacity_question(model, rate, prompt, output, gpu, slo_ttft, slo_tpot, price, token_budget, block_size,
               compute_efficiency, bandwidth_efficiency, mla, percentile, mix, activation_dtype):  # fmt: skip
     """The inputs checked, the GPU's calibrated efficiencies where none are given."""
-    require_number("rate", rate, 0, 1e9, exclusive_minimum=True, what="a number of requests per second > 0")
+    require_rate("rate", rate)
     require_number("price", price, 0, MAX_PRICE)
     require_number("percentile", percentile, 0, 1, exclusive_minimum=True, what="a share in (0, 1), e.g. 0.99")
     if percentile >= 1:

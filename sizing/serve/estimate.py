@@ -36,7 +36,7 @@ from sizing.serve.roofline import (
     tp_ring_allreduce_seconds,
 )
 from sizing.serve.work import chunked_prefill_kv_reread_bytes, decode_step_flops, kv_read_bytes_per_rank, prefill_flops
-from sizing.validate import MAX_PRICE, SizingError, require_choice, require_fraction, require_int, require_number, show
+from sizing.validate import SizingError, require_choice, require_efficiency, require_int, require_price, show
 from sizing.vocabulary import (
     ATTENTION_CONVENTIONS,
     DEFAULT_MLA_IMPL,
@@ -286,7 +286,7 @@ def _with_gpu_rates(
     s = _with_rates(s, compute_efficiency, bandwidth_efficiency, price, prefill_chunk)
     overhead = calibrated.overhead if overhead is None else overhead
     if attention_efficiency is not None:
-        require_fraction("attention_efficiency", attention_efficiency)
+        require_efficiency("attention_efficiency", attention_efficiency)  # item 3: a floor keeps it finite
     s = dataclasses.replace(
         s, mla=require_choice("mla", mla, MLA_IMPLS), overhead=overhead, attention_efficiency=attention_efficiency
     )
@@ -382,9 +382,9 @@ def _settings(
 def _with_rates(
     s: ServeSettings, compute_efficiency: float, bandwidth_efficiency: float, price: float, chunk: int | None
 ) -> ServeSettings:
-    require_fraction("compute_efficiency", compute_efficiency)
-    require_fraction("bandwidth_efficiency", bandwidth_efficiency)
-    require_number("price", price, 0, MAX_PRICE)
+    require_efficiency("compute_efficiency", compute_efficiency)
+    require_efficiency("bandwidth_efficiency", bandwidth_efficiency)
+    require_price("price", price)  # as the CLI's --price
     if chunk is not None:
         require_int("prefill_chunk", chunk)
     return dataclasses.replace(

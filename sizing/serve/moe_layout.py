@@ -36,7 +36,7 @@ from sizing.serve.pipeline import pipeline_stage
 from sizing.serve.quant_bytes import weight_split_bytes
 from sizing.serve.roofline import GPUS_PER_NODE, NO_OVERHEAD, StepOverhead, compute_seconds, memory_seconds
 from sizing.serve.work import decode_step_flops, expected_experts_hit
-from sizing.validate import SizingError, require_choice, require_fraction, require_int
+from sizing.validate import SizingError, require_choice, require_efficiency, require_int
 from sizing.vocabulary import DTYPE_BITS, ceil_div
 
 LAYOUTS = ("tp", "ep-dp", "tp-pp")
@@ -253,10 +253,10 @@ def compare_layouts(
         kv_dtype,
         calibrated.compute
         if compute_efficiency is None
-        else require_fraction("compute_efficiency", compute_efficiency),
+        else require_efficiency("compute_efficiency", compute_efficiency),
         calibrated.bandwidth
         if bandwidth_efficiency is None
-        else require_fraction("bandwidth_efficiency", bandwidth_efficiency),
+        else require_efficiency("bandwidth_efficiency", bandwidth_efficiency),
         calibrated.overhead if overhead is None else overhead,
     )
     found = []

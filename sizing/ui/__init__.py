@@ -1,6 +1,6 @@
 # Names the rest of the code imports from this package, each loaded from its module on first
 # use (PEP 562), so that importing the package stays cheap and nothing reaches past it.
-_LAZY = {"serve_forever": "sizing.ui.server"}
+_LAZY = {"is_loopback": "sizing.ui.server", "serve_forever": "sizing.ui.server"}
 
 
 def __getattr__(name: str):

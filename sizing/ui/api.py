@@ -13,7 +13,6 @@ temporary file for the command, then its path is replaced by `config.json` in th
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 import os
@@ -36,8 +35,6 @@ MAX_SAFE_INTEGER = 2**53 - 1
 # `sizing memory` exits 3 when the model does not fit: a result, not an error
 EXIT_DOES_NOT_FIT = 3
 PASTED_CONFIG_NAME = "config.json"
-# one command at a time: sys.stdout is the process's (each command takes milliseconds)
-_LOCK = threading.Lock()
 # never taken from a request: the output format is fixed, files are not named by the web
 # (--config, --from read them; --emit --out writes one), and no request makes the server run a
 # repository's model code (--run-remote-code)
@@ -69,7 +66,7 @@ def _options(command: click.Command) -> dict[str, click.Option]:
     """Request key (long option without dashes) -> option, for the options a request may set."""
     found = {}
     for param in command.params:
-        if not isinstance(param, click.Option) or _names_a_file(param):
+        if not isinstance(param, click.Option) or param.hidden or _names_a_file(param):  # hidden: the server's own
             continue
         for opt in param.opts:
             key = opt.lstrip("-")
@@ -125,51 +122,76 @@ def _flag(option: click.Option, key: str, value: str) -> list[str]:
     return []
 
 
+# What each thread running a command writes: thread id -> its (stdout, stderr) buffers. One
+# registry for the process, read by every ThreadOutput installed on sys.stdout / sys.stderr.
+_CAPTURED: dict[int, tuple[io.StringIO, io.StringIO]] = {}
+_INSTALL = threading.Lock()  # held for the instant of swapping sys.stdout, never while a command runs
+
+
 class ThreadOutput(io.TextIOBase):
-    """A stand-in for sys.stdout while one command runs: what the command's own thread writes is
-    kept in `text`; what any other thread writes at that moment goes on to the stream that was
-    there (sys.stdout is one for the whole process; without this a print elsewhere would land
-    in the command's JSON)."""
+    """A stand-in for sys.stdout (or sys.stderr), installed once: what a thread running a command
+    writes goes to that thread's buffer; what any other thread writes goes on to the stream that
+    was there. sys.stdout is one for the whole process, so this is what lets several commands run
+    at once without a lock, and a print elsewhere never lands in a command's JSON."""
 
     encoding = "utf-8"  # click writes text to a stream that names its encoding
 
-    def __init__(self, passthrough):
+    def __init__(self, passthrough, index: int):
         super().__init__()
-        self.passthrough, self.owner, self.text = passthrough, threading.get_ident(), io.StringIO()
+        self.passthrough, self.index = passthrough, index
 
     def writable(self) -> bool:
         return True
 
     def write(self, text: str) -> int:
-        if threading.get_ident() == self.owner:
-            return self.text.write(text)
+        captured = _CAPTURED.get(threading.get_ident())
+        if captured is not None:
+            return captured[self.index].write(text)
         return self.passthrough.write(text) if self.passthrough is not None else len(text)
 
     def flush(self) -> None:
-        if self.passthrough is not None:
+        if self.passthrough is not None and threading.get_ident() not in _CAPTURED:
             self.passthrough.flush()
 
 
-def run_cli(args: list[str]) -> tuple[int, str]:
+def _install_outputs() -> None:
+    """ThreadOutput on sys.stdout and sys.stderr, unless there already (a test harness may have
+    swapped in its own stream since: the new one is wrapped in turn)."""
+    with _INSTALL:
+        if not isinstance(sys.stdout, ThreadOutput):
+            sys.stdout = ThreadOutput(sys.stdout, 0)
+        if not isinstance(sys.stderr, ThreadOutput):
+            sys.stderr = ThreadOutput(sys.stderr, 1)
+
+
+def run_cli(args: list[str], hide: dict[str, str] | None = None) -> tuple[int, str]:
     """Run `sizing ARGS` here: (exit code, stdout). Bad input raises ApiError with the message
-    the CLI prints after 'Error: '."""
+    the CLI prints after 'Error: ', each key of `hide` (a temporary path) replaced by its value
+    before the line is cut to the CLI's length. Several may run at once, on different threads."""
     from sizing.cli import main
 
-    with _LOCK:
-        out, err = ThreadOutput(sys.stdout), ThreadOutput(sys.stderr)
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = _invoke(main, args)
-    return code, out.text.getvalue()
+    _install_outputs()
+    ident = threading.get_ident()
+    out, err = io.StringIO(), io.StringIO()
+    _CAPTURED[ident] = (out, err)
+    try:
+        code = _invoke(main, args, hide or {})
+    finally:
+        del _CAPTURED[ident]
+    return code, out.getvalue()
 
 
-def _invoke(main, args: list[str]) -> int:
+def _invoke(main, args: list[str], hide: dict[str, str]) -> int:
     """The exit code of `sizing ARGS`; a bad-input exception as ApiError."""
+    from sizing.cli import UserError  # its format_message cuts a line as the CLI prints it
+
     try:
         main.main(args=args, prog_name="sizing", standalone_mode=False)
-    except click.ClickException as exc:
-        raise ApiError(exc.format_message()) from None
-    except SizingError as exc:
-        raise ApiError(str(exc)) from None
+    except (click.ClickException, SizingError) as exc:
+        message = exc.message if isinstance(exc, click.ClickException) else str(exc)  # whole, not yet cut
+        for secret, shown in hide.items():
+            message = message.replace(secret, shown)
+        raise ApiError(UserError(message).format_message()) from None
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 1
     return 0
@@ -188,19 +210,21 @@ def js_safe(value):
     return value
 
 
-def answer(endpoint: str, pairs: list[tuple[str, str]]) -> dict:
-    """The payload for one request: the command line, its exit code and its JSON result."""
-    args = command_args(endpoint, pairs)
+def answer(endpoint: str, pairs: list[tuple[str, str]], extra: tuple[str, ...] = ()) -> dict:
+    """The payload for one request: the command line, its exit code and its JSON result.
+    `extra`: arguments of the server's own (never a request's), e.g. fits_by_gpu's."""
+    args = command_args(endpoint, pairs) + list(extra)
     config_text = next((v for k, v in pairs if k == "config_text"), None)
     shown = ["sizing"] + args + (["--config", PASTED_CONFIG_NAME] if config_text is not None else [])
     with tempfile.TemporaryDirectory(prefix="sizing-ui-") as folder:
-        run_args = list(args)
+        run_args, hide = list(args), {}
         if config_text is not None:
             path = os.path.join(folder, PASTED_CONFIG_NAME)
             with open(path, "w", encoding="utf-8") as handle:
                 handle.write(config_text)
             run_args += ["--config", path]
-        code, text = run_cli(run_args + ["--format", "json"])
+            hide = {path: PASTED_CONFIG_NAME, folder: "."}  # the server's temporary path is never shown
+        code, text = run_cli(run_args + ["--format", "json"], hide)
         if config_text is not None:
             text = text.replace(json.dumps(path)[1:-1], PASTED_CONFIG_NAME)
     if code not in (0, EXIT_DOES_NOT_FIT):
@@ -255,9 +279,11 @@ def fits_by_gpu(endpoint: str, pairs: list[tuple[str, str]]) -> list[dict]:
         raise ApiError(f"`sizing {endpoint}` answers no fit question; the fit list is for {', '.join(VERDICT_LABELS)}")
     rows = []
     kept = [(k, v) for k, v in pairs if k != "gpu"]
+    # only what decides the verdict (the first layout that fits, no advice): the same verdict, a fraction of the work
+    extra = ("--verdict-only",) if endpoint in ("parallel", "memory", "plan") else ()
     for key in GPUS:
         try:
-            fits = verdict(endpoint, answer(endpoint, kept + [("gpu", key)])["result"])
+            fits = verdict(endpoint, answer(endpoint, kept + [("gpu", key)], extra)["result"])
         except ApiError:
             fits = None
         rows.append({"gpu": key, "fits": fits})

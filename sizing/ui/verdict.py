@@ -9,7 +9,7 @@ VERDICT_LABELS = {
     "(bf16-mixed AdamW, micro-batch 1, no ZeRO)",
     "memory": "memory per GPU for the settings given",
     "parallel": "the most-loaded rank of the layout",
-    "serve": "weights + KV cache + prefill peak per GPU",
+    "serve": "weights + KV cache + prefill peak per GPU; with a rate, a layout that serves it",
     "plan": "at least one of the shapes, for training",
     "compare": "every model, training memory on one GPU",
     "hybrid": "weights + KV cache + recurrent state of the batch at the context, on the GPU given",
@@ -24,7 +24,7 @@ def verdict(endpoint: str, result: dict) -> bool | None:
         return None if memory is None else memory["training"]["fits"]
     if endpoint in ("memory", "parallel"):
         return result["fits"]
-    if endpoint == "serve":  # with --rate: whether some layout serves the rate within the bounds
+    if endpoint == "serve":  # one layout's memory, or (with --rate) the capacity plan's best layout
         return result["memory"]["fits"] if "memory" in result else result.get("best") is not None
     if endpoint == "plan":
         return any(shape["fits"] for shape in result["shapes"])

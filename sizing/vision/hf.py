@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from sizing.inputs import ConfigError, ModelConfig, NotModelled
-from sizing.inputs.hf import _get, from_hf_config
+from sizing.inputs.hf import _get, _layer_indices, check_common_fields, from_hf_config
 from sizing.validate import SizingError, show
 from sizing.vision.mllama import mllama_from_hf_config
 from sizing.vision.model import VisionLanguage, VisionTower
@@ -38,8 +38,8 @@ def _text(d: dict) -> ModelConfig:
 
 def _gemma3(d: dict, text_d: int) -> VisionLanguage:
     v = _section(d, "vision_config")
-    h = _get(v, "hidden_size", default=1152)
-    i = _get(v, "intermediate_size", default=4304)
+    h = _get(v, "hidden_size", default=1152, kind="size")
+    i = _get(v, "intermediate_size", default=4304, kind="size")
     # SiglipVisionConfig builds the attention-pooling head unless vision_use_head is false (the hub's
     # Gemma-3 configs say false): a probe h, an nn.MultiheadAttention 4h² + 4h, a LayerNorm 2h and an MLP
     head = h + 4 * h * h + 4 * h + 2 * h + 2 * h * i + i + h
@@ -47,12 +47,12 @@ def _gemma3(d: dict, text_d: int) -> VisionLanguage:
     tower = VisionTower(
         hidden=h,
         intermediate=i,
-        layers=_get(v, "num_hidden_layers", default=27),
-        heads=_get(v, "num_attention_heads", default=16),
-        patch=_get(v, "patch_size", default=14),
-        image_size=_get(v, "image_size", default=896),
+        layers=_get(v, "num_hidden_layers", default=27, kind="size"),
+        heads=_get(v, "num_attention_heads", default=16, kind="size"),
+        patch=_get(v, "patch_size", default=14, kind="size"),
+        image_size=_get(v, "image_size", default=896, kind="size"),
     )
-    tokens = _get(d, "mm_tokens_per_image", default=256)
+    tokens = _get(d, "mm_tokens_per_image", default=256, kind="size")
     side = math.isqrt(tokens)
     if side * side != tokens or tower.patches_per_side % side:
         raise ConfigError(f"mm_tokens_per_image ({tokens}) must be a square that divides the patch grid")
@@ -70,23 +70,24 @@ def _llama4(d: dict, text_d: int) -> VisionLanguage:
     ratio = _get(v, "pixel_shuffle_ratio", default=0.5, kind="num")
     if ratio not in (0.5, 0.25):
         raise NotModelled(f"vision_config.pixel_shuffle_ratio ({show(ratio)}) must be 0.5 or 0.25")
-    i = _get(v, "intermediate_size", default=5632)
+    i = _get(v, "intermediate_size", default=5632, kind="size")
     tower = VisionTower(
-        hidden=_get(v, "hidden_size", default=768),
+        hidden=_get(v, "hidden_size", default=768, kind="size"),
         intermediate=i,
-        layers=_get(v, "num_hidden_layers", default=34),
-        heads=_get(v, "num_attention_heads", default=16),
-        patch=_get(v, "patch_size", default=14),
-        image_size=_get(v, "image_size", default=448),
+        layers=_get(v, "num_hidden_layers", default=34, kind="size"),
+        heads=_get(v, "num_attention_heads", default=16, kind="size"),
+        patch=_get(v, "patch_size", default=14, kind="size"),
+        image_size=_get(v, "image_size", default=448, kind="size"),
         patch_bias=False,
         class_token=True,
         pre_norm=True,
     )
-    p_in, p_out = _get(v, "projector_input_dim", default=4096), _get(v, "projector_output_dim", default=4096)
+    p_in = _get(v, "projector_input_dim", default=4096, kind="size")
+    p_out = _get(v, "projector_output_dim", default=4096, kind="size")
     projector = (
         ("vision.adapter_fc1", i, p_in, False),
         ("vision.adapter_fc2", p_out, p_out, False),
-        ("projector.linear_1", _get(v, "vision_output_dim", default=7680), text_d, False),
+        ("projector.linear_1", _get(v, "vision_output_dim", default=7680, kind="size"), text_d, False),
     )
     return VisionLanguage("llama4", tower, projector, merge=int(1 / ratio), tile=tower.image_size)
 
@@ -99,14 +100,14 @@ def _llava(d: dict, text_d: int) -> VisionLanguage:
         raise NotModelled(
             f"vision_feature_select_strategy ({show(d.get('vision_feature_select_strategy'))}) must be 'default'"
         )
-    h = _get(v, "hidden_size", default=768)
+    h = _get(v, "hidden_size", default=768, kind="size")
     tower = VisionTower(
         hidden=h,
-        intermediate=_get(v, "intermediate_size", default=3072),
-        layers=_get(v, "num_hidden_layers", default=12),
-        heads=_get(v, "num_attention_heads", default=12),
-        patch=_get(v, "patch_size", default=32),
-        image_size=_get(v, "image_size", default=224),
+        intermediate=_get(v, "intermediate_size", default=3072, kind="size"),
+        layers=_get(v, "num_hidden_layers", default=12, kind="size"),
+        heads=_get(v, "num_attention_heads", default=12, kind="size"),
+        patch=_get(v, "patch_size", default=32, kind="size"),
+        image_size=_get(v, "image_size", default=224, kind="size"),
         patch_bias=False,
         class_token=True,
         pre_norm=True,
@@ -118,31 +119,30 @@ def _llava(d: dict, text_d: int) -> VisionLanguage:
 
 def _qwen2_5_vl(d: dict, text_d: int) -> VisionLanguage:
     v = _section(d, "vision_config")
-    h, patch = _get(v, "hidden_size", default=3584), _get(v, "patch_size", default=14)
-    merge = _get(v, "spatial_merge_size", default=2)
-    window = _get(v, "window_size", default=112) // patch
-    full = v.get("fullatt_block_indexes", [7, 15, 23, 31])
-    if not isinstance(full, list):
-        raise ConfigError(f"vision_config.fullatt_block_indexes ({show(full)}) must be a list of block indices")
+    h, patch = _get(v, "hidden_size", default=3584, kind="size"), _get(v, "patch_size", default=14, kind="size")
+    merge = _get(v, "spatial_merge_size", default=2, kind="size")
+    window = _get(v, "window_size", default=112, kind="size") // patch
+    depth = _get(v, "depth", default=32, kind="size")
+    full = _layer_indices(v, "fullatt_block_indexes", depth, default=[7, 15, 23, 31])
     tower = VisionTower(
         hidden=h,
-        intermediate=_get(v, "intermediate_size", default=3420),
-        layers=_get(v, "depth", default=32),
-        heads=_get(v, "num_heads", default=16),
+        intermediate=_get(v, "intermediate_size", default=3420, kind="size"),
+        layers=depth,
+        heads=_get(v, "num_heads", default=16, kind="size"),
         patch=patch,
         image_size=patch * merge,
-        channels=_get(v, "in_channels", "in_chans", default=3),
-        temporal_patch=_get(v, "temporal_patch_size", default=2),
+        channels=_get(v, "in_channels", "in_chans", default=3, kind="size"),
+        temporal_patch=_get(v, "temporal_patch_size", default=2, kind="size"),
         patch_bias=False,
         learned_positions=False,  # 2D rotary positions
         post_norm=False,
         norm_bias=False,
         gated_mlp=True,
         window_patches=window * window,
-        full_attention_layers=len(full),
+        full_attention_layers=len(set(full)),
     )
     merged = h * merge * merge
-    out = _get(v, "out_hidden_size", default=3584)
+    out = _get(v, "out_hidden_size", default=3584, kind="size")
     projector = (("projector.merger_fc1", merged, merged, True), ("projector.merger_fc2", merged, out, True))
     return VisionLanguage("qwen2_5_vl", tower, projector, (("projector.ln_q", h),), merge=merge)
 
@@ -154,8 +154,9 @@ VISION_TYPES = (*_TOWERS, "mllama")  # the whole configs (with a vision_config) 
 def vlm_from_hf_config(d: dict) -> tuple[ModelConfig, VisionLanguage]:
     if not isinstance(d, dict):
         raise ConfigError(f"a Hugging Face config must be a JSON object, got {type(d).__name__}")
+    check_common_fields(d)  # the fields every config carries, nested ones too, as `estimate --config` checks them
     model_type = d.get("model_type")
-    if model_type not in VISION_TYPES:
+    if not isinstance(model_type, str) or model_type not in VISION_TYPES:
         raise ConfigError(
             f"model_type ({show(model_type)}) is not a vision-language model this tool sizes; "
             f"supported: {', '.join(VISION_TYPES)}"

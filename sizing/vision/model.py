@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from sizing.validate import SizingError, require_bool, require_int
+from sizing.validate import SizingError, parse_int, require_bool, require_int, show
 
 MAC = 2
 
@@ -124,6 +124,20 @@ class VisionLanguage:
     # parts of the language model its ModelConfig does not hold (Mllama's cross-attention layers)
     text_extra: tuple[tuple[str, int], ...] = ()
 
+    def __post_init__(self) -> None:
+        """Every projector width, norm size and token count a positive int, before any formula
+        (a negative width would count negative parameters)."""
+        for key, d_in, d_out, bias in self.projector:
+            require_int(f"{key} input width", d_in, 1)
+            require_int(f"{key} output width", d_out, 1)
+            require_bool(f"{key} bias", bias)
+        for key, size in self.projector_extra:
+            require_int(f"{key} size", size, 1)
+        require_int("merge", self.merge, 1)
+        for name in ("fixed_tokens", "tile"):
+            if getattr(self, name) is not None:
+                require_int(name, getattr(self, name), 1)
+
     def projector_params(self) -> dict[str, int]:
         out = {key: i * o + (o if bias else 0) for key, i, o, bias in self.projector}
         out.update(dict(self.projector_extra))
@@ -175,8 +189,7 @@ class VisionLanguage:
 def parse_image_size(text: str) -> tuple[int, int]:
     """'896x896' -> (896, 896); one line naming the option otherwise."""
     parts = str(text).lower().split("x")
-    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
-        raise SizingError(f"--image-size ({text!r}) must be HEIGHTxWIDTH in pixels, e.g. 896x896")
-    return require_int("--image-size height", int(parts[0]), 1, 1 << 16), require_int(
-        "--image-size width", int(parts[1]), 1, 1 << 16
-    )
+    if len(parts) != 2 or not all(p.strip().isascii() and p.strip().isdigit() for p in parts):
+        raise SizingError(f"--image-size ({show(text)}) must be HEIGHTxWIDTH in pixels (digits 0-9), e.g. 896x896")
+    # parse_int: exact and bounded before it is built (a 5,000-digit side is refused, not int()'s ValueError)
+    return parse_int("--image-size height", parts[0], 1, 1 << 16), parse_int("--image-size width", parts[1], 1, 1 << 16)

@@ -10,15 +10,18 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sizing.inputs.config import ConfigError, ModelConfig
 from sizing.inputs.hf.context import stated_contexts
 from sizing.inputs.hf.hub import hub_config_path, looks_like_hub_id
 from sizing.inputs.hf.read import SUPPORTED_MODEL_TYPES, from_hf_config
-from sizing.validate import MAX_CONFIG_BYTES, MAX_JSON_DEPTH, show
+from sizing.validate import MAX_CONFIG_BYTES, MAX_JSON_DEPTH, SizingError, show
+
+T = TypeVar("T")
 
 
 def load_config_file(path: str) -> ModelConfig:
@@ -69,6 +72,24 @@ HF_ONLY_KEYS = frozenset(
 )
 
 
+def read_config_json(path: str) -> dict:
+    """The JSON object of a config file, of a directory's config.json or of a hub id's, read
+    safely (a regular file only, bounded in size, nesting, digits and floats): what every
+    `--config` reads first, whatever the model family (hybrid and vision-language included)."""
+    return _read_json_object(path)
+
+
+def load_family_config(path: str, convert: Callable[[dict], T]) -> T:
+    """A config file read as `read_config_json` does, then converted by a family's own reader
+    (sizing.hybrid.hybrid_from_hf_config, sizing.vision.vlm_from_hf_config): the same safe
+    reading and the same one-line errors, naming the file, for every family."""
+    data = _read_json_object(path)
+    try:
+        return convert(data)
+    except SizingError as exc:
+        raise ConfigError(f"config file {_shown(path)}: {exc}") from None
+
+
 def _config_from_data(data: dict, path: str) -> ModelConfig:
     try:
         if "model_type" in data:
@@ -96,6 +117,8 @@ def _read_json_object(path: str) -> dict:
     read (a FIFO would block, /dev/zero never ends), and nesting deeper than MAX_JSON_DEPTH,
     integers of more than 100 digits and numbers that overflow a float are refused."""
     where = f"config file {_shown(path)}"
+    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
+        raise ConfigError(f"{where} names no file: give a config.json, its directory or a hub id (owner/name)")
     p = Path(path)
     if isinstance(path, str) and looks_like_hub_id(path):  # owner/name: the hub's config.json
         p = Path(hub_config_path(path))

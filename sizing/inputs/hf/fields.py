@@ -10,16 +10,33 @@ from collections.abc import Callable
 from typing import Any
 
 from sizing.inputs.config import ConfigError, NotModelled
-from sizing.validate import SizingError, require_int, show
+from sizing.validate import MAX_COUNT, MAX_FLOAT, SizingError, require_int, show
 
 _REQUIRED = object()
 
-# kind -> (test, description). A trailing "?" on a kind also accepts JSON null.
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_finite(v: Any) -> bool:
+    """An int or float that is a finite number within MAX_FLOAT (NaN compares False)."""
+    return (isinstance(v, float) or _is_int(v)) and -MAX_FLOAT <= v <= MAX_FLOAT
+
+
+# kind -> (test, description). A trailing "?" on a kind also accepts JSON null. "size" is a
+# count or width (a period, a patch side, a head count), "index" may also be 0: both bounded
+# like every count of the calculator, so no formula divides by 0 or loops over a negative range.
 _KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "int": (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
-    "num": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), "a number"),
+    "int": (_is_int, "an integer"),
+    "num": (_is_finite, "a finite number"),
     "bool": (lambda v: isinstance(v, bool), "true or false"),
     "str": (lambda v: isinstance(v, str), "a string"),
+    "size": (lambda v: _is_int(v) and 1 <= v <= MAX_COUNT, f"a positive integer (at most {MAX_COUNT:,})"),
+    "index": (lambda v: _is_int(v) and 0 <= v <= MAX_COUNT, f"an integer >= 0 (at most {MAX_COUNT:,})"),
+    "positive": (lambda v: _is_finite(v) and v > 0, f"a finite number > 0 (at most {MAX_FLOAT:g})"),
+    "dict": (lambda v: isinstance(v, dict), "a JSON object"),
+    "list": (lambda v: isinstance(v, list), "a list"),
 }
 
 _SILU = ("silu", "swish")
@@ -34,8 +51,8 @@ def _who(d: dict) -> str:
 def _get(d: dict, *names: str, default: Any = _REQUIRED, kind: str = "int") -> Any:
     """The value of the first of `names` that is set (a later spelling is used when an
     earlier one is absent or null). Absent everywhere: `default`, or an error naming the
-    field when there is none. The value must be of `kind` ("int", "num", "bool", "str";
-    "int?" etc. also allow null)."""
+    field when there is none. The value must be of `kind` (a key of _KINDS: "int", "num",
+    "size", "index", "positive", "bool", "str", ...; "int?" etc. also allow null)."""
     present = [n for n in names if n in d]
     if not present:
         if default is _REQUIRED:
@@ -50,6 +67,18 @@ def _get(d: dict, *names: str, default: Any = _REQUIRED, kind: str = "int") -> A
     if not test(value):
         raise ConfigError(f"{_who(d)}: field '{name}' ({show(value)}) must be {what}")
     return value
+
+
+def _layer_indices(d: dict, field: str, n_layers: int, default: list[int] | None = None) -> list[int]:
+    """A list of layer indices (Bamba's attn_layer_indices, Qwen3-Next's mlp_only_layers), each
+    in [0, n_layers). Absent: `default`; with no default, absent or null means none."""
+    if default is None:
+        indices = _get(d, field, default=None, kind="list?") or []
+    else:
+        indices = _get(d, field, default=default, kind="list")
+    if any(not _KINDS["index"][0](i) or i >= n_layers for i in indices):
+        raise ConfigError(f"{_who(d)}: field '{field}' ({show(indices)}) must list layer indices below {n_layers}")
+    return indices
 
 
 def _rope(d: dict, key: str, *older: str, default: Any) -> Any:

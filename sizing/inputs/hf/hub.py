@@ -27,6 +27,14 @@ from sizing.validate import show
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*(@[A-Za-z0-9_./-]+)?$")
 _TRUE = {"1", "ON", "YES", "TRUE"}
 HUB_TIMEOUT_SECONDS = 5  # a config.json is a few kB: an unreachable hub fails within seconds, not minutes
+
+# The hub's own rules for each part of owner/name (huggingface_hub's validate_repo_id): 1 to 96
+# letters, digits, '-', '_', '.', starting and ending with a letter or digit, no '--' or '..',
+# not ending in '.git'. Checked here so a bad id is one line, not the client's exception.
+_HUB_PART = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,94}[A-Za-z0-9])?")
+_REVISION = re.compile(r"[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)*")
+
+
 # Whether huggingface_hub may draw its own download bar (tqdm, on stderr). Off unless the command
 # layer turns it on (sizing.cli.progress.download_progress: stderr a terminal, output not JSON),
 # so piped output, JSON and the Python API stay quiet. This module prints one line itself: before
@@ -55,6 +63,22 @@ def looks_like_hub_id(text: str) -> bool:
     return bool(_HUB_ID.match(text)) and not text.endswith(".json") and not os.path.exists(text)
 
 
+def check_hub_id(hub_id: str) -> tuple[str, str | None]:
+    """(repository, revision or None) of a hub id that follows the hub's naming rules; else one
+    ConfigError line naming the id and the rule."""
+    repo, at, revision = hub_id.partition("@")
+    where = f"hub id {show(hub_id)}"
+    for part in repo.split("/"):
+        if not _HUB_PART.fullmatch(part) or "--" in part or ".." in part or part.endswith(".git"):
+            raise ConfigError(
+                f"{where} is not a repository id: owner and name are 1 to 96 letters, digits, '-', '_' or '.', "
+                "starting and ending with a letter or digit, without '--' or '..'"
+            )
+    if at and (not _REVISION.fullmatch(revision) or ".." in revision.split("/")):
+        raise ConfigError(f"{where}: revision {show(revision)} must be a branch, tag or commit name (no '..')")
+    return repo, revision or None
+
+
 def hub_cache_dir() -> Path:
     """The cache the Hugging Face tools share, as the environment says at call time."""
     if os.environ.get("HF_HUB_CACHE"):
@@ -69,27 +93,38 @@ def offline() -> bool:
 
 def hub_config_path(hub_id: str) -> str:
     """The local path of `hub_id`'s config.json: from the cache when offline, else downloaded
-    (that file alone). One ConfigError line for a gated, missing or unreachable repository."""
-    repo, _, revision = hub_id.partition("@")
+    (that file alone). One ConfigError line for a gated, missing or unreachable repository, an
+    id the hub would refuse, or a cache entry that points outside the cache."""
+    repo, revision = check_hub_id(hub_id)
     where = f"hub id {show(hub_id)}"
     for name in ("HF_HUB_ETAG_TIMEOUT", "HF_HUB_DOWNLOAD_TIMEOUT"):  # read by huggingface_hub when first imported
         os.environ.setdefault(name, str(HUB_TIMEOUT_SECONDS))
     try:
-        from huggingface_hub import errors as hub_errors
         from huggingface_hub import hf_hub_download
-        from huggingface_hub.utils import logging as hf_logging
     except ImportError:
         raise ConfigError(f"{where}: reading a hub id needs huggingface_hub (pip install huggingface_hub)") from None
     cache = hub_cache_dir()
-    fetch = dict(revision=revision or None, cache_dir=cache)
+    fetch = dict(revision=revision, cache_dir=cache)
     try:  # the cache first: a cached config.json needs no network (config files do not change)
-        return hf_hub_download(repo, "config.json", local_files_only=True, **fetch)
+        path = hf_hub_download(repo, "config.json", local_files_only=True, **fetch)
+    except ValueError:  # the client's HFValidationError, or refs naming a path that is no commit
+        raise ConfigError(f"{where}: the local cache ({cache}) holds a broken entry for it") from None
     except OSError:  # LocalEntryNotFoundError: not cached
         if offline():
             raise ConfigError(
                 f"{where}: its config.json is not in the local cache ({cache}) and HF_HUB_OFFLINE is set; "
                 "run once online, or give the path to a config.json"
             ) from None
+        path = _download(repo, fetch, where, revision)
+    return _inside_cache(path, cache, where)
+
+
+def _download(repo: str, fetch: dict, where: str, revision: str | None) -> str:
+    """config.json alone from the hub, each failure as one ConfigError line."""
+    from huggingface_hub import errors as hub_errors
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.utils import logging as hf_logging
+
     hf_logging.set_verbosity_error()  # one Error line, not the client's retry warnings
     print(  # at once, before any wait on the network (issue 40: a silent 26 s)
         f"fetching config for {repo}; set HF_HUB_OFFLINE=1 to use only the local cache",
@@ -109,10 +144,19 @@ def hub_config_path(hub_id: str) -> str:
         raise ConfigError(f"{where}: no revision {show(revision)} in that repository") from None
     except hub_errors.LocalEntryNotFoundError:
         raise ConfigError(
-            f"{where}: its config.json is not in the local cache ({cache}) and the hub could not be reached; "
-            "run once online, or give the path to a config.json"
+            f"{where}: its config.json is not in the local cache ({fetch['cache_dir']}) and the hub could not be "
+            "reached; run once online, or give the path to a config.json"
         ) from None
     except (hub_errors.EntryNotFoundError, hub_errors.RemoteEntryNotFoundError):
         raise ConfigError(f"{where} has no config.json") from None
-    except OSError as exc:  # network errors, HTTP errors, an unwritable cache
+    except (OSError, ValueError) as exc:  # network, HTTP, an unwritable cache; the client's validation
         raise ConfigError(f"{where}: config.json could not be fetched ({type(exc).__name__})") from None
+
+
+def _inside_cache(path: str, cache: Path, where: str) -> str:
+    """`path` when its snapshot folder lies inside the cache (refs/main naming '../../etc' would
+    lead elsewhere); the file itself may be a link into the cache's blobs."""
+    folder = os.path.realpath(os.path.dirname(path))
+    if os.path.commonpath([folder, os.path.realpath(cache)]) != os.path.realpath(cache):
+        raise ConfigError(f"{where}: the local cache ({cache}) points its snapshot outside the cache")
+    return path

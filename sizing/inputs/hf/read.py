@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 from sizing.inputs.config import ConfigError, ModelConfig, NotModelled
 from sizing.inputs.hf.aliases import resolve_model_type
+from sizing.inputs.hf.common_fields import check_common_fields
 from sizing.inputs.hf.families import MODERN_CONVERTERS, REFUSED_MODEL_TYPES, SIZED_BY_COMMAND
 from sizing.inputs.hf.fields import (
     _common,
@@ -260,6 +261,7 @@ def from_hf_config(d: dict) -> ModelConfig:
     """A Hugging Face config dict (config.json as loaded) -> ModelConfig."""
     if not isinstance(d, dict):
         raise ConfigError(f"a Hugging Face config must be a JSON object, got {type(d).__name__}")
+    check_common_fields(d)
     model_type = resolve_model_type(d, _CONVERTERS)
     if model_type != d.get("model_type"):  # an alias of a known architecture (kimi_k2: DeepSeek-V3)
         d = dict(d, model_type=model_type)
