@@ -130,6 +130,7 @@ def test_the_memory_check_agrees_with_most_loaded():
         ["parallel", "-p", "mixtral-8x7b"],
         ["memory", "-p", "llama2-70b"],
         ["plan", "--flops", "1e24", "--gpus", "64"],
+        ["serve", "-p", "llama2-7b", "--prompt", "1000", "--output", "200", "--rate", "5", "--slo-tpot", "30ms"],
     ],
 )
 def test_the_fits_on_list_answers_as_the_full_search(args):
@@ -145,6 +146,8 @@ def test_the_fits_on_list_answers_as_the_full_search(args):
         if args[0] == "plan" and full.exit_code == 0:
             fits = [[s["fits"] for s in json.loads(r.output)["shapes"]] for r in (full, first)]
             assert fits[0] == fits[1], gpu
+        if args[0] == "serve" and full.exit_code == 0:  # whether some layout serves the rate
+            assert json.loads(full.output)["best"] is not None and json.loads(first.output)["best"] is not None, gpu
 
 
 def test_the_fits_on_list_over_every_gpu_is_bounded(stage_memory_calls):

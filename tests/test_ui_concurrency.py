@@ -173,13 +173,12 @@ def test_item_8_a_deeply_nested_body_is_a_400(server):
 
 def test_item_7_serving_capacity_is_asked_from_the_page(server):
     """Item 7: /api/serve with rate (and /api/fits/serve) was HTTP 500 KeyError: 'memory'."""
-    query = "preset=llama2-7b&prompt=512&output=64&rate=5"  # llama3-70b: the same path, 10x the queueing work
+    query = "preset=llama3-70b&prompt=1000&output=200&rate=10"
     status, payload = call(server, "GET", f"/api/serve?{query}")
     assert status == 200 and payload["verdict"] is True and payload["result"]["best"]["gpus"] >= 1
+    # each GPU asked with --verdict-only: its capacity search stops at the first layout that serves the rate
     status, rows = call(server, "GET", f"/api/fits/serve?{query}")
-    # every GPU's capacity search (main's queueing model, seconds each) may pass the 30 s budget:
-    # then the clear 504 JSON error, never the 500 KeyError of the item
-    assert (status == 200 and any(r["fits"] for r in rows)) or (status == 504 and "error" in rows)
+    assert status == 200 and any(r["fits"] for r in rows)
 
 
 @pytest.mark.parametrize("host", ["", "0.0.0.0", "::", "192.168.1.10", "example.com"])

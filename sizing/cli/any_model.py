@@ -31,6 +31,7 @@ def answers_whole_models(handler):
             source = whole_source(kwargs.get("preset"), kwargs.get("config_path"), kwargs.get("overrides") or ())
             if source is None:
                 return command(*args, **kwargs)
+            kwargs.pop("verdict_only", None)  # the UI's fits-on switch: a whole model answers in full
             return handler(command, source, run_remote_code, kwargs)
 
         return answer

@@ -32,6 +32,7 @@ from sizing.validate import SizingError
 @option("emit", only=SERVING_EMITS)
 @option("out", help="With --emit: the file to write (atomically).  [default: stdout, instead of the answer]")
 @option("run_remote_code")
+@option("verdict_only")
 @answers_whole_models(serve_of_whole_model)  # a hybrid, vision-language or transformers-counted model
 def serve(preset, config_path, overrides, fmt, **options):
     """Serving on the roofline: time to first token, time per output token, tokens/s, $/M tokens.
@@ -58,6 +59,7 @@ def serve(preset, config_path, overrides, fmt, **options):
     reads request lengths from a file; --disaggregated also sizes prefill and decode pools.
     """
     emitting = (options.pop("emit"), options.pop("out"), options.pop("prefix_caching"), config_path)
+    first_fit = options.pop("verdict_only", False)  # the UI's fits-on list: whether some layout serves the rate
     if emitting[2] is False and options["prefix"] is not None:
         raise UserError("--prefix-cached needs the engine's prefix cache: leave out --no-prefix-caching")
     traced = options["rate"] is not None and options["trace"] is not None
@@ -70,7 +72,7 @@ def serve(preset, config_path, overrides, fmt, **options):
     options["gpu"] = options["gpu"] or default_gpu_for(model.preset.name if model.preset else None)
     options["weight_dtype"] = _weight_format(options["quant"], options["weight_dtype"])
     if options["rate"] is not None:
-        _capacity(model, fmt, **options)
+        _capacity(model, fmt, first_fit=first_fit, **options)
         return
     _refuse_without_rate(options["slo_ttft"], options["slo_tpot"])
     if _layout_answered(model, fmt, **options):
@@ -220,7 +222,7 @@ def _refuse_without_rate(slo_ttft, slo_tpot) -> None:
         raise UserError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to capacity planning: add --rate")
 
 
-def _capacity(model, fmt: str, **options) -> None:
+def _capacity(model, fmt: str, first_fit: bool = False, **options) -> None:
     """--rate: the capacity plan. The dtypes, --quant and --tp the user gives narrow the search
     (the precision is theirs); --batch, --gpus and --prefill-chunk are what it answers."""
     from sizing.render import render_capacity, render_disaggregated
@@ -255,9 +257,9 @@ def _capacity(model, fmt: str, **options) -> None:
             activation_dtype=o["activation_dtype"], trained_context=contexts[0], served_context=contexts[1],
             **{k: v for k, v in narrowed.items() if v is not None},
         )  # fmt: skip
-        plan = plan_capacity(*args, **kwargs)
+        plan = plan_capacity(*args, **kwargs, first_fit=first_fit)
         split = None
-        if o["disaggregated"]:
+        if o["disaggregated"] and not first_fit:  # the verdict is whether the co-located plan serves
             engine = ("token_budget", "block_size", "compute_efficiency", "bandwidth_efficiency", "mla", "percentile")
             q = capacity_question(*args[:8], *(o[k] for k in engine), mix, o["activation_dtype"])
             split = plan_disaggregated(q, link=o["kv_link"], **{k: v for k, v in narrowed.items() if v is not None})

@@ -39,19 +39,17 @@ def capacity_rows(plan: CapacityPlan, limit: int | None = None) -> list[list[str
 
 
 def _row(r: CapacityRow, q: float) -> list[str]:
-    at = r.load
+    at, unsolved = r.load, "-"  # unsolved: a --verdict-only row (whether the layout serves, not how much)
     return [
         f"{r.tp} x {r.pp}",
         r.weight_dtype,
         r.kv_dtype,
-        str(r.replicas),
+        unsolved if r.replicas is None else str(r.replicas),
         str(r.gpus),
-        f"${r.usd_per_million_output_tokens:,.4g}",
-        f"{r.limit.max_rate:,.3g}",
+        unsolved if r.usd_per_million_output_tokens is None else f"${r.usd_per_million_output_tokens:,.4g}",
+        unsolved if r.limit.max_rate is None else f"{r.limit.max_rate:,.3g}",
         r.binding or "",
-        format_seconds(at.ttft[q]),
-        format_seconds(at.tpot[q]),
-        format_seconds(at.e2e[q]),
+        *(unsolved if at is None else format_seconds(getattr(at, k)[q]) for k in ("ttft", "tpot", "e2e")),
     ]
 
 
@@ -71,6 +69,8 @@ def answer_line(plan: CapacityPlan) -> str:
     best = plan.best
     if best is None:
         return "no layout meets the SLOs: " + "; ".join(_rejections(plan)[:3])
+    if best.replicas is None:  # --verdict-only: the first layout that serves the rate, not sized
+        return f"answer: tp {best.tp}, {best.weight_dtype} weights, {best.kv_dtype} KV serve the rate (verdict only)"
     at, p = best.load, pct_label(plan.percentile)
     return (
         f"answer: {best.replicas} replica(s) x (tp {best.tp}, pp {best.pp}), {best.weight_dtype} weights, "
@@ -93,7 +93,7 @@ def _rejections(plan: CapacityPlan) -> list[str]:
 
 def latency_lines(plan: CapacityPlan) -> list[str]:
     best = plan.best
-    if best is None:
+    if best is None or best.load is None:  # none, or a --verdict-only row (no load solved)
         return []
     at = best.load
     rows = [

@@ -30,10 +30,10 @@ from sizing.serve.calibration import default_efficiencies
 from sizing.serve.fit import valid_tp
 from sizing.serve.latency import LoadPoint, latency_at
 from sizing.serve.load import ServingLoad
-from sizing.serve.replica import ReplicaLimit, replica_max_rate
+from sizing.serve.replica import ReplicaLimit, lowest_rate_misses, replica_max_rate
 from sizing.serve.requests import RequestMix, fixed_mix
 from sizing.serve.result import ServeSettings
-from sizing.validate import MAX_PRICE, SizingError, require_number, require_rate, show
+from sizing.validate import MAX_PRICE, SizingError, require_bool, require_number, require_rate, show
 from sizing.vocabulary import DEFAULT_MLA_IMPL, DEFAULT_SERVE_PRICE_PER_GPU_HOUR
 
 SEARCH_TP = (1, 2, 4, 8)
@@ -203,13 +203,16 @@ def plan_capacity(
     activation_dtype: str = "bf16",
     trained_context: int | None = None,
     served_context: int | None = None,
+    first_fit: bool = False,
 ) -> CapacityPlan:
     """Every layout of the search (narrowed to the dtypes and tps given), with its replicas,
-    GPUs and $/M output tokens at `rate`. `mix` (requests.py) replaces prompt/output; each of
+    GPUs and $/M output tokens at `rate`; `first_fit`: stop at the first layout that serves it
+    (whether one does: the UI's fits-on list). `mix` (requests.py) replaces prompt/output; each of
     its requests passes `sizing serve`'s context check (serve.notes.context_notes)."""
     from sizing.serve.calibration import borrowed_note
     from sizing.serve.notes import context_notes
 
+    require_bool("first_fit", first_fit)
     q = capacity_question(model, rate, prompt, output, gpu, slo_ttft, slo_tpot, price, token_budget, block_size,
                   compute_efficiency, bandwidth_efficiency, mla, percentile, mix, activation_dtype)  # fmt: skip
     for c in q.mix.classes:
@@ -224,10 +227,12 @@ def plan_capacity(
                                     f"per replica), and {best.gpus} GPUs of {best.weight_dtype} weights do it",
                                     "bound"))  # fmt: skip
             continue
-        row = _row(q, tp, wd, kv)
+        row = _row(q, tp, wd, kv) if not first_fit else _row_verdict(q, tp, wd, kv)
         rows.append(row)
         if row.gpus is not None and (best is None or _order(row) < _order(best)):
             best = row
+        if first_fit and best is not None:
+            break
     borrowed = borrowed_note(q.gpu.key) if compute_efficiency is None and bandwidth_efficiency is None else None
     return CapacityPlan(name, q.gpu.key, q.rate, q.mix, q.slo_ttft, q.slo_tpot, q.percentile, q.price, tuple(rows),
                         borrowed)  # fmt: skip
@@ -279,6 +284,22 @@ def _row(q: CapacityQuestion, tp: int, weight_dtype: str, kv_dtype: str) -> Capa
     percentiles = tuple(sorted({0.5, 0.9, 0.99, q.percentile}))
     at = latency_at(load, q.rate / replicas, percentiles, q.slo_ttft, q.slo_tpot)
     return CapacityRow(*head, limit, replicas, gpus, usd, at, None, limit.binding)
+
+
+def _row_verdict(q: CapacityQuestion, tp: int, weight_dtype: str, kv_dtype: str) -> CapacityRow:
+    """Whether this layout serves the rate at all (the fits-on list's question): latencies and the
+    KV cache grow with the rate, so some rate meets the SLOs iff the lowest one does, and replicas
+    then carry any rate."""
+    head = (tp, 1, weight_dtype, kv_dtype)
+    cb = q.replica(tp, weight_dtype, kv_dtype)
+    rejected = reject_reason(q, cb)
+    if rejected is not None:
+        return CapacityRow(*head, None, None, None, None, None, rejected[1], rejected[0])
+    miss = lowest_rate_misses(ServingLoad(cb, q.mix), q.slo_ttft, q.slo_tpot, q.percentile)
+    if miss is not None:
+        return CapacityRow(*head, None, None, None, None, None, f"misses the {miss} at the lowest load", miss)
+    # only the verdict: one replica's GPUs, its rate, replicas and cost left unsolved
+    return CapacityRow(*head, ReplicaLimit(None, None, "verdict only"), None, tp, None, None, None, "verdict only")
 
 
 def rate_bound(q: CapacityQuestion, cb: ContinuousBatching) -> float:

@@ -56,6 +56,14 @@ def _misses(load: ServingLoad, rate: float, slo_ttft, slo_tpot, q: float) -> str
     return "KV cache" if need > have else None
 
 
+LOWEST_RATE = 1e-6  # requests/s: below it largest_rate answers 0 (no rate meets the SLOs)
+
+
+def lowest_rate_misses(load: ServingLoad, slo_ttft, slo_tpot, q: float) -> str | None:
+    """What the lowest rate misses, None if nothing: whether replica_max_rate finds any rate."""
+    return _misses(load, LOWEST_RATE, slo_ttft, slo_tpot, q)
+
+
 def saturation_rate(load: ServingLoad) -> float:
     """The rate where the steady state ends (to 1%): doubling, then bisection."""
     return largest_rate(lambda rate: _steady(load, rate))
@@ -109,7 +117,7 @@ def replica_max_rate(load: ServingLoad, slo_ttft: float | None, slo_tpot: float 
 
     best = largest_rate(ok)
     if best <= 0:
-        low = 1e-6
+        low = LOWEST_RATE
         miss = _misses(load, low, slo_ttft, slo_tpot, q) or "saturation"
         return ReplicaLimit(None, None, miss, _why_not(load, low, miss, slo_ttft, slo_tpot, q))
     return ReplicaLimit(best, None, misses[-1] if misses else "saturation")

@@ -280,7 +280,7 @@ def fits_by_gpu(endpoint: str, pairs: list[tuple[str, str]]) -> list[dict]:
     rows = []
     kept = [(k, v) for k, v in pairs if k != "gpu"]
     # only what decides the verdict (the first layout that fits, no advice): the same verdict, a fraction of the work
-    extra = ("--verdict-only",) if endpoint in ("parallel", "memory", "plan") else ()
+    extra = ("--verdict-only",) if endpoint in ("parallel", "memory", "plan", "serve") else ()
     for key in GPUS:
         try:
             fits = verdict(endpoint, answer(endpoint, kept + [("gpu", key)], extra)["result"])
