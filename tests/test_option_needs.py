@@ -16,7 +16,12 @@ from sizing.cli import command_options, main
 from sizing.cli.specs import NEED_TERM
 
 # what each command needs to answer at all (its required options), besides a model
-BASE = {"serve": ["--prompt", "512", "--output", "64"], "plan": [], "memory": []}
+# serve: one layout (tp 1, bf16), so a capacity question (--rate) searches one layout, not twenty (seconds, not minutes)
+BASE = {
+    "serve": ["--prompt", "512", "--output", "64", "--tp", "1", "--weight-dtype", "bf16", "--kv-dtype", "bf16"],
+    "plan": [],
+    "memory": [],
+}
 MODEL = ["--preset", "llama2-7b"]
 # options that answer for some models only: the model their rule is checked on
 MODEL_OF = {"images": "qwen2.5-vl-7b", "image-size": "qwen2.5-vl-7b"}
