@@ -10,7 +10,7 @@ from pathlib import Path
 from sizing.parallel.calibration import cross_validate, fit_stacks, summarise
 from sizing.parallel.measured import measured_runs
 from sizing.parallel.overhead import builtin_overheads, load_calibration, lookup, set_active
-from sizing.validate import SizingError
+from sizing.validate import SizingError, show_arg
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,10 @@ def use_calibration(path: str | Path) -> dict[str, float]:
     try:
         values = load_calibration(path)
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        message = f"--calibration ({path}): not a calibration file written by `sizing calibrate` ({exc})"
+        detail = " ".join(str(exc).split())  # one line whatever the file held
+        message = (
+            f"--calibration ({show_arg(str(path))}): not a calibration file written by `sizing calibrate` ({detail})"
+        )
         raise SizingError(message) from None
     set_active(values)
     return values
