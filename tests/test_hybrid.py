@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sizing.cli import main
+from sizing.hybrid import hybrid_from_hf_config
 from sizing.hybrid import model as M
 from sizing.hybrid.activations import hybrid_activations_bytes
-from sizing.hybrid.hf import hybrid_from_hf_config
 from sizing.hybrid.memory import hybrid_inference_memory, kv_cache_bytes, state_bytes
 from sizing.hybrid.mixers import GatedDeltaNet, Mamba2Mixer
 from sizing.hybrid.presets import HYBRID_PRESETS, hybrid_preset

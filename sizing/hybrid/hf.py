@@ -19,7 +19,7 @@ from __future__ import annotations
 from sizing.hybrid.mixers import GatedDeltaNet, Mamba1Mixer, Mamba2Mixer
 from sizing.hybrid.model import HybridModel
 from sizing.inputs import ConfigError, ModelConfig, NotModelled
-from sizing.inputs.hf import _get, _layer_indices, check_common_fields
+from sizing.inputs.hf import _get, _layer_indices
 from sizing.validate import show
 
 
@@ -312,15 +312,3 @@ HYBRID_CONVERTERS = {
     "bamba": _bamba,
     "qwen3_next": _qwen3_next,
 }
-
-
-def hybrid_from_hf_config(d: dict) -> HybridModel:
-    if not isinstance(d, dict):
-        raise ConfigError(f"a Hugging Face config must be a JSON object, got {type(d).__name__}")
-    check_common_fields(d)  # the fields every config carries, as `estimate --config` checks them
-    model_type = d.get("model_type")
-    if not isinstance(model_type, str) or model_type not in HYBRID_CONVERTERS:
-        raise ConfigError(
-            f"model_type ({show(model_type)}) is not a hybrid this tool sizes; hybrids: {', '.join(HYBRID_CONVERTERS)}"
-        )
-    return HYBRID_CONVERTERS[model_type](d)
