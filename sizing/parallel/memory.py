@@ -34,7 +34,7 @@ from sizing.parallel.finetune import (
     trained_in_full,
 )
 from sizing.parallel.layout import ParallelLayout
-from sizing.parallel.memory_stack import Conventions, conventions
+from sizing.parallel.memory_stack import work_conventions
 from sizing.parallel.shapes import Tensor, first_stage_tensors, last_stage_tensors
 from sizing.parallel.stage_activations import activation_parts, activation_terms_on_stage, transient_terms
 from sizing.parallel.stages import (
@@ -66,20 +66,6 @@ __all__ = [  # stages.py and stage_activations.py names kept importable from her
     "tp_local_numel",
     "unit_gather_bytes",
 ]
-
-
-def work_conventions(work: Workload) -> Conventions:
-    """The memory conventions of the workload's stack at its precision (memory_stack.conventions)."""
-    return conventions(
-        work.stack,
-        work.precision,
-        work.fp8_recipe,
-        work.fp8_params,
-        work.grad_reduce,
-        work.loss,
-        work.selective,
-        work.recompute_modules,
-    )
 
 
 def tp_local_numel(tensor: Tensor, layout: ParallelLayout) -> int:

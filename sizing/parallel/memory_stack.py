@@ -232,3 +232,17 @@ def _stack_conventions(
         moment_bytes=st.moment_bytes if mixed else None,
         ema=st.ema,
     )
+
+
+def work_conventions(work) -> Conventions:
+    """The memory conventions of a Workload's stack at its precision (`conventions` above)."""
+    return conventions(
+        work.stack,
+        work.precision,
+        work.fp8_recipe,
+        work.fp8_params,
+        work.grad_reduce,
+        work.loss,
+        work.selective,
+        work.recompute_modules,
+    )

@@ -28,7 +28,8 @@ from sizing.formulas import params as P
 from sizing.inputs import GPU, ModelConfig, Workload
 from sizing.memory import get_precision, gradients_bytes, layout_runtime_reserve, optimizer_bytes, weights_bytes
 from sizing.parallel.layout import ParallelLayout
-from sizing.parallel.memory import candidate_stages, stage_memory, work_conventions
+from sizing.parallel.memory import candidate_stages, stage_memory
+from sizing.parallel.memory_stack import work_conventions
 from sizing.vocabulary import DEFAULT_MFU, RECOMPUTE_MODES
 
 

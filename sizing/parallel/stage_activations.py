@@ -10,7 +10,7 @@ from sizing.inputs import ModelConfig, Workload
 from sizing.memory import get_precision, stack_activation_terms, stack_transient_bytes, sum_terms
 from sizing.parallel.finetune import adapted
 from sizing.parallel.layout import ParallelLayout
-from sizing.parallel.memory_stack import conventions
+from sizing.parallel.memory_stack import work_conventions
 from sizing.parallel.shapes import block_kinds
 from sizing.parallel.stages import (
     block_tensors_per_ep_rank,
@@ -80,24 +80,11 @@ def _frozen_down_input(cfg: ModelConfig, term, layout: ParallelLayout, moe: bool
     dense = not (cfg.is_moe if moe is None else moe)
     if term.key != "mlp.hidden" or layout.finetune == "full" or "down" in layout.lora_targets or not dense:
         return 0
-    conv = _conventions(work)
+    conv = work_conventions(work)
     if cfg.mlp == "relu" or conv.kernels == "fused" or (work.recompute == "selective" and conv.selective == "op"):
         return 0  # fused terms keep it apart (mlp.down.input); op-level checkpointing saves mm outputs
     a = get_precision(work.precision).activation_bytes
     return ceil_div(layout.micro_batch * (work.seq_len // layout.cp) * cfg.d_ff * a, layout.tp)
-
-
-def _conventions(work: Workload):
-    return conventions(
-        work.stack,
-        work.precision,
-        work.fp8_recipe,
-        work.fp8_params,
-        work.grad_reduce,
-        work.loss,
-        work.selective,
-        work.recompute_modules,
-    )
 
 
 def activation_parts(
@@ -108,7 +95,7 @@ def activation_parts(
     tables), from sizing.memory's terms at T / cp tokens per sequence."""
     a = get_precision(work.precision).activation_bytes
     t_local = work.seq_len // layout.cp
-    kwargs = _conventions(work).activation_kwargs()
+    kwargs = work_conventions(work).activation_kwargs()
     args = (t_local, layout.micro_batch, work.attention_impl, work.recompute, a)
     if hybrid_of(cfg) is not None:  # a hybrid layer of kind `moe` (its first layer's kind when None)
         moe = moe if isinstance(moe, tuple) else hybrid_of(cfg).layers[0]
@@ -172,7 +159,7 @@ def transient_terms(cfg: ModelConfig, layout: ParallelLayout, work: Workload, st
     block the stage holds where dense and MoE blocks mix."""
     a = get_precision(work.precision).activation_bytes
     args = (cfg, work.seq_len // layout.cp, layout.micro_batch, work.attention_impl)
-    kwargs = _conventions(work).transient_kwargs()
+    kwargs = work_conventions(work).transient_kwargs()
     logits = stack_transient_bytes(*args, "none", a, **kwargs)
     if work.recompute == "none":
         block = 0
@@ -193,7 +180,7 @@ def _rerun_bytes(cfg: ModelConfig, layout: ParallelLayout, work: Workload, kind)
     """A recomputed hybrid layer's activations during its backward: all its terms less those kept."""
     a = get_precision(work.precision).activation_bytes
     args = (work.seq_len // layout.cp, layout.micro_batch, work.attention_impl)
-    kwargs = _conventions(work).activation_kwargs()
+    kwargs = work_conventions(work).activation_kwargs()
     m = hybrid_of(cfg)
     full = sum_terms(hybrid_activation_terms(m, kind, *args, "none", a, **kwargs))[0]
     kept = sum_terms(hybrid_activation_terms(m, kind, *args, work.recompute, a, **kwargs))[0]
@@ -209,7 +196,7 @@ def tower_activation_bytes(cfg: ModelConfig, layout: ParallelLayout, work: Workl
         return 0
     tower = tower_config(vision_of(cfg))
     a = get_precision(work.precision).activation_bytes
-    kwargs = _conventions(work).activation_kwargs()
+    kwargs = work_conventions(work).activation_kwargs()
     terms = stack_activation_terms(
         tower, patches, runs * layout.micro_batch, work.attention_impl, work.recompute, a, False, **kwargs
     )

@@ -37,7 +37,8 @@ from sizing.inputs import GPU, ModelConfig
 from sizing.memory import get_precision
 from sizing.parallel.comms import Collective
 from sizing.parallel.layout import ParallelLayout
-from sizing.parallel.memory import fsdp2_local_numel, tp_local_numel, unit_gather_bytes, work_conventions
+from sizing.parallel.memory import fsdp2_local_numel, tp_local_numel, unit_gather_bytes
+from sizing.parallel.memory_stack import work_conventions
 from sizing.parallel.mixers import is_moe_kind, sublayers
 from sizing.parallel.shapes import Tensor, first_stage_tensors, last_stage_tensors
 from sizing.parallel.stages import block_tensors_per_ep_rank, candidate_stages, mixed_blocks, stage_kinds, stage_layers
